@@ -1,0 +1,96 @@
+# tend: build, test, check, bench. `make demo` and `make test` install the
+# Debian packages they need first (scripts/deps, silent when all is there).
+
+PREFIX  ?= /usr/local
+CC      ?= cc
+OPT     ?= -O2 -g
+PKGS     = lua5.4 libuv
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+DEPFLAGS = -MMD -MP
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(PKG_CFLAGS) -iquote src $(CFLAGS)
+LIBS       = $(PKG_LIBS) -lm
+
+SRC      = $(wildcard src/*.c)
+LUA_SRC  = $(shell find lua -name '*.lua' | sort)
+CORE_SRC = src/slots.c src/timer.c src/rng.c src/mailbox.c src/clock.c
+
+OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
+ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
+ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all deps demo test check bench format lint install clean
+
+all: build/tend
+
+deps:
+	@scripts/deps
+
+build/gen/modules.c: scripts/embed-lua $(LUA_SRC)
+	@mkdir -p build/gen
+	scripts/embed-lua $@ $(LUA_SRC)
+
+build/obj/%.o: src/%.c
+	@mkdir -p build/obj
+	@echo "  CC $<"
+	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+build/obj/modules.o: build/gen/modules.c
+	@mkdir -p build/obj
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+build/tend: $(OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LIBS)
+
+build/asan/%.o: src/%.c
+	@mkdir -p build/asan
+	@echo "  CC (asan) $<"
+	@$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+build/asan/modules.o: build/gen/modules.c
+	@mkdir -p build/asan
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+build/asan/tend: $(ASAN_OBJ)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(LIBS)
+
+build/test_core: spec/c/test_core.c $(CORE_SRC) src/*.h
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_core.c $(CORE_SRC) $(LIBS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	build/tend examples/pingpong.lua 100000
+
+test: deps
+	@$(MAKE) --no-print-directory all build/test_core
+	@scripts/test build/tend build/test_core
+
+# The specs under ASan+UBSan, then under valgrind (leaks are errors).
+check: deps
+	@$(MAKE) --no-print-directory build/asan/tend build/tend
+	ASAN_OPTIONS=detect_leaks=1 build/asan/tend test spec
+	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	scripts/bench
+
+format:
+	clang-format -i src/*.c src/*.h spec/c/*.c
+
+lint:
+	clang-format --dry-run --Werror src/*.c src/*.h spec/c/*.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --inline-suppr --std=c11 $(PKG_CFLAGS) -iquote src src spec/c
+
+install: build/tend
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 build/tend $(DESTDIR)$(PREFIX)/bin/tend
+
+clean:
+	rm -rf build
+
+-include $(wildcard build/obj/*.d build/asan/*.d)

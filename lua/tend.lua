@@ -1,0 +1,17 @@
+-- tend: the Lua face of the host. Everything that must be enforced lives in
+-- the C module tend.core; this module only gathers it under one name.
+local core = require "tend.core"
+
+local tend = {}
+for _, name in ipairs {
+  "spawn", "send", "ask", "stop", "alive", "self", "sleep", "now", "after",
+  "random", "seed", "stats", "shutdown", "log", "error", "raise",
+  "virtual_time", "executable", "list_dir", "is_dir",
+} do
+  tend[name] = core[name]
+end
+tend.stopped = core.stopped
+tend.unhandled = core.unhandled
+tend.version = core.version
+
+return tend

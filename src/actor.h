@@ -1,0 +1,178 @@
+/* actor: the actor record and its life: spawn, send, stop, death.
+ *
+ * An actor's record is a Lua full userdata (metatable "tend.Ctx": it is also
+ * the `ctx` that behaviors receive). While the actor lives, the host's anchor
+ * table keeps it (anchors[id]); after death a stale ctx still points at valid
+ * memory whose state is DEAD. Its user values hold the Lua side:
+ *   1 behavior  (function or hook table; nil before start)
+ *   2 factory   (function; kept for restarts)
+ *   3 extras    (table or nil: name, args, error; only when needed)
+ *   4 ref       (the actor's canonical tend.Ref, made on first use)
+ *   5 thread    (the coroutine parked in sleep/ask, else nil)
+ *
+ * Invariants: an actor is in the run queue at most once (QUEUED flag); a
+ * waiting actor (wait != NONE) is never in the run queue for its mail, only
+ * once woken; children die before their parent. */
+#ifndef TEND_ACTOR_H
+#define TEND_ACTOR_H
+
+#include <lua.h>
+#include <stdint.h>
+
+#include "mailbox.h"
+
+typedef struct tend_host tend_host;
+typedef struct tend_timer tend_timer;
+typedef struct tend_promise tend_promise;
+
+#define TEND_ACTOR_MAGIC 0x74656e64u /* "tend": tells a ctx from other udata */
+
+enum { TEND_UV_BEHAVIOR = 1, TEND_UV_FACTORY, TEND_UV_EXTRAS, TEND_UV_REF,
+       TEND_UV_THREAD, TEND_UV_COUNT = TEND_UV_THREAD };
+
+/* What an id in the host's id table names. */
+typedef enum tend_entity_kind { TEND_ENTITY_ACTOR, TEND_ENTITY_PROMISE } tend_entity_kind;
+
+typedef enum tend_actor_state {
+  TEND_ACTOR_STARTING, /* spawned; START queued, factory not run yet */
+  TEND_ACTOR_RUNNING,  /* has a behavior; takes messages */
+  TEND_ACTOR_STOPPING, /* children going first, then post_stop */
+  TEND_ACTOR_DEAD      /* gone; its id is stale */
+} tend_actor_state;
+
+typedef enum tend_actor_wait {
+  TEND_WAIT_NONE,    /* not suspended */
+  TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
+  TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
+  TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
+  TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
+} tend_actor_wait;
+
+/* Code an actor runs in the worker (for the continuation after a yield). */
+typedef enum tend_actor_op {
+  TEND_OP_NONE,
+  TEND_OP_FACTORY,   /* factory(ctx, args...) */
+  TEND_OP_PRE_START, /* hooks.pre_start(self, ctx) */
+  TEND_OP_RECEIVE,   /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
+  TEND_OP_POST_STOP, /* hooks.post_stop(self, ctx) */
+  TEND_OP_TASK       /* a task's function (main chunk, tend.after) */
+} tend_actor_op;
+
+typedef enum tend_stop_reason {
+  TEND_STOP_NORMAL,   /* stopped by itself or by another actor */
+  TEND_STOP_SHUTDOWN, /* stopped because the host shuts down */
+  TEND_STOP_FAILURE   /* stopped after an error (extras.error) */
+} tend_stop_reason;
+
+typedef enum tend_overflow {
+  TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
+  TEND_OVERFLOW_DROP_OLD, /* the oldest message goes to dead letters */
+  TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
+} tend_overflow;
+
+enum tend_actor_flags {
+  TEND_AF_QUEUED = 1,    /* in the run queue */
+  TEND_AF_HOOKS = 2,     /* behavior is a hook table, not a function */
+  TEND_AF_TASK = 4,      /* a task: runs its function once, then stops */
+  TEND_AF_NAMED = 8,     /* extras.name holds its name */
+  TEND_AF_GUARDIAN = 16, /* /user or /system: no behavior of its own */
+  TEND_AF_POST_STOP = 32 /* post_stop has begun (runs at most once) */
+};
+
+typedef struct tend_actor tend_actor;
+struct tend_actor {
+  tend_entity_kind kind;    /* TEND_ENTITY_ACTOR; first, as in tend_promise */
+  uint32_t magic;           /* TEND_ACTOR_MAGIC */
+  uint32_t id, gen;         /* slot in host->ids and its generation */
+  uint32_t seq;             /* spawn number; names anonymous actors "$seq" */
+  uint8_t state;            /* tend_actor_state */
+  uint8_t wait;             /* tend_actor_wait */
+  uint8_t op;               /* tend_actor_op in progress */
+  uint8_t flags;            /* tend_actor_flags */
+  uint8_t stop_reason;      /* tend_stop_reason, once STOPPING */
+  uint8_t overflow;         /* tend_overflow when capacity > 0 */
+  uint8_t wake_ok;          /* WOKEN: 1 reply/time up as hoped, 0 timeout */
+  uint32_t capacity;        /* user-queue bound, 0 = unbounded */
+  uint32_t wait_seq;        /* bumped at each wait; WAKE timers carry it */
+  uint32_t sender_id;       /* sender of the message being processed */
+  uint32_t sender_gen;
+  int64_t shutdown_ns;      /* time allowed for post_stop */
+  tend_actor *parent;       /* supervisor; NULL for guardians */
+  tend_actor *first_child, *last_child;     /* children in start order */
+  tend_actor *prev_sibling, *next_sibling;  /* within the parent's list */
+  tend_actor *next_run;     /* next in the run queue */
+  tend_mailbox mbox;        /* system and user queues */
+  tend_timer *timers;       /* timers this actor owns (cancelled at death) */
+  tend_promise *promise;    /* outstanding ask, or NULL */
+  tend_value wake_value;    /* WOKEN by a reply: the reply, owned */
+  lua_State *thread;        /* parked coroutine (anchored in uv 5), or NULL */
+};
+
+/* A pending ask: a short-lived id that takes one reply. */
+struct tend_promise {
+  tend_entity_kind kind;   /* TEND_ENTITY_PROMISE; first, as in tend_actor */
+  uint32_t id, gen;        /* slot in host->ids */
+  tend_actor *asker;       /* waits in TEND_WAIT_ASK for this promise */
+  tend_timer *timeout;     /* the WAKE timer that ends the wait */
+};
+
+/* Options of a spawn, validated before anything is created. */
+typedef struct tend_spawn_opts {
+  int name;          /* stack index of the name string, 0 for anonymous */
+  int args;          /* stack index of the args table, 0 for none */
+  uint32_t capacity; /* mailbox bound, 0 = unbounded */
+  tend_overflow overflow;
+  int64_t shutdown_ns;
+  int task;          /* 1: the factory is a task function, run once */
+} tend_spawn_opts;
+
+/* Creates an actor under parent with factory at stack index `factory`;
+ * queues its START. Pushes its ref. Raises a Lua error (nothing created) if
+ * the name is taken. */
+tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_spawn_opts *o);
+/* Creates a guardian (/user, /system): running, no behavior. Pops nothing. */
+tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name);
+
+/* Delivers the value at stack index idx to (id, gen) as a user message from
+ * (sender_id, sender_gen). A dead target takes it as a dead letter. */
+void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                     int idx, uint32_t sender_id, uint32_t sender_gen);
+/* Same, with an already-stored value whose ownership passes to the call. */
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen);
+
+/* Asks a to stop (async): children first, then post_stop, then death. */
+void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
+                     tend_stop_reason why);
+/* The actor's code raised the error at the top of L's stack (popped). */
+void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a);
+/* Ends the actor now: mail to dead letters, timers cancelled, parent told. */
+void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a);
+/* post_stop ran (or was cut short): die. */
+void tend_actor_post_stop_done(lua_State *L, tend_host *h, tend_actor *a);
+
+/* Processes one system message of a (called by the worker). Returns the
+ * number of arguments pushed for a Lua call to make (function below them),
+ * or -1 when there is nothing to call. */
+int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m);
+
+/* Pushes a's path ("/user/a/b"). */
+void tend_actor_push_path(lua_State *L, const tend_host *h, const tend_actor *a);
+/* Pushes a's name ("b", or "$7"). */
+void tend_actor_push_name(lua_State *L, const tend_actor *a);
+/* Pushes a's canonical ref (made on first use). Needs a's userdata at
+ * stack index `self` when known, else 0 to look it up. */
+void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes a's userdata (ctx). */
+void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
+/* Frees a pending promise (its id becomes stale). */
+void tend_promise_free(tend_host *h, tend_promise *p);
+
+static inline int tend_actor_has_work(const tend_actor *a) {
+  return a->mbox.sys.head != NULL ||
+         (a->state == TEND_ACTOR_RUNNING && a->mbox.user.head != NULL);
+}
+
+#endif

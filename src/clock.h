@@ -1,0 +1,25 @@
+/* clock: the host's one clock, with two sources. Real: monotonic time since
+ * the host started (uv_hrtime). Virtual: a counter that moves only when the
+ * host jumps it to the next timer. Time is integer nanoseconds, so virtual
+ * sums are exact; Lua sees seconds as floats. */
+#ifndef TEND_CLOCK_H
+#define TEND_CLOCK_H
+
+#include <stdint.h>
+
+typedef struct tend_clock {
+  int is_virtual;   /* 1: virtual source, 0: real */
+  uint64_t origin;  /* real: uv_hrtime() at start */
+  int64_t now;      /* virtual: current time; real: last reading */
+} tend_clock;
+
+void tend_clock_init(tend_clock *c, int is_virtual);
+/* Current host time in ns (reads the real source when real). */
+int64_t tend_clock_now(tend_clock *c);
+/* Virtual only: moves the clock forward to t (never backward). */
+void tend_clock_jump(tend_clock *c, int64_t t);
+
+/* Seconds (finite, >= 0) to nanoseconds, saturating at INT64_MAX / 4. */
+int64_t tend_clock_ns(double seconds);
+
+#endif

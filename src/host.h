@@ -1,0 +1,111 @@
+/* host: one lua_State, one uv loop, one clock, one generator, and the
+ * scheduler state that ties actors, timers and the loop together.
+ *
+ * The loop runs while something can happen: an idle handle is active while an
+ * actor can run (or, under the virtual clock, while a timer is pending); the
+ * uv timer is armed for the earliest timer under the real clock. When both
+ * are idle and no other handle is open, uv_run returns and the host ends. */
+#ifndef TEND_HOST_H
+#define TEND_HOST_H
+
+#include <lua.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "actor.h"
+#include "clock.h"
+#include "log.h"
+#include "mailbox.h"
+#include "rng.h"
+#include "slots.h"
+#include "timer.h"
+
+#define TEND_VERSION "0.1.0"
+
+/* Why the running coroutine gave control back to the scheduler. */
+typedef enum tend_yield {
+  TEND_YIELD_NONE,  /* it did not yield (finished or crashed) */
+  TEND_YIELD_IDLE,  /* a worker with nothing to do: back to the pool */
+  TEND_YIELD_BLOCK  /* the current actor waits: the coroutine is its own */
+} tend_yield;
+
+typedef struct tend_stats {
+  uint64_t spawned;      /* actors spawned (guardians and tasks excluded) */
+  uint64_t messages;     /* user messages processed by behaviors */
+  uint64_t dead_letters; /* messages that reached no actor */
+  uint64_t failures;     /* errors raised by actors */
+} tend_stats;
+
+struct tend_host {
+  lua_State *L;         /* main state; every Lua object lives here */
+  uv_loop_t loop;       /* the one event loop */
+  uv_idle_t idle;       /* active while there is work not waiting on time */
+  uv_timer_t uvtimer;   /* armed for the earliest timer (real clock) */
+  uv_signal_t sigint;   /* SIGINT: stop the tree, then exit */
+  uv_signal_t sigterm;  /* SIGTERM: same */
+  tend_clock clock;     /* host time */
+  tend_rng rng;         /* the one generator */
+  uint64_t seed;        /* its seed (tend.seed()) */
+  tend_log_level log_level; /* lines above it are not written */
+
+  tend_slots ids;         /* actor and promise ids */
+  tend_slots timer_ids;   /* timer ids (tend.Timer handles) */
+  tend_timer_heap timers; /* armed timers */
+  tend_msg_pool msgs;     /* message nodes */
+
+  tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
+  tend_actor *current;  /* actor whose code runs now, or NULL */
+  tend_yield yield;     /* set by the code that yields to the scheduler */
+  int quantum;          /* steps left before workers return to the loop */
+  int pool_n;           /* idle workers in the pool table */
+
+  /* Registry refs, owned here and released by tend_host_close. */
+  int anchors_ref;  /* table: actor id -> actor userdata (live actors) */
+  int values_ref;   /* table: value slot -> Lua value (messages in flight) */
+  int pool_ref;     /* table: idle worker threads at 1..pool_n */
+  int names_ref;    /* table: path of a named actor -> true */
+  int sentinels_ref;/* table: {stopped, unhandled} sentinel values */
+
+  uint32_t *free_values; /* free value slots (stack) */
+  uint32_t n_free_values, cap_free_values;
+  uint32_t values_top;   /* highest value slot handed out */
+
+  tend_actor *user;     /* the /user guardian */
+  tend_actor *system;   /* the /system guardian (tasks) */
+  tend_actor *main;     /* /user/main while the main chunk runs */
+  uint32_t next_seq;    /* spawn counter (anonymous names) */
+  int shutting_down;    /* 1 once the tree is being stopped */
+  int exit_code;        /* status the process ends with */
+  int failed;           /* 1 when the main chunk raised */
+  tend_stats stats;
+  uint64_t lua_bytes;   /* bytes the Lua allocator holds */
+};
+
+/* Recovers the host from any thread of its state. */
+static inline tend_host *tend_host_of(lua_State *L) {
+  return *(tend_host **)lua_getextraspace(L);
+}
+
+typedef struct tend_host_config {
+  int virtual_time;     /* 1: virtual clock */
+  int has_seed;         /* 1: seed given */
+  uint64_t seed;
+  tend_log_level log_level;
+} tend_host_config;
+
+/* Creates the state, the loop and the guardians. Returns NULL on failure
+ * (message on stderr). */
+tend_host *tend_host_open(const tend_host_config *cfg);
+/* Runs the loop until nothing can happen; returns the exit status. */
+int tend_host_run(tend_host *h);
+void tend_host_close(tend_host *h);
+
+/* Starts stopping the whole tree; the host exits with `code` after. */
+void tend_host_shutdown(tend_host *h, int code);
+/* Makes sure the loop will process the run queue and timers soon. */
+void tend_host_poke(tend_host *h);
+/* Writes one log line: "[t] level path: message". */
+void tend_host_log(tend_host *h, tend_log_level level, const char *path,
+                   const char *fmt, ...);
+
+#endif

@@ -1,0 +1,97 @@
+/* lbind: what the Lua binding files share. */
+#ifndef TEND_LBIND_H
+#define TEND_LBIND_H
+
+#include <lua.h>
+
+#include "host.h"
+
+#define TEND_REF_MT "tend.Ref"
+#define TEND_CTX_MT "tend.Ctx"
+#define TEND_TIMER_MT "tend.Timer"
+#define TEND_ERROR_MT "tend.Error"
+
+/* ---- lref.c: refs ---- */
+typedef struct tend_ref {
+  uint32_t magic; /* TEND_REF_MAGIC */
+  uint32_t id;    /* target slot */
+  uint32_t gen;   /* target generation */
+} tend_ref;
+#define TEND_REF_MAGIC 0x72656672u
+
+/* Pushes a new ref to (id, gen). */
+void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen);
+/* Pushes the best ref for (id, gen): the actor's canonical one while it
+ * lives, else a new one. Pushes nil for id 0. */
+void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen);
+/* The ref at idx, or NULL. */
+tend_ref *tend_ref_test(lua_State *L, int idx);
+/* The ref at idx, or a Lua error naming argument arg of function fn. */
+tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn, const char *arg);
+/* The live actor a ref names, or NULL. */
+tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
+/* The ref at idx remembers path at the top of the stack (popped). */
+void tend_ref_set_path(lua_State *L, int idx);
+void tend_ref_open(lua_State *L);
+
+/* ---- lctx.c: the ctx metatable and spawning ---- */
+/* The actor whose ctx is at idx, or a Lua error. */
+tend_actor *tend_ctx_check(lua_State *L, int idx);
+/* Parses spawn options at idx (may be none/nil) for function fn; raises on
+ * bad input before anything is created. */
+void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o);
+/* tend.spawn / ctx:spawn body: factory at 1+off, opts at 2+off. */
+int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn);
+void tend_ctx_open(lua_State *L);
+
+/* ---- ltimer.c: timers ---- */
+/* Fires every timer due by the host clock. */
+void tend_timers_fire_due(tend_host *h);
+/* Arms a timer of kind for target a (owner a, may be NULL) after ns;
+ * the value at idx (0 for none) is stored in it. Returns it or NULL. */
+tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
+                           tend_actor *a, int64_t ns, int64_t interval, int idx);
+/* Disarms and frees t. */
+void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t);
+/* Cancels every timer (shutdown end, close). */
+void tend_timers_cancel_all(lua_State *L, tend_host *h);
+/* Reads a delay in seconds at idx: number, finite, >= 0 (or > 0 when
+ * positive). Raises naming fn/arg otherwise. */
+double tend_check_seconds(lua_State *L, int idx, const char *fn, const char *arg,
+                          int positive);
+void tend_timer_open(lua_State *L);
+int tend_l_sleep(lua_State *L);
+int tend_l_ctx_after(lua_State *L);
+int tend_l_ctx_every(lua_State *L);
+int tend_l_after(lua_State *L);
+
+/* ---- lerror.c: structured errors ---- */
+/* Pushes a new error value {kind, message, traceback=nil}. */
+void tend_error_new(lua_State *L, const char *kind, const char *message);
+/* Message handler for lua_pcall: turns any error into an error value with a
+ * traceback. */
+int tend_error_handler(lua_State *L);
+/* Pushes an InitError wrapping the error value at idx. */
+void tend_error_wrap(lua_State *L, int idx, const char *kind, const char *prefix);
+/* Pushes "kind: message" for the error value at idx. */
+void tend_error_describe(lua_State *L, int idx);
+void tend_error_open(lua_State *L);
+int tend_l_error(lua_State *L);
+int tend_l_raise(lua_State *L);
+
+/* ---- lask.c: ask ---- */
+int tend_l_ask(lua_State *L);
+
+/* ---- lcore.c: the tend.core module ---- */
+int luaopen_tend_core(lua_State *L);
+/* Pushes sentinel i (1 stopped, 2 unhandled). */
+void tend_push_sentinel(lua_State *L, tend_host *h, int i);
+/* Installs math.random / math.randomseed on the host generator. */
+void tend_random_install(lua_State *L);
+/* Reads a type name for error messages. */
+const char *tend_typename(lua_State *L, int idx);
+
+/* ---- modules.c (generated): embedded lua/ modules ---- */
+void tend_modules_preload(lua_State *L);
+
+#endif

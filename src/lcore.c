@@ -1,0 +1,265 @@
+/* lcore: the tend.core module: spawning and addressing actors from
+ * anywhere, the clock, the generator, statistics and shutdown. */
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbind.h"
+#include "sched.h"
+#include "value.h"
+
+const char *tend_typename(lua_State *L, int idx) {
+  if (tend_ref_test(L, idx)) return "an actor ref";
+  switch (lua_type(L, idx)) {
+    case LUA_TNONE:
+    case LUA_TNIL: return "nil";
+    case LUA_TNUMBER: return lua_isinteger(L, idx) ? "an integer" : "a number";
+    case LUA_TBOOLEAN: return "a boolean";
+    case LUA_TSTRING: return "a string";
+    case LUA_TTABLE: return "a table";
+    case LUA_TFUNCTION: return "a function";
+    case LUA_TTHREAD: return "a coroutine";
+    default: return "a userdata";
+  }
+}
+
+void tend_push_sentinel(lua_State *L, tend_host *h, int i) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
+  lua_rawgeti(L, -1, i);
+  lua_remove(L, -2);
+}
+
+/* tend.spawn(factory [, opts]) -> ref, under /user */
+static int l_spawn(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (h->user == NULL) luaL_error(L, "tend.spawn: the host is shutting down");
+  return tend_spawn_under(L, h->user, 0, "tend.spawn");
+}
+
+/* tend.send(ref, msg) */
+static int l_send(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_ref_check(L, 1, "tend.send", "ref");
+  tend_actor *me = h->current;
+  lua_settop(L, 2);
+  tend_actor_send(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0);
+  return 0;
+}
+
+/* tend.stop(ref): stop any actor (normal stop). */
+static int l_stop(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_ref_check(L, 1, "tend.stop", "ref");
+  tend_actor *a = tend_ref_actor(h, r);
+  if (a && !(a->flags & TEND_AF_GUARDIAN)) tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  return 0;
+}
+
+/* tend.alive(ref) -> boolean */
+static int l_alive(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_ref_check(L, 1, "tend.alive", "ref");
+  lua_pushboolean(L, tend_ref_actor(h, r) != NULL);
+  return 1;
+}
+
+/* tend.self() -> ref of the running actor, or nil */
+static int l_self(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (h->current) tend_actor_push_ref(L, h, h->current);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* tend.now() -> seconds on the host clock */
+static int l_now(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_pushnumber(L, (double)tend_clock_now(&h->clock) / 1e9);
+  return 1;
+}
+
+/* tend.random([m [, n]]): as math.random, from the host generator. */
+static int l_random(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer lo, hi;
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, tend_rng_double(&h->rng));
+      return 1;
+    case 1:
+      lo = 1;
+      hi = luaL_checkinteger(L, 1);
+      if (hi == 0) { /* all bits */
+        lua_pushinteger(L, (lua_Integer)tend_rng_next(&h->rng));
+        return 1;
+      }
+      break;
+    case 2:
+      lo = luaL_checkinteger(L, 1);
+      hi = luaL_checkinteger(L, 2);
+      break;
+    default:
+      return luaL_error(L, "random: expected 0, 1 or 2 arguments, got %d",
+                        lua_gettop(L));
+  }
+  luaL_argcheck(L, lo <= hi, lua_gettop(L), "interval is empty");
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  lua_pushinteger(L, (lua_Integer)((uint64_t)lo + tend_rng_upto(&h->rng, span)));
+  return 1;
+}
+
+/* math.randomseed(n): reseeds the host generator. */
+static int l_randomseed(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer n = luaL_checkinteger(L, 1);
+  h->seed = (uint64_t)n;
+  tend_rng_seed(&h->rng, h->seed);
+  return 0;
+}
+
+void tend_random_install(lua_State *L) {
+  lua_getglobal(L, "math");
+  lua_pushcfunction(L, l_random);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, l_randomseed);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+}
+
+/* tend.seed() -> the seed of this run */
+static int l_seed(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)tend_host_of(L)->seed);
+  return 1;
+}
+
+static void set_count(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* tend.stats() -> counters */
+static int l_stats(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  uint32_t actors = 0;
+  for (uint32_t i = 1; i < h->ids.n; i++) {
+    tend_actor *a = h->ids.v[i].ptr;
+    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN)) actors++;
+  }
+  lua_createtable(L, 0, 8);
+  set_count(L, "spawned", h->stats.spawned);
+  set_count(L, "messages", h->stats.messages);
+  set_count(L, "dead_letters", h->stats.dead_letters);
+  set_count(L, "failures", h->stats.failures);
+  set_count(L, "actors", actors);
+  set_count(L, "timers", h->timers.n);
+  set_count(L, "lua_bytes", h->lua_bytes);
+  return 1;
+}
+
+/* tend.shutdown([code]): stops the whole tree, then the host exits with
+ * code (default 0). Inside an actor it does not return. */
+static int l_shutdown(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer code = luaL_optinteger(L, 1, 0);
+  if (code < 0 || code > 255)
+    luaL_error(L, "tend.shutdown: code: expected an integer in 0..255, got %I", code);
+  tend_host_shutdown(h, (int)code);
+  if (h->current && lua_isyieldable(L))
+    return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
+  return 0;
+}
+
+/* tend.log(level, fmt, ...): a log line for the running actor (or host). */
+static int l_log(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  int level = tend_log_parse(luaL_checkstring(L, 1));
+  if (level < 0)
+    luaL_error(L, "tend.log: level: expected error, warn, info or debug, got %s",
+               lua_tostring(L, 1));
+  if ((tend_log_level)level > h->log_level) return 0;
+  int n = lua_gettop(L);
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "format");
+  for (int i = 2; i <= n; i++) lua_pushvalue(L, i);
+  lua_call(L, n - 1, 1);
+  if (h->current) tend_actor_push_path(L, h, h->current);
+  else lua_pushnil(L);
+  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s", lua_tostring(L, -2));
+  return 0;
+}
+
+/* tend.virtual_time() -> true under the virtual clock */
+static int l_virtual_time(lua_State *L) {
+  lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
+  return 1;
+}
+
+/* tend.executable() -> path of this tend binary */
+static int l_executable(lua_State *L) {
+  char buf[4096];
+  size_t n = sizeof buf;
+  if (uv_exepath(buf, &n) != 0) return 0;
+  lua_pushlstring(L, buf, n);
+  return 1;
+}
+
+/* tend.list_dir(path) -> sorted names, or nil, message */
+static int l_list_dir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int r = uv_fs_scandir(NULL, &req, path, 0, NULL);
+  if (r < 0) {
+    uv_fs_req_cleanup(&req);
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, uv_strerror(r));
+    return 2;
+  }
+  lua_newtable(L);
+  uv_dirent_t ent;
+  int i = 0;
+  while (uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+    lua_pushstring(L, ent.name);
+    lua_rawseti(L, -2, ++i);
+  }
+  uv_fs_req_cleanup(&req);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* tend.is_dir(path) -> boolean */
+static int l_is_dir(lua_State *L) {
+  uv_fs_t req;
+  int r = uv_fs_stat(NULL, &req, luaL_checkstring(L, 1), NULL);
+  lua_pushboolean(L, r == 0 && (req.statbuf.st_mode & S_IFMT) == S_IFDIR);
+  uv_fs_req_cleanup(&req);
+  return 1;
+}
+
+int luaopen_tend_core(lua_State *L) {
+  static const luaL_Reg fns[] = {
+      {"spawn", l_spawn},       {"send", l_send},
+      {"ask", tend_l_ask},      {"stop", l_stop},
+      {"alive", l_alive},       {"self", l_self},
+      {"sleep", tend_l_sleep},  {"now", l_now},
+      {"after", tend_l_after},  {"random", l_random},
+      {"seed", l_seed},         {"stats", l_stats},
+      {"shutdown", l_shutdown}, {"log", l_log},
+      {"error", tend_l_error},  {"raise", tend_l_raise},
+      {"virtual_time", l_virtual_time}, {"executable", l_executable},
+      {"list_dir", l_list_dir}, {"is_dir", l_is_dir},
+      {NULL, NULL}};
+  tend_host *h = tend_host_of(L);
+  luaL_newlib(L, fns);
+  tend_push_sentinel(L, h, 1);
+  lua_setfield(L, -2, "stopped");
+  tend_push_sentinel(L, h, 2);
+  lua_setfield(L, -2, "unhandled");
+  lua_pushliteral(L, TEND_VERSION);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

@@ -1,0 +1,123 @@
+/* lerror: structured error values (kind, message, traceback) and the
+ * message handler that gives every actor error a traceback. */
+#include <lauxlib.h>
+#include <string.h>
+
+#include "lbind.h"
+
+/* Pushes a new error value {kind, message}. */
+void tend_error_new(lua_State *L, const char *kind, const char *message) {
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, message);
+  lua_setfield(L, -2, "message");
+  luaL_setmetatable(L, TEND_ERROR_MT);
+}
+
+static int is_error(lua_State *L, int idx) {
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return 0;
+  luaL_getmetatable(L, TEND_ERROR_MT);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+int tend_error_handler(lua_State *L) {
+  if (is_error(L, 1)) {
+    if (lua_getfield(L, 1, "traceback") == LUA_TNIL) {
+      luaL_traceback(L, L, NULL, 1);
+      lua_setfield(L, 1, "traceback");
+    }
+    lua_settop(L, 1);
+    return 1;
+  }
+  const char *msg;
+  if (lua_type(L, 1) == LUA_TSTRING) msg = lua_tostring(L, 1);
+  else msg = luaL_tolstring(L, 1, NULL); /* push a description */
+  tend_error_new(L, "Error", msg);
+  if (lua_type(L, 1) != LUA_TSTRING) {
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, "value"); /* keep what was raised */
+  }
+  luaL_traceback(L, L, NULL, 1);
+  lua_setfield(L, -2, "traceback");
+  return 1;
+}
+
+void tend_error_describe(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (is_error(L, idx)) {
+    lua_getfield(L, idx, "kind");
+    lua_getfield(L, idx, "message");
+    lua_pushfstring(L, "%s: %s", luaL_optstring(L, -2, "Error"),
+                    luaL_optstring(L, -1, ""));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+  } else {
+    luaL_tolstring(L, idx, NULL);
+  }
+}
+
+void tend_error_wrap(lua_State *L, int idx, const char *kind, const char *prefix) {
+  idx = lua_absindex(L, idx);
+  tend_error_describe(L, idx);
+  lua_pushfstring(L, "%s: %s", prefix, lua_tostring(L, -1));
+  tend_error_new(L, kind, lua_tostring(L, -1));
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  lua_pushvalue(L, idx);
+  lua_setfield(L, -2, "cause");
+  if (lua_istable(L, idx)) {
+    lua_getfield(L, idx, "traceback");
+    lua_setfield(L, -2, "traceback");
+  }
+}
+
+/* Builds an error value from (kind, message, data) at 1..3 for fn. */
+static void build(lua_State *L, const char *fn) {
+  const char *kind = luaL_checkstring(L, 1);
+  if (*kind == '\0') luaL_argerror(L, 1, "kind must not be empty");
+  const char *message = luaL_optstring(L, 2, kind);
+  if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
+    luaL_error(L, "%s: data: expected a table, got %s", fn, luaL_typename(L, 3));
+  tend_error_new(L, kind, message);
+  if (lua_istable(L, 3)) {
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "data");
+  }
+}
+
+/* tend.error(kind [, message [, data]]) -> error value */
+static int l_error_new(lua_State *L) {
+  build(L, "tend.error");
+  return 1;
+}
+
+/* tend.raise(kind [, message [, data]]): raises an error value whose
+ * `where` is the caller's position. */
+static int l_error_raise(lua_State *L) {
+  build(L, "tend.raise");
+  luaL_where(L, 1);
+  lua_setfield(L, -2, "where");
+  return lua_error(L);
+}
+
+static int l_error_tostring(lua_State *L) {
+  lua_getfield(L, 1, "where");
+  tend_error_describe(L, 1);
+  if (lua_isstring(L, -2)) lua_concat(L, 2);
+  return 1;
+}
+
+void tend_error_open(lua_State *L) {
+  luaL_newmetatable(L, TEND_ERROR_MT);
+  lua_pushcfunction(L, l_error_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushliteral(L, "tend.Error");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+}
+
+int tend_l_error(lua_State *L) { return l_error_new(L); }
+int tend_l_raise(lua_State *L) { return l_error_raise(L); }

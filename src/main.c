@@ -1,0 +1,196 @@
+/* main: the command line (DESIGN §2). Parses options, loads the main chunk
+ * and runs it as the actor /user/main on the host. */
+#include <errno.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "lbind.h"
+
+static const char usage[] =
+    "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
+    "       tend [options] -                  read the script from stdin\n"
+    "       tend [options] -e CODE            run CODE\n"
+    "       tend [options] test [PATH...]     run luaunit specs (default: spec/)\n"
+    "options:\n"
+    "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
+    "                     actor can run (default for `tend test`)\n"
+    "  --real-time        real clock (the default except for `tend test`)\n"
+    "  --seed N           seed of every random choice (default: from the time)\n"
+    "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
+    "  --trace FILE       lifecycle events as JSON lines (not written yet)\n"
+    "  --version          print the version and exit\n"
+    "  --help             print this help and exit\n"
+    "exit status: 0 normal end, 1 script error, 2 usage error\n";
+
+typedef struct options {
+  int virtual_time;   /* -1 unset, 0 real, 1 virtual */
+  int has_seed;
+  uint64_t seed;
+  int log_level;
+  const char *code;   /* -e CODE */
+  const char *script; /* path, "-" for stdin, NULL */
+  int test;           /* tend test */
+  int first_arg;      /* argv index of the first script argument */
+} options;
+
+static int usage_error(const char *fmt, const char *what) {
+  fprintf(stderr, "tend: ");
+  fprintf(stderr, fmt, what);
+  fprintf(stderr, "\n%s", usage);
+  return 2;
+}
+
+/* Parses argv into o; returns -1 to go on, else an exit status. */
+static int parse(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->virtual_time = -1;
+  o->log_level = TEND_LOG_WARN;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+      printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE, uv_version_string());
+      return 0;
+    } else if (strcmp(a, "--virtual-time") == 0) {
+      o->virtual_time = 1;
+    } else if (strcmp(a, "--real-time") == 0) {
+      o->virtual_time = 0;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (++i >= argc) return usage_error("--seed: expected an integer, got nothing", "");
+      char *end;
+      errno = 0;
+      long long v = strtoll(argv[i], &end, 10);
+      if (errno || *end || end == argv[i])
+        return usage_error("--seed: expected an integer, got '%s'", argv[i]);
+      o->has_seed = 1;
+      o->seed = (uint64_t)v;
+    } else if (strcmp(a, "--log-level") == 0) {
+      if (++i >= argc)
+        return usage_error("--log-level: expected error|warn|info|debug, got nothing", "");
+      o->log_level = tend_log_parse(argv[i]);
+      if (o->log_level < 0)
+        return usage_error("--log-level: expected error|warn|info|debug, got '%s'",
+                           argv[i]);
+    } else if (strcmp(a, "--trace") == 0) {
+      if (++i >= argc) return usage_error("--trace: expected a file name, got nothing", "");
+    } else if (strcmp(a, "-e") == 0) {
+      if (++i >= argc) return usage_error("-e: expected Lua code, got nothing", "");
+      o->code = argv[i];
+    } else if (strcmp(a, "-i") == 0) {
+      return usage_error("-i: %s", "the REPL is not built yet");
+    } else if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return usage_error("unknown option '%s'", a);
+    } else {
+      break;
+    }
+  }
+  if (i < argc && !o->code) {
+    if (strcmp(argv[i], "test") == 0) {
+      o->test = 1;
+    } else {
+      o->script = argv[i];
+    }
+    i++;
+  } else if (!o->code) {
+    if (isatty(0)) return usage_error("%s", "the REPL is not built yet; give a SCRIPT");
+    o->script = "-";
+  }
+  o->first_arg = i;
+  return -1;
+}
+
+/* Sets the global `arg` as lua.c does: arg[0] the script, arg[1..] its
+ * arguments, negative indices the words before it. */
+static void set_arg(lua_State *L, int argc, char **argv, int script) {
+  lua_createtable(L, argc - script, script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* Pushes the main chunk; returns 0, or 1 after printing a load error. */
+static int load_main(lua_State *L, const options *o) {
+  int r;
+  if (o->test) {
+    r = luaL_loadstring(L, "return require('tend.test').run(...)");
+  } else if (o->code) {
+    r = luaL_loadbuffer(L, o->code, strlen(o->code), "=(command line)");
+  } else if (strcmp(o->script, "-") == 0) {
+    r = luaL_loadfile(L, NULL);
+  } else {
+    r = luaL_loadfile(L, o->script);
+  }
+  if (r != LUA_OK) {
+    fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* Spawns the main chunk (at the top) as /user/main with args (popped). */
+static int start_main(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  int chunk = 1;
+  lua_pushliteral(L, "main");
+  lua_insert(L, 1); /* [1] name [2] chunk [3] args */
+  chunk = 2;
+  tend_spawn_opts so;
+  memset(&so, 0, sizeof so);
+  so.name = 1;
+  so.args = 3;
+  so.task = 1;
+  so.shutdown_ns = tend_clock_ns(5.0);
+  h->main = tend_actor_spawn(L, h, h->user, chunk, &so);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int r = parse(argc, argv, &o);
+  if (r >= 0) return r;
+  tend_host_config cfg = {
+      .virtual_time = o.virtual_time < 0 ? o.test : o.virtual_time,
+      .has_seed = o.has_seed,
+      .seed = o.seed,
+      .log_level = (tend_log_level)o.log_level,
+  };
+  tend_host *h = tend_host_open(&cfg);
+  if (h == NULL) return 1;
+  lua_State *L = h->L;
+  int script = o.script ? o.first_arg - 1 : 0;
+  set_arg(L, argc, argv, script);
+  if (load_main(L, &o) != 0) {
+    tend_host_close(h);
+    return 1;
+  }
+  lua_createtable(L, argc - o.first_arg, 0); /* the chunk's `...` */
+  for (int i = o.first_arg; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - o.first_arg + 1);
+  }
+  lua_pushcfunction(L, start_main);
+  lua_insert(L, -3);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
+    tend_host_close(h);
+    return 1;
+  }
+  int code = tend_host_run(h);
+  fflush(stdout);
+  tend_host_close(h);
+  return code;
+}

@@ -1,0 +1,381 @@
+/* sched: run queue, workers and waits (see sched.h). */
+#include "sched.h"
+
+#include <lauxlib.h>
+
+#include "lbind.h"
+#include "value.h"
+
+#define POOL_MAX 64 /* idle workers kept; more are left to the collector */
+
+static int turn_left; /* messages left in the current actor's turn */
+
+/* ------------------------------------------------------------ run queue */
+
+void tend_sched_enqueue(tend_host *h, tend_actor *a) {
+  if ((a->flags & TEND_AF_QUEUED) || a == h->current ||
+      a->state == TEND_ACTOR_DEAD ||
+      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
+    return;
+  a->flags |= TEND_AF_QUEUED;
+  a->next_run = NULL;
+  if (h->runq_tail) h->runq_tail->next_run = a;
+  else h->runq_head = a;
+  h->runq_tail = a;
+}
+
+void tend_sched_dequeue(tend_host *h, tend_actor *a) {
+  if (!(a->flags & TEND_AF_QUEUED)) return;
+  tend_actor *prev = NULL, *x = h->runq_head;
+  while (x && x != a) {
+    prev = x;
+    x = x->next_run;
+  }
+  if (x == NULL) return;
+  if (prev) prev->next_run = a->next_run;
+  else h->runq_head = a->next_run;
+  if (h->runq_tail == a) h->runq_tail = prev;
+  a->next_run = NULL;
+  a->flags &= ~TEND_AF_QUEUED;
+}
+
+static tend_actor *pop_head(tend_host *h) {
+  tend_actor *a = h->runq_head;
+  h->runq_head = a->next_run;
+  if (h->runq_head == NULL) h->runq_tail = NULL;
+  a->next_run = NULL;
+  a->flags &= ~TEND_AF_QUEUED;
+  return a;
+}
+
+/* ------------------------------------------------------------ the worker */
+
+static int worker_loop(lua_State *L, tend_host *h);
+
+/* Pushes the behavior call for one user message of a; returns nargs. */
+static int receive(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_msg *m = tend_queue_pop(&a->mbox.user);
+  a->mbox.n_user--;
+  a->sender_id = m->sender_id;
+  a->sender_gen = m->sender_gen;
+  int nargs;
+  lua_getiuservalue(L, 2, TEND_UV_BEHAVIOR);
+  if (a->flags & TEND_AF_HOOKS) {
+    lua_getfield(L, -1, "receive");
+    lua_insert(L, -2); /* receive hooks */
+    nargs = 3;
+  } else {
+    nargs = 2;
+  }
+  tend_value_take(L, h, &m->value);
+  tend_msg_release(&h->msgs, m);
+  lua_pushvalue(L, 2); /* ctx */
+  a->op = TEND_OP_RECEIVE;
+  h->stats.messages++;
+  return nargs;
+}
+
+/* Pushes the next call a's turn needs; returns nargs, -1 when the step
+ * needed no call, -2 when the turn is over. Stack: [1] msgh [2] ctx. */
+static int step(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state == TEND_ACTOR_DEAD) return -2;
+  tend_msg *m = tend_queue_pop(&a->mbox.sys);
+  if (m) return tend_actor_system(L, h, a, m);
+  if (a->state == TEND_ACTOR_RUNNING && a->mbox.user.head && turn_left > 0) {
+    turn_left--;
+    return receive(L, h, a);
+  }
+  return -2;
+}
+
+static const char *bad_return(lua_State *L, int idx) {
+  return lua_pushfstring(L,
+                         "behavior returned a %s; expected nil, a behavior "
+                         "(function or table with receive), tend.stopped or "
+                         "tend.unhandled",
+                         tend_typename(L, idx));
+}
+
+/* Installs the behavior at idx (already checked) for a. */
+static void become(lua_State *L, tend_actor *a, int idx) {
+  if (lua_istable(L, idx)) a->flags |= TEND_AF_HOOKS;
+  else a->flags &= ~TEND_AF_HOOKS;
+  lua_pushvalue(L, idx);
+  lua_setiuservalue(L, 2, TEND_UV_BEHAVIOR);
+}
+
+static int is_behavior(lua_State *L, int idx) {
+  if (lua_isfunction(L, idx)) return 1;
+  if (!lua_istable(L, idx)) return 0;
+  int ok = lua_getfield(L, idx, "receive") == LUA_TFUNCTION;
+  lua_pop(L, 1);
+  return ok;
+}
+
+/* Fails a with a new error of kind/message (pushed message popped). */
+static void fail_with(lua_State *L, tend_host *h, tend_actor *a,
+                      const char *kind) {
+  tend_error_new(L, kind, lua_tostring(L, -1));
+  lua_remove(L, -2);
+  tend_actor_fail(L, h, a);
+}
+
+/* Completes a's op after its call returned with status; the result or the
+ * error value is at 3. Returns nargs of a follow-up call pushed, or -1. */
+static int finish(lua_State *L, tend_host *h, int status) {
+  tend_actor *a = h->current;
+  tend_actor_op op = (tend_actor_op)a->op;
+  a->op = TEND_OP_NONE;
+  if (status != LUA_OK && status != LUA_YIELD) {
+    if (op == TEND_OP_POST_STOP) {
+      tend_actor_push_path(L, h, a);
+      tend_error_describe(L, 3);
+      tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "post_stop failed: %s",
+                    lua_tostring(L, -1));
+      tend_actor_post_stop_done(L, h, a);
+    } else if (op == TEND_OP_FACTORY || op == TEND_OP_PRE_START) {
+      tend_error_wrap(L, 3, "InitError",
+                      op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
+      tend_actor_fail(L, h, a);
+    } else {
+      lua_pushvalue(L, 3);
+      tend_actor_fail(L, h, a);
+    }
+    lua_settop(L, 2);
+    return -1;
+  }
+  switch (op) {
+    case TEND_OP_FACTORY:
+      if (!is_behavior(L, 3)) {
+        lua_pushfstring(L,
+                        "factory returned a %s; expected a behavior (function "
+                        "or table with receive)",
+                        tend_typename(L, 3));
+        fail_with(L, h, a, "InitError");
+        break;
+      }
+      become(L, a, 3);
+      if (a->flags & TEND_AF_HOOKS &&
+          lua_getfield(L, 3, "pre_start") == LUA_TFUNCTION) {
+        lua_pushvalue(L, 3);
+        lua_pushvalue(L, 2);
+        a->op = TEND_OP_PRE_START;
+        lua_remove(L, 3); /* the call's result must land at 3 again */
+        return 2;
+      }
+      if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
+      break;
+    case TEND_OP_PRE_START:
+      if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
+      break;
+    case TEND_OP_RECEIVE:
+      if (lua_isnil(L, 3)) break;
+      tend_push_sentinel(L, h, 1);
+      if (lua_rawequal(L, 3, -1)) {
+        lua_pop(L, 1);
+        tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+        break;
+      }
+      tend_push_sentinel(L, h, 2);
+      if (lua_rawequal(L, 3, -1)) {
+        lua_pop(L, 2);
+        tend_host_log(h, TEND_LOG_DEBUG, NULL, "unhandled message");
+        break;
+      }
+      lua_pop(L, 2);
+      if (is_behavior(L, 3)) {
+        if (a->state == TEND_ACTOR_RUNNING) become(L, a, 3);
+      } else {
+        bad_return(L, 3);
+        fail_with(L, h, a, "Error");
+      }
+      break;
+    case TEND_OP_TASK:
+      tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+      break;
+    case TEND_OP_POST_STOP:
+      tend_actor_post_stop_done(L, h, a);
+      break;
+    case TEND_OP_NONE:
+      break;
+  }
+  lua_settop(L, 2);
+  return -1;
+}
+
+static void run_calls(lua_State *L, tend_host *h, int nargs);
+
+static int after_call(lua_State *L, int status, lua_KContext k) {
+  (void)k;
+  tend_host *h = tend_host_of(L);
+  run_calls(L, h, finish(L, h, status));
+  return worker_loop(L, h);
+}
+
+static void run_calls(lua_State *L, tend_host *h, int nargs) {
+  while (nargs >= 0) {
+    int status = lua_pcallk(L, nargs, 1, 1, 0, after_call);
+    nargs = finish(L, h, status);
+  }
+}
+
+static int after_idle(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  (void)k;
+  return worker_loop(L, tend_host_of(L));
+}
+
+static int worker_loop(lua_State *L, tend_host *h) {
+  for (;;) {
+    tend_actor *a = h->current;
+    if (a == NULL) {
+      a = h->runq_head;
+      if (a == NULL || a->wait == TEND_WAIT_WOKEN || h->quantum <= 0) break;
+      pop_head(h);
+      h->current = a;
+      turn_left = TEND_TURN_BUDGET;
+      lua_settop(L, 1);
+      tend_actor_push_ctx(L, h, a); /* [2]: anchors a during its turn */
+    }
+    int nargs = step(L, h, a);
+    if (nargs == -2) { /* turn over */
+      h->current = NULL;
+      if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+      lua_settop(L, 1);
+      continue;
+    }
+    h->quantum--;
+    run_calls(L, h, nargs);
+  }
+  lua_settop(L, 1);
+  h->yield = TEND_YIELD_IDLE;
+  return lua_yieldk(L, 0, 0, after_idle);
+}
+
+static int worker_main(lua_State *L) {
+  lua_settop(L, 0);
+  lua_pushcfunction(L, tend_error_handler); /* [1]: message handler */
+  return worker_loop(L, tend_host_of(L));
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* Pushes an idle worker thread (from the pool, or new). */
+static lua_State *worker_get(lua_State *L, tend_host *h) {
+  if (h->pool_n > 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->pool_ref);
+    lua_rawgeti(L, -1, h->pool_n);
+    lua_pushnil(L);
+    lua_rawseti(L, -3, h->pool_n--);
+    lua_remove(L, -2);
+    return lua_tothread(L, -1);
+  }
+  lua_State *co = lua_newthread(L);
+  lua_pushcfunction(co, worker_main);
+  return co;
+}
+
+/* Takes the thread at the top of the stack back into the pool (popped). */
+static void worker_put(lua_State *L, tend_host *h) {
+  if (h->pool_n >= POOL_MAX) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->pool_ref);
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, ++h->pool_n);
+  lua_pop(L, 1);
+}
+
+void tend_sched_run(tend_host *h) {
+  lua_State *L = h->L;
+  h->quantum = TEND_QUANTUM;
+  while (h->runq_head && h->quantum > 0) {
+    tend_actor *a = h->runq_head;
+    lua_State *co;
+    if (a->wait == TEND_WAIT_WOKEN) {
+      pop_head(h);
+      a->wait = TEND_WAIT_NONE;
+      tend_actor_push_ctx(L, h, a);
+      lua_getiuservalue(L, -1, TEND_UV_THREAD);
+      lua_remove(L, -2);
+      lua_pushnil(L);
+      tend_actor_push_ctx(L, h, a);
+      lua_insert(L, -2);
+      lua_setiuservalue(L, -2, TEND_UV_THREAD);
+      lua_pop(L, 1);
+      co = a->thread;
+      a->thread = NULL;
+      h->current = a;
+      turn_left = TEND_TURN_BUDGET;
+    } else {
+      co = worker_get(L, h);
+    }
+    h->yield = TEND_YIELD_NONE;
+    int nres;
+    int status = lua_resume(co, L, 0, &nres);
+    if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
+      lua_pop(co, nres);
+      tend_actor *w = h->current; /* the actor that waits owns co now */
+      h->current = NULL;
+      w->thread = co;
+      tend_actor_push_ctx(L, h, w);
+      lua_insert(L, -2);
+      lua_setiuservalue(L, -2, TEND_UV_THREAD);
+      lua_pop(L, 1);
+      if (w->wait == TEND_WAIT_WOKEN) tend_sched_enqueue(h, w); /* answered */
+    } else if (status == LUA_YIELD) {
+      lua_pop(co, nres);
+      worker_put(L, h);
+    } else {
+      /* the worker itself broke (memory error outside any pcall) */
+      const char *msg = lua_tostring(co, -1);
+      tend_host_log(h, TEND_LOG_ERROR, NULL, "scheduler: worker ended: %s",
+                    msg ? msg : "(no message)");
+      tend_actor *w = h->current;
+      h->current = NULL;
+      lua_pop(L, 1);
+      if (w) {
+        tend_error_new(L, "Error", msg ? msg : "worker ended");
+        tend_actor_fail(L, h, w);
+      }
+    }
+  }
+}
+
+int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
+                    lua_KFunction k) {
+  tend_actor *a = h->current;
+  a->wait = (uint8_t)wait;
+  h->yield = TEND_YIELD_BLOCK;
+  return lua_yieldk(L, 0, 0, k);
+}
+
+void tend_sched_wake(tend_host *h, tend_actor *a, int ok) {
+  a->wait = TEND_WAIT_WOKEN;
+  a->wake_ok = (uint8_t)ok;
+  tend_sched_enqueue(h, a);
+}
+
+void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_sched_dequeue(h, a);
+  a->thread = NULL;
+  tend_actor_push_ctx(L, h, a);
+  lua_pushnil(L);
+  lua_setiuservalue(L, -2, TEND_UV_THREAD);
+  lua_pop(L, 1);
+}
+
+tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn) {
+  tend_actor *a = h->current;
+  if (a == NULL)
+    luaL_error(L, "%s: can only wait inside an actor (the main chunk, a "
+                  "behavior, a hook or a task)", fn);
+  if (!lua_isyieldable(L))
+    luaL_error(L, "%s: cannot wait here: this code runs inside a C call "
+                  "that cannot yield (a require'd chunk, a metamethod such as "
+                  "__tostring, a table.sort comparator or a gsub callback)", fn);
+  return a;
+}
+
+void tend_sched_close(tend_host *h) { h->pool_n = 0; }
