@@ -41,7 +41,8 @@ build/obj/modules.o: build/gen/modules.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 build/tend: $(OBJ)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LIBS)
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LIBS)
 
 build/asan/%.o: src/%.c
 	@mkdir -p build/asan
@@ -53,7 +54,8 @@ build/asan/modules.o: build/gen/modules.c
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
 build/asan/tend: $(ASAN_OBJ)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(LIBS)
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(LIBS)
 
 build/test_core: spec/c/test_core.c $(CORE_SRC) src/*.h
 	@mkdir -p build

@@ -414,7 +414,11 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
 }
 
 static int start(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->state != TEND_ACTOR_STARTING) return -1; /* stopped before start */
+  /* An actor stopped before it started still starts, so that its
+   * post_stop runs (as Akka); a task stopped before it ran is dropped. */
+  if (a->state == TEND_ACTOR_DEAD ||
+      (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
+    return -1;
   tend_actor_push_ctx(L, h, a);
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);

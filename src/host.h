@@ -54,6 +54,7 @@ struct tend_host {
   tend_msg_pool msgs;     /* message nodes */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
+  uint32_t runq_len;    /* actors in the run queue */
   tend_actor *current;  /* actor whose code runs now, or NULL */
   tend_yield yield;     /* set by the code that yields to the scheduler */
   int quantum;          /* steps left before workers return to the loop */

@@ -153,6 +153,7 @@ static int l_stats(lua_State *L) {
   set_count(L, "failures", h->stats.failures);
   set_count(L, "actors", actors);
   set_count(L, "timers", h->timers.n);
+  set_count(L, "runnable", h->runq_len);
   set_count(L, "lua_bytes", h->lua_bytes);
   set_count(L, "c_bytes", (uint64_t)(h->ids.cap + h->timer_ids.cap) * sizeof(tend_slot) +
                               h->msgs.allocated * sizeof(tend_msg) +

@@ -49,6 +49,7 @@ static void check_keys(lua_State *L, int t, const char *const *keys,
   while (lua_next(L, t)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING || find(keys, lua_tostring(L, -1)) < 0) {
+      const char *key = luaL_tolstring(L, -1, NULL);
       luaL_Buffer b;
       luaL_buffinit(L, &b);
       for (int i = 0; keys[i]; i++) {
@@ -57,7 +58,7 @@ static void check_keys(lua_State *L, int t, const char *const *keys,
       }
       luaL_pushresult(&b);
       luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)", fn, prefix,
-                 luaL_tolstring(L, -2, NULL), lua_tostring(L, -2));
+                 key, lua_tostring(L, -1));
     }
   }
 }
@@ -81,10 +82,10 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o)
   idx = lua_absindex(L, idx);
   check_keys(L, idx, spawn_keys, fn, "");
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
-    size_t len;
-    const char *name = lua_tolstring(L, -1, &len);
-    if (lua_type(L, -1) != LUA_TSTRING || len == 0 || len > 255 ||
-        strchr(name, '/') || name[0] == '$' || strlen(name) != len)
+    size_t len = 0;
+    const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (name == NULL || len == 0 || len > 255 || strchr(name, '/') || name[0] == '$' ||
+        strlen(name) != len)
       bad_option(L, fn, "name",
                  "a non-empty string without '/', not starting with '$'", -1);
     o->name = lua_gettop(L); /* stays on the stack for the caller */

@@ -48,12 +48,13 @@ int tend_error_handler(lua_State *L) {
 void tend_error_describe(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (is_error(L, idx)) {
+    lua_getfield(L, idx, "where");
     lua_getfield(L, idx, "kind");
     lua_getfield(L, idx, "message");
-    lua_pushfstring(L, "%s: %s", luaL_optstring(L, -2, "Error"),
+    lua_pushfstring(L, "%s%s: %s", luaL_optstring(L, -3, ""), luaL_optstring(L, -2, "Error"),
                     luaL_optstring(L, -1, ""));
-    lua_replace(L, -3);
-    lua_pop(L, 1);
+    lua_replace(L, -4);
+    lua_pop(L, 2);
   } else {
     luaL_tolstring(L, idx, NULL);
   }
@@ -104,9 +105,7 @@ static int l_error_raise(lua_State *L) {
 }
 
 static int l_error_tostring(lua_State *L) {
-  lua_getfield(L, 1, "where");
   tend_error_describe(L, 1);
-  if (lua_isstring(L, -2)) lua_concat(L, 2);
   return 1;
 }
 

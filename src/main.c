@@ -31,7 +31,7 @@ typedef struct options {
   int virtual_time;   /* -1 unset, 0 real, 1 virtual */
   int has_seed;
   uint64_t seed;
-  int log_level;
+  int log_level;      /* -1 unset */
   const char *code;   /* -e CODE */
   const char *script; /* path, "-" for stdin, NULL */
   int test;           /* tend test */
@@ -49,7 +49,7 @@ static int usage_error(const char *fmt, const char *what) {
 static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->virtual_time = -1;
-  o->log_level = TEND_LOG_WARN;
+  o->log_level = -1;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -75,7 +75,7 @@ static int parse(int argc, char **argv, options *o) {
     } else if (strcmp(a, "--log-level") == 0) {
       if (++i >= argc)
         return usage_error("--log-level: expected error|warn|info|debug, got nothing", "");
-      o->log_level = tend_log_parse(argv[i]);
+      o->log_level = tend_log_parse(argv[i]); /* -1 when unknown */
       if (o->log_level < 0)
         return usage_error("--log-level: expected error|warn|info|debug, got '%s'",
                            argv[i]);
@@ -166,7 +166,10 @@ int main(int argc, char **argv) {
       .virtual_time = o.virtual_time < 0 ? o.test : o.virtual_time,
       .has_seed = o.has_seed,
       .seed = o.seed,
-      .log_level = (tend_log_level)o.log_level,
+      /* specs fail actors on purpose: only errors are logged there */
+      .log_level = (tend_log_level)(o.log_level >= 0 ? o.log_level
+                                    : o.test     ? TEND_LOG_ERROR
+                                                 : TEND_LOG_WARN),
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;

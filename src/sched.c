@@ -18,6 +18,7 @@ void tend_sched_enqueue(tend_host *h, tend_actor *a) {
       (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
     return;
   a->flags |= TEND_AF_QUEUED;
+  h->runq_len++;
   a->next_run = NULL;
   if (h->runq_tail) h->runq_tail->next_run = a;
   else h->runq_head = a;
@@ -37,6 +38,7 @@ void tend_sched_dequeue(tend_host *h, tend_actor *a) {
   if (h->runq_tail == a) h->runq_tail = prev;
   a->next_run = NULL;
   a->flags &= ~TEND_AF_QUEUED;
+  h->runq_len--;
 }
 
 static tend_actor *pop_head(tend_host *h) {
@@ -45,6 +47,7 @@ static tend_actor *pop_head(tend_host *h) {
   if (h->runq_head == NULL) h->runq_tail = NULL;
   a->next_run = NULL;
   a->flags &= ~TEND_AF_QUEUED;
+  h->runq_len--;
   return a;
 }
 

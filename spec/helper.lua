@@ -1,0 +1,77 @@
+-- Helpers shared by the specs: settling the system, recording messages,
+-- running the tend binary as a subprocess.
+local tend = require "tend"
+
+local H = {}
+
+-- Lets every other runnable actor run until none can (the clock does not
+-- move: timers due later stay pending).
+function H.settle()
+  repeat tend.sleep(0) until tend.stats().runnable == 0
+end
+
+-- An actor that appends every message it gets to `log` (a plain table).
+function H.recorder(log)
+  return tend.spawn(function()
+    return function(msg, ctx)
+      log[#log + 1] = msg
+    end
+  end)
+end
+
+-- Live actors other than the running spec's own (/user/main).
+function H.live()
+  return tend.stats().actors - 1
+end
+
+-- Stops the given refs and waits until they are gone.
+function H.stop_all(...)
+  for _, r in ipairs { ... } do tend.stop(r) end
+  H.settle()
+end
+
+local function read_all(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+-- Runs the tend binary with the given argument list (and stdin text);
+-- returns stdout, stderr, exit code.
+function H.run(args, stdin)
+  local words = { quote(tend.executable()) }
+  for _, a in ipairs(args) do words[#words + 1] = quote(a) end
+  local out, err = os.tmpname(), os.tmpname()
+  local cmd = table.concat(words, " ") .. " >" .. out .. " 2>" .. err
+  if stdin then
+    local inp = os.tmpname()
+    local f = assert(io.open(inp, "wb"))
+    f:write(stdin)
+    f:close()
+    cmd = cmd .. " <" .. inp
+  else
+    cmd = cmd .. " </dev/null"
+  end
+  local _, _, code = os.execute(cmd)
+  local o, e = read_all(out), read_all(err)
+  os.remove(out)
+  os.remove(err)
+  return o, e, code
+end
+
+-- Writes text to a fresh temporary .lua file; returns its path.
+function H.script(text)
+  local path = os.tmpname() .. ".lua"
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+return H

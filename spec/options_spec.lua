@@ -1,0 +1,92 @@
+-- Bad input to spawn: a clear error at the caller's line naming the
+-- option, and nothing spawned.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+TestOptions = {}
+
+local function idle() return function() end end
+
+local function spawn_error(factory, opts)
+  local before = tend.stats().spawned
+  local ok, err = pcall(tend.spawn, factory, opts)
+  lu.assertFalse(ok)
+  lu.assertEquals(tend.stats().spawned, before)
+  return err
+end
+
+function TestOptions:test_factory_must_be_a_function()
+  lu.assertStrContains(spawn_error(42), "tend.spawn: factory: expected a function, got an integer")
+  lu.assertStrContains(spawn_error(nil), "got nil")
+end
+
+function TestOptions:test_unknown_option()
+  local err = spawn_error(idle, { nmae = "x" })
+  lu.assertStrContains(err, "tend.spawn: unknown option 'nmae'")
+  lu.assertStrContains(err, "expected one of: name, args")
+end
+
+function TestOptions:test_options_must_be_a_table()
+  lu.assertStrContains(spawn_error(idle, "fast"), "tend.spawn: options: expected a table, got a string")
+end
+
+function TestOptions:test_name()
+  lu.assertStrContains(spawn_error(idle, { name = 5 }), "option 'name': expected a non-empty string")
+  lu.assertStrContains(spawn_error(idle, { name = "a/b" }), "got a/b")
+  lu.assertStrContains(spawn_error(idle, { name = "$x" }), "option 'name'")
+  lu.assertStrContains(spawn_error(idle, { name = "" }), "option 'name'")
+end
+
+function TestOptions:test_args()
+  lu.assertStrContains(spawn_error(idle, { args = 3 }), "option 'args': expected a table (list), got 3")
+end
+
+function TestOptions:test_mailbox()
+  lu.assertStrContains(spawn_error(idle, { mailbox = 10 }), "option 'mailbox': expected a table")
+  lu.assertStrContains(spawn_error(idle, { mailbox = { capacity = -3 } }),
+    "option 'mailbox.capacity': expected an integer >= 1, got -3")
+  lu.assertStrContains(spawn_error(idle, { mailbox = { capacity = 1.5 } }), "got 1.5")
+  lu.assertStrContains(spawn_error(idle, { mailbox = { capacity = 2, overflow = "explode" } }),
+    "option 'mailbox.overflow': expected \"drop_new\", \"drop_old\" or \"fail\", got explode")
+  lu.assertStrContains(spawn_error(idle, { mailbox = { size = 2 } }), "unknown option 'mailbox.size'")
+end
+
+function TestOptions:test_shutdown()
+  lu.assertStrContains(spawn_error(idle, { shutdown = -1 }),
+    "option 'shutdown': expected a number of seconds >= 0, got -1")
+  lu.assertStrContains(spawn_error(idle, { shutdown = "5" }), "option 'shutdown'")
+end
+
+function TestOptions:test_later_options_are_checked_too()
+  lu.assertStrContains(spawn_error(idle, { restart = "sometimes" }), "option 'restart'")
+  lu.assertStrContains(spawn_error(idle, { max_message_time = 0 }), "option 'max_message_time'")
+  lu.assertStrContains(spawn_error(idle, { supervisor = "strict" }), "option 'supervisor'")
+end
+
+function TestOptions:test_error_names_the_callers_line()
+  local ok, err = pcall(function()
+    tend.spawn(idle, { bogus = true }) -- this line
+  end)
+  lu.assertFalse(ok)
+  lu.assertStrMatches(err, ".*options_spec%.lua:%d+: tend%.spawn: unknown option 'bogus'.*")
+end
+
+function TestOptions:test_ctx_spawn_is_checked_the_same_way()
+  local err
+  local a = tend.spawn(function()
+    return function(msg, ctx) err = select(2, pcall(ctx.spawn, ctx, idle, { mailbox = { capacity = 0 } })) end
+  end)
+  a:send("go")
+  H.settle()
+  lu.assertStrContains(err, "ctx:spawn: option 'mailbox.capacity': expected an integer >= 1, got 0")
+  lu.assertEquals(H.live(), 1)
+  H.stop_all(a)
+end
+
+function TestOptions:test_valid_options_spawn()
+  local a = tend.spawn(idle, { name = "ok", args = {}, mailbox = { capacity = 3, overflow = "fail" },
+    shutdown = 0, restart = "temporary" })
+  lu.assertEquals(a:path(), "/user/ok")
+  H.stop_all(a)
+end

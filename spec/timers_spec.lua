@@ -1,0 +1,164 @@
+-- Timers and the clock: after, every, cancel, tend.after, sleep, virtual
+-- time.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+TestTimers = {}
+
+-- An actor that records (time, msg) for every message, relative to t0.
+local function timed_recorder(log, t0, setup)
+  return tend.spawn(function(ctx)
+    if setup then setup(ctx) end
+    return function(msg, ctx) log[#log + 1] = { tend.now() - t0, msg } end
+  end)
+end
+
+function TestTimers:test_ctx_after_delivers_once_at_its_time()
+  local log, t0 = {}, tend.now()
+  local r = timed_recorder(log, t0, function(ctx)
+    ctx:after(1.5, "b")
+    ctx:after(0.5, "a")
+  end)
+  tend.sleep(5)
+  lu.assertEquals(log, { { 0.5, "a" }, { 1.5, "b" } })
+  H.stop_all(r)
+end
+
+function TestTimers:test_ctx_every_repeats_and_cancel_stops_it()
+  local log, t0 = {}, tend.now()
+  local timer
+  local r = timed_recorder(log, t0, function(ctx) timer = ctx:every(1, "tick") end)
+  tend.sleep(3.5)
+  lu.assertEquals(log, { { 1.0, "tick" }, { 2.0, "tick" }, { 3.0, "tick" } })
+  lu.assertTrue(timer:active())
+  lu.assertTrue(timer:cancel())
+  lu.assertFalse(timer:cancel())
+  lu.assertFalse(timer:active())
+  tend.sleep(5)
+  lu.assertEquals(#log, 3)
+  H.stop_all(r)
+end
+
+function TestTimers:test_cancelled_after_never_fires()
+  local log, t0 = {}, tend.now()
+  local r = timed_recorder(log, t0, function(ctx)
+    local t = ctx:after(1, "never")
+    ctx:after(2, "yes")
+    t:cancel()
+  end)
+  tend.sleep(3)
+  lu.assertEquals(log, { { 2.0, "yes" } })
+  H.stop_all(r)
+end
+
+function TestTimers:test_timers_die_with_their_actor()
+  local r = timed_recorder({}, tend.now(), function(ctx) ctx:every(1, "tick") end)
+  H.settle()
+  lu.assertEquals(tend.stats().timers, 1)
+  H.stop_all(r)
+  lu.assertEquals(tend.stats().timers, 0)
+end
+
+function TestTimers:test_tend_after_runs_a_function_later()
+  local at
+  local t0 = tend.now()
+  local t = tend.after(4, function() at = tend.now() - t0 end)
+  lu.assertStrContains(tostring(t), "Timer(due at")
+  tend.sleep(10)
+  lu.assertEquals(at, 4)
+end
+
+function TestTimers:test_tend_after_function_can_sleep_and_ask()
+  local e = tend.spawn(function() return function(m, ctx) ctx:reply(m * 2) end end)
+  local result
+  tend.after(1, function()
+    tend.sleep(1)
+    result = tend.ask(e, 21, 1)
+  end)
+  tend.sleep(3)
+  lu.assertEquals(result, 42)
+  H.stop_all(e)
+end
+
+function TestTimers:test_sleep_in_one_actor_while_others_run()
+  local log, t0 = {}, tend.now()
+  local sleeper = tend.spawn(function()
+    return function(msg, ctx)
+      log[#log + 1] = { tend.now() - t0, "sleeper starts" }
+      ctx:sleep(10)
+      log[#log + 1] = { tend.now() - t0, "sleeper wakes" }
+    end
+  end)
+  local worker = tend.spawn(function()
+    return function(msg, ctx) log[#log + 1] = { tend.now() - t0, "worker " .. msg } end
+  end)
+  sleeper:send("go")
+  H.settle()
+  worker:send(1)
+  tend.sleep(3)
+  worker:send(2)
+  tend.sleep(10)
+  lu.assertEquals(log, {
+    { 0.0, "sleeper starts" }, { 0.0, "worker 1" }, { 3.0, "worker 2" },
+    { 10.0, "sleeper wakes" },
+  })
+  H.stop_all(sleeper, worker)
+end
+
+function TestTimers:test_messages_wait_while_an_actor_sleeps()
+  local log = {}
+  local a = tend.spawn(function()
+    return function(msg, ctx)
+      if msg == "nap" then ctx:sleep(5) end
+      log[#log + 1] = msg
+    end
+  end)
+  a:send("nap")
+  a:send("x")
+  tend.sleep(1)
+  lu.assertEquals(log, {})
+  tend.sleep(5)
+  lu.assertEquals(log, { "nap", "x" })
+  H.stop_all(a)
+end
+
+function TestTimers:test_virtual_sleep_of_an_hour_is_exact_and_cheap()
+  lu.assertTrue(tend.virtual_time())
+  local t0, c0 = tend.now(), os.clock()
+  tend.sleep(3600)
+  lu.assertEquals(tend.now() - t0, 3600)
+  lu.assertTrue(os.clock() - c0 < 0.05)
+end
+
+function TestTimers:test_equal_due_times_fire_in_arming_order()
+  local log = {}
+  local r = timed_recorder(log, tend.now(), function(ctx)
+    for i = 1, 5 do ctx:after(1, i) end
+  end)
+  tend.sleep(2)
+  lu.assertEquals(#log, 5)
+  for i = 1, 5 do lu.assertEquals(log[i][2], i) end
+  H.stop_all(r)
+end
+
+function TestTimers:test_bad_delays()
+  lu.assertErrorMsgContains("sleep: seconds: expected a number of seconds >= 0, got -1",
+    tend.sleep, -1)
+  lu.assertErrorMsgContains("tend.after: seconds: expected a number of seconds, got a string",
+    tend.after, "soon", function() end)
+  lu.assertErrorMsgContains("tend.after: fn: expected a function, got nil", tend.after, 1)
+  local errs = {}
+  local a = tend.spawn(function()
+    return function(msg, ctx)
+      errs[1] = select(2, pcall(ctx.every, ctx, 0, "x"))
+      errs[2] = select(2, pcall(ctx.after, ctx, "1", "x"))
+    end
+  end)
+  a:send("go")
+  H.settle()
+  lu.assertStrContains(errs[1], "ctx:every: seconds: expected a number of seconds > 0, got 0")
+  lu.assertStrContains(errs[2], "ctx:after: seconds: expected a number of seconds, got a string")
+  lu.assertEquals(tend.stats().timers, 0)
+  H.stop_all(a)
+end
