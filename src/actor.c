@@ -42,7 +42,7 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, const tend_actor *a)
 void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
   lua_rawgeti(L, -1, a->id);
-  lua_remove(L, -2);
+  lua_replace(L, -2);
 }
 
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
@@ -57,7 +57,7 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, -3, TEND_UV_REF); /* cache it */
   }
-  lua_remove(L, -2); /* leave the ref */
+  lua_replace(L, -2); /* leave the ref */
 }
 
 /* Pushes a's extras table, creating it if asked. Pushes nil otherwise. */

@@ -246,23 +246,21 @@ static int l_ctx_tostring(lua_State *L) {
   return 1;
 }
 
-/* ctx.self / ctx.parent / ctx.sender, else a method. Upvalue 1: methods. */
+/* ctx.sender / ctx.self / ctx.parent, else a method. Upvalues: 1 methods,
+ * 2 "sender", 3 "self", 4 "parent" (interned: compared by identity). */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_ctx_check(L, 1);
-  lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-  const char *k = lua_tostring(L, 2);
-  if (k == NULL) return 1;
-  if (strcmp(k, "self") == 0) {
-    tend_actor_push_ref(L, h, a);
-  } else if (strcmp(k, "sender") == 0) {
+  if (lua_rawequal(L, 2, lua_upvalueindex(2))) {
     tend_ref_push(L, h, a->sender_id, a->sender_gen);
-  } else if (strcmp(k, "parent") == 0) {
+  } else if (lua_rawequal(L, 2, lua_upvalueindex(3))) {
+    tend_actor_push_ref(L, h, a);
+  } else if (lua_rawequal(L, 2, lua_upvalueindex(4))) {
     if (a->parent) tend_actor_push_ref(L, h, a->parent);
     else lua_pushnil(L);
   } else {
-    lua_pushnil(L);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
   }
   return 1;
 }
@@ -280,7 +278,10 @@ void tend_ctx_open(lua_State *L) {
       {"log", l_ctx_log},       {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   luaL_newlib(L, methods);
-  lua_pushcclosure(L, l_ctx_index, 1);
+  lua_pushliteral(L, "sender");
+  lua_pushliteral(L, "self");
+  lua_pushliteral(L, "parent");
+  lua_pushcclosure(L, l_ctx_index, 4);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_ctx_newindex);
   lua_setfield(L, -2, "__newindex");

@@ -8,6 +8,15 @@
 
 #define POOL_MAX 64 /* idle workers kept; more are left to the collector */
 
+/* A worker's stack: fixed slots below the call it makes. */
+enum {
+  W_MSGH = 1,    /* message handler (tracebacks) */
+  W_ANCHORS = 2, /* the anchor table: actor id -> ctx */
+  W_VALUES = 3,  /* the value store */
+  W_CTX = 4,     /* ctx of the actor whose turn it is */
+  W_RESULT = 5   /* result (or error) of the last call */
+};
+
 static int turn_left; /* messages left in the current actor's turn */
 
 /* ------------------------------------------------------------ run queue */
@@ -62,7 +71,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   a->sender_id = m->sender_id;
   a->sender_gen = m->sender_gen;
   int nargs;
-  lua_getiuservalue(L, 2, TEND_UV_BEHAVIOR);
+  lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
     lua_getfield(L, -1, "receive");
     lua_insert(L, -2); /* receive hooks */
@@ -70,16 +79,16 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   } else {
     nargs = 2;
   }
-  tend_value_take(L, h, &m->value);
+  tend_value_take_at(L, h, &m->value, W_VALUES);
   tend_msg_release(&h->msgs, m);
-  lua_pushvalue(L, 2); /* ctx */
+  lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
   return nargs;
 }
 
 /* Pushes the next call a's turn needs; returns nargs, -1 when the step
- * needed no call, -2 when the turn is over. Stack: [1] msgh [2] ctx. */
+ * needed no call, -2 when the turn is over. */
 static int step(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD) return -2;
   tend_msg *m = tend_queue_pop(&a->mbox.sys);
@@ -104,7 +113,7 @@ static void become(lua_State *L, tend_actor *a, int idx) {
   if (lua_istable(L, idx)) a->flags |= TEND_AF_HOOKS;
   else a->flags &= ~TEND_AF_HOOKS;
   lua_pushvalue(L, idx);
-  lua_setiuservalue(L, 2, TEND_UV_BEHAVIOR);
+  lua_setiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
 }
 
 static int is_behavior(lua_State *L, int idx) {
@@ -132,38 +141,38 @@ static int finish(lua_State *L, tend_host *h, int status) {
   if (status != LUA_OK && status != LUA_YIELD) {
     if (op == TEND_OP_POST_STOP) {
       tend_actor_push_path(L, h, a);
-      tend_error_describe(L, 3);
+      tend_error_describe(L, W_RESULT);
       tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "post_stop failed: %s",
                     lua_tostring(L, -1));
       tend_actor_post_stop_done(L, h, a);
     } else if (op == TEND_OP_FACTORY || op == TEND_OP_PRE_START) {
-      tend_error_wrap(L, 3, "InitError",
+      tend_error_wrap(L, W_RESULT, "InitError",
                       op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
       tend_actor_fail(L, h, a);
     } else {
-      lua_pushvalue(L, 3);
+      lua_pushvalue(L, W_RESULT);
       tend_actor_fail(L, h, a);
     }
-    lua_settop(L, 2);
+    lua_settop(L, W_CTX);
     return -1;
   }
   switch (op) {
     case TEND_OP_FACTORY:
-      if (!is_behavior(L, 3)) {
+      if (!is_behavior(L, W_RESULT)) {
         lua_pushfstring(L,
                         "factory returned a %s; expected a behavior (function "
                         "or table with receive)",
-                        tend_typename(L, 3));
+                        tend_typename(L, W_RESULT));
         fail_with(L, h, a, "InitError");
         break;
       }
-      become(L, a, 3);
+      become(L, a, W_RESULT);
       if (a->flags & TEND_AF_HOOKS &&
-          lua_getfield(L, 3, "pre_start") == LUA_TFUNCTION) {
-        lua_pushvalue(L, 3);
-        lua_pushvalue(L, 2);
+          lua_getfield(L, W_RESULT, "pre_start") == LUA_TFUNCTION) {
+        lua_pushvalue(L, W_RESULT);
+        lua_pushvalue(L, W_CTX);
         a->op = TEND_OP_PRE_START;
-        lua_remove(L, 3); /* the call's result must land at 3 again */
+        lua_remove(L, W_RESULT); /* the call's result must land at W_RESULT */
         return 2;
       }
       if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
@@ -172,24 +181,24 @@ static int finish(lua_State *L, tend_host *h, int status) {
       if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
       break;
     case TEND_OP_RECEIVE:
-      if (lua_isnil(L, 3)) break;
+      if (lua_isnil(L, W_RESULT)) break;
       tend_push_sentinel(L, h, 1);
-      if (lua_rawequal(L, 3, -1)) {
+      if (lua_rawequal(L, W_RESULT, -1)) {
         lua_pop(L, 1);
         tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
         break;
       }
       tend_push_sentinel(L, h, 2);
-      if (lua_rawequal(L, 3, -1)) {
+      if (lua_rawequal(L, W_RESULT, -1)) {
         lua_pop(L, 2);
         tend_host_log(h, TEND_LOG_DEBUG, NULL, "unhandled message");
         break;
       }
       lua_pop(L, 2);
-      if (is_behavior(L, 3)) {
-        if (a->state == TEND_ACTOR_RUNNING) become(L, a, 3);
+      if (is_behavior(L, W_RESULT)) {
+        if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
       } else {
-        bad_return(L, 3);
+        bad_return(L, W_RESULT);
         fail_with(L, h, a, "Error");
       }
       break;
@@ -202,7 +211,7 @@ static int finish(lua_State *L, tend_host *h, int status) {
     case TEND_OP_NONE:
       break;
   }
-  lua_settop(L, 2);
+  lua_settop(L, W_CTX);
   return -1;
 }
 
@@ -217,7 +226,7 @@ static int after_call(lua_State *L, int status, lua_KContext k) {
 
 static void run_calls(lua_State *L, tend_host *h, int nargs) {
   while (nargs >= 0) {
-    int status = lua_pcallk(L, nargs, 1, 1, 0, after_call);
+    int status = lua_pcallk(L, nargs, 1, W_MSGH, 0, after_call);
     nargs = finish(L, h, status);
   }
 }
@@ -237,28 +246,31 @@ static int worker_loop(lua_State *L, tend_host *h) {
       pop_head(h);
       h->current = a;
       turn_left = TEND_TURN_BUDGET;
-      lua_settop(L, 1);
-      tend_actor_push_ctx(L, h, a); /* [2]: anchors a during its turn */
+      lua_settop(L, W_VALUES);
+      lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
     }
     int nargs = step(L, h, a);
     if (nargs == -2) { /* turn over */
       h->current = NULL;
       if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
-      lua_settop(L, 1);
+      lua_settop(L, W_VALUES);
       continue;
     }
     h->quantum--;
     run_calls(L, h, nargs);
   }
-  lua_settop(L, 1);
+  lua_settop(L, W_VALUES);
   h->yield = TEND_YIELD_IDLE;
   return lua_yieldk(L, 0, 0, after_idle);
 }
 
 static int worker_main(lua_State *L) {
+  tend_host *h = tend_host_of(L);
   lua_settop(L, 0);
-  lua_pushcfunction(L, tend_error_handler); /* [1]: message handler */
-  return worker_loop(L, tend_host_of(L));
+  lua_pushcfunction(L, tend_error_handler);               /* W_MSGH */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);      /* W_ANCHORS */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);       /* W_VALUES */
+  return worker_loop(L, h);
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -333,8 +345,10 @@ void tend_sched_run(tend_host *h) {
     } else {
       /* the worker itself broke (memory error outside any pcall) */
       const char *msg = lua_tostring(co, -1);
+      luaL_traceback(L, co, msg, 0);
       tend_host_log(h, TEND_LOG_ERROR, NULL, "scheduler: worker ended: %s",
-                    msg ? msg : "(no message)");
+                    lua_tostring(L, -1));
+      lua_pop(L, 1);
       tend_actor *w = h->current;
       h->current = NULL;
       lua_pop(L, 1);

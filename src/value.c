@@ -83,7 +83,19 @@ void tend_value_take(lua_State *L, tend_host *h, tend_value *v) {
   lua_rawgeti(L, -1, v->u.slot);
   lua_pushnil(L);
   lua_rawseti(L, -3, v->u.slot); /* store[slot] = nil */
-  lua_remove(L, -2);             /* leave only the value */
+  lua_replace(L, -2);            /* leave only the value */
+  give_slot(h, v->u.slot);
+  v->type = TEND_VALUE_NIL;
+}
+
+void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store) {
+  if (v->type != TEND_VALUE_REF) {
+    push_inline(L, v);
+    return;
+  }
+  lua_rawgeti(L, store, v->u.slot);
+  lua_pushnil(L);
+  lua_rawseti(L, store, v->u.slot);
   give_slot(h, v->u.slot);
   v->type = TEND_VALUE_NIL;
 }

@@ -16,6 +16,8 @@ int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
 void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
 /* Pushes v and releases it. */
 void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
+/* Same, with the value store at stack index store (a worker's slot). */
+void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store);
 /* Releases v without pushing it. */
 void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
 
