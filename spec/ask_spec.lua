@@ -5,6 +5,8 @@ local H = require "helper"
 
 TestAsk = {}
 
+function TestAsk:tearDown() H.assert_clean() end
+
 local function echo() return function(msg, ctx) ctx:reply(msg) end end
 
 function TestAsk:test_ask_returns_the_reply()

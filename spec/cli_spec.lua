@@ -5,6 +5,8 @@ local H = require "helper"
 
 TestCli = {}
 
+function TestCli:tearDown() H.assert_clean() end
+
 function TestCli:test_script_gets_arg_and_varargs()
   local path = H.script([[
 print(arg[0] == (...) and "no" or "ok", #arg, arg[1], arg[2], select("#", ...), ...)

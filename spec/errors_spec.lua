@@ -5,6 +5,8 @@ local H = require "helper"
 
 TestErrors = {}
 
+function TestErrors:tearDown() H.assert_clean() end
+
 function TestErrors:test_tend_error_is_a_structured_value()
   local e = tend.error("Timeout", "no reply in 1 s", { after = 1 })
   lu.assertEquals(e.kind, "Timeout")

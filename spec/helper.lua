@@ -24,6 +24,15 @@ function H.live()
   return tend.stats().actors - 1
 end
 
+-- Asserts that a test left nothing behind: no actor but the spec runner,
+-- no pending timer, no runnable actor.
+function H.assert_clean()
+  H.settle()
+  local s = tend.stats()
+  assert(s.actors == 1, "actors left behind: " .. (s.actors - 1))
+  assert(s.timers == 0, "timers left behind: " .. s.timers)
+end
+
 -- Stops the given refs and waits until they are gone.
 function H.stop_all(...)
   for _, r in ipairs { ... } do tend.stop(r) end

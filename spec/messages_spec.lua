@@ -6,6 +6,8 @@ local H = require "helper"
 
 TestMessages = {}
 
+function TestMessages:tearDown() H.assert_clean() end
+
 function TestMessages:test_order_per_sender_is_preserved()
   local log = {}
   local r = H.recorder(log)

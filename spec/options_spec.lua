@@ -6,6 +6,8 @@ local H = require "helper"
 
 TestOptions = {}
 
+function TestOptions:tearDown() H.assert_clean() end
+
 local function idle() return function() end end
 
 local function spawn_error(factory, opts)

@@ -5,6 +5,8 @@ local H = require "helper"
 
 TestRandom = {}
 
+function TestRandom:tearDown() H.assert_clean() end
+
 local draw = [[
 local tend = require "tend"
 local t = {}

@@ -6,6 +6,8 @@ local H = require "helper"
 
 TestTimers = {}
 
+function TestTimers:tearDown() H.assert_clean() end
+
 -- An actor that records (time, msg) for every message, relative to t0.
 local function timed_recorder(log, t0, setup)
   return tend.spawn(function(ctx)

@@ -25,7 +25,8 @@ void tend_actor_push_name(lua_State *L, const tend_actor *a) {
   }
 }
 
-void tend_actor_push_path(lua_State *L, const tend_host *h, const tend_actor *a) {
+void tend_actor_push_path(lua_State *L, const tend_host *h,
+                          const tend_actor *a) {
   (void)h;
   if (a->parent == NULL) {
     lua_pushliteral(L, "/");
@@ -39,7 +40,8 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, const tend_actor *a)
   lua_concat(L, 3);
 }
 
-void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a) {
+void tend_actor_push_ctx(lua_State *L, const tend_host *h,
+                         const tend_actor *a) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
   lua_rawgeti(L, -1, a->id);
   lua_replace(L, -2);
@@ -98,18 +100,24 @@ static int register_record(lua_State *L, tend_host *h, tend_actor *a) {
 
 static void link_child(tend_actor *parent, tend_actor *a) {
   a->prev_sibling = parent->last_child;
-  if (parent->last_child) parent->last_child->next_sibling = a;
-  else parent->first_child = a;
+  if (parent->last_child)
+    parent->last_child->next_sibling = a;
+  else
+    parent->first_child = a;
   parent->last_child = a;
 }
 
 static void unlink_child(tend_actor *a) {
   tend_actor *p = a->parent;
   if (p == NULL) return;
-  if (a->prev_sibling) a->prev_sibling->next_sibling = a->next_sibling;
-  else p->first_child = a->next_sibling;
-  if (a->next_sibling) a->next_sibling->prev_sibling = a->prev_sibling;
-  else p->last_child = a->prev_sibling;
+  if (a->prev_sibling)
+    a->prev_sibling->next_sibling = a->next_sibling;
+  else
+    p->first_child = a->next_sibling;
+  if (a->next_sibling)
+    a->next_sibling->prev_sibling = a->prev_sibling;
+  else
+    p->last_child = a->prev_sibling;
   a->prev_sibling = a->next_sibling = NULL;
 }
 
@@ -134,8 +142,8 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
     lua_pushvalue(L, -2);
     if (lua_rawget(L, -2) != LUA_TNIL)
-      luaL_error(L, "name '%s' is already taken: %s exists", lua_tostring(L, o->name),
-                 lua_tostring(L, -3));
+      luaL_error(L, "name '%s' is already taken: %s exists",
+                 lua_tostring(L, o->name), lua_tostring(L, -3));
     lua_pop(L, 1);
   }
   tend_actor *a = new_record(L, h, parent);
@@ -163,8 +171,10 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
   a->shutdown_ns = o->shutdown_ns;
-  if (o->task) a->flags |= TEND_AF_TASK;
-  else h->stats.spawned++;
+  if (o->task)
+    a->flags |= TEND_AF_TASK;
+  else
+    h->stats.spawned++;
   link_child(parent, a);
   post_system(h, a, TEND_MSG_START);
   lua_pop(L, 1); /* udata */
@@ -213,15 +223,14 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     resolve_promise(L, h, (tend_promise *)(void *)a, v);
     return;
   }
-  if (a == NULL || a->state == TEND_ACTOR_DEAD || (a->flags & TEND_AF_GUARDIAN)) {
+  if (a == NULL || a->state == TEND_ACTOR_DEAD ||
+      (a->flags & TEND_AF_GUARDIAN)) {
     dead_letter(L, h, &v);
     return;
   }
   if (a->capacity && a->mbox.n_user >= a->capacity) {
     switch ((tend_overflow)a->overflow) {
-      case TEND_OVERFLOW_DROP_NEW:
-        dead_letter(L, h, &v);
-        return;
+      case TEND_OVERFLOW_DROP_NEW: dead_letter(L, h, &v); return;
       case TEND_OVERFLOW_DROP_OLD: {
         tend_msg *old = tend_queue_pop(&a->mbox.user);
         a->mbox.n_user--;
@@ -259,7 +268,8 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                      int idx, uint32_t sender_id, uint32_t sender_gen) {
   tend_value v;
-  if (tend_value_store(L, h, idx, &v) != 0) luaL_error(L, "out of message slots");
+  if (tend_value_store(L, h, idx, &v) != 0)
+    luaL_error(L, "out of message slots");
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
 }
 
@@ -318,7 +328,8 @@ void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
                   lua_tostring(L, -1));
     lua_getfield(L, err, "traceback");
     if (lua_isstring(L, -1))
-      tend_host_log(h, TEND_LOG_DEBUG, lua_tostring(L, -3), "%s", lua_tostring(L, -1));
+      tend_host_log(h, TEND_LOG_DEBUG, lua_tostring(L, -3), "%s",
+                    lua_tostring(L, -1));
     lua_pop(L, 1);
   }
   lua_settop(L, err - 1); /* pop error, path, description */
@@ -448,14 +459,12 @@ int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m) {
   tend_msg_kind kind = m->kind;
   tend_msg_release(&h->msgs, m);
   switch (kind) {
-    case TEND_MSG_START:
-      return start(L, h, a);
+    case TEND_MSG_START: return start(L, h, a);
     case TEND_MSG_STOP:
     case TEND_MSG_CHILD_GONE:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
       return -1;
-    case TEND_MSG_USER:
-      break;
+    case TEND_MSG_USER: break;
   }
   return -1;
 }

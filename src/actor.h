@@ -25,13 +25,23 @@ typedef struct tend_host tend_host;
 typedef struct tend_timer tend_timer;
 typedef struct tend_promise tend_promise;
 
-#define TEND_ACTOR_MAGIC 0x74656e64u /* "tend": tells a ctx from other udata */
+/* "tend": tells a ctx from other userdata */
+#define TEND_ACTOR_MAGIC 0x74656e64u
 
-enum { TEND_UV_BEHAVIOR = 1, TEND_UV_FACTORY, TEND_UV_EXTRAS, TEND_UV_REF,
-       TEND_UV_THREAD, TEND_UV_COUNT = TEND_UV_THREAD };
+enum {
+  TEND_UV_BEHAVIOR = 1,
+  TEND_UV_FACTORY,
+  TEND_UV_EXTRAS,
+  TEND_UV_REF,
+  TEND_UV_THREAD,
+  TEND_UV_COUNT = TEND_UV_THREAD
+};
 
 /* What an id in the host's id table names. */
-typedef enum tend_entity_kind { TEND_ENTITY_ACTOR, TEND_ENTITY_PROMISE } tend_entity_kind;
+typedef enum tend_entity_kind {
+  TEND_ENTITY_ACTOR,
+  TEND_ENTITY_PROMISE
+} tend_entity_kind;
 
 typedef enum tend_actor_state {
   TEND_ACTOR_STARTING, /* spawned; START queued, factory not run yet */
@@ -81,39 +91,39 @@ enum tend_actor_flags {
 
 typedef struct tend_actor tend_actor;
 struct tend_actor {
-  tend_entity_kind kind;    /* TEND_ENTITY_ACTOR; first, as in tend_promise */
-  uint32_t magic;           /* TEND_ACTOR_MAGIC */
-  uint32_t id, gen;         /* slot in host->ids and its generation */
-  uint32_t seq;             /* spawn number; names anonymous actors "$seq" */
-  uint8_t state;            /* tend_actor_state */
-  uint8_t wait;             /* tend_actor_wait */
-  uint8_t op;               /* tend_actor_op in progress */
-  uint8_t flags;            /* tend_actor_flags */
-  uint8_t stop_reason;      /* tend_stop_reason, once STOPPING */
-  uint8_t overflow;         /* tend_overflow when capacity > 0 */
-  uint8_t wake_ok;          /* WOKEN: 1 reply/time up as hoped, 0 timeout */
-  uint32_t capacity;        /* user-queue bound, 0 = unbounded */
-  uint32_t wait_seq;        /* bumped at each wait; WAKE timers carry it */
-  uint32_t sender_id;       /* sender of the message being processed */
+  tend_entity_kind kind; /* TEND_ENTITY_ACTOR; first, as in tend_promise */
+  uint32_t magic;        /* TEND_ACTOR_MAGIC */
+  uint32_t id, gen;      /* slot in host->ids and its generation */
+  uint32_t seq;          /* spawn number; names anonymous actors "$seq" */
+  uint8_t state;         /* tend_actor_state */
+  uint8_t wait;          /* tend_actor_wait */
+  uint8_t op;            /* tend_actor_op in progress */
+  uint8_t flags;         /* tend_actor_flags */
+  uint8_t stop_reason;   /* tend_stop_reason, once STOPPING */
+  uint8_t overflow;      /* tend_overflow when capacity > 0 */
+  uint8_t wake_ok;       /* WOKEN: 1 reply/time up as hoped, 0 timeout */
+  uint32_t capacity;     /* user-queue bound, 0 = unbounded */
+  uint32_t wait_seq;     /* bumped at each wait; WAKE timers carry it */
+  uint32_t sender_id;    /* sender of the message being processed */
   uint32_t sender_gen;
-  int64_t shutdown_ns;      /* time allowed for post_stop */
-  tend_actor *parent;       /* supervisor; NULL for guardians */
-  tend_actor *first_child, *last_child;     /* children in start order */
-  tend_actor *prev_sibling, *next_sibling;  /* within the parent's list */
-  tend_actor *next_run;     /* next in the run queue */
-  tend_mailbox mbox;        /* system and user queues */
-  tend_timer *timers;       /* timers this actor owns (cancelled at death) */
-  tend_promise *promise;    /* outstanding ask, or NULL */
-  tend_value wake_value;    /* WOKEN by a reply: the reply, owned */
-  lua_State *thread;        /* parked coroutine (anchored in uv 5), or NULL */
+  int64_t shutdown_ns;                     /* time allowed for post_stop */
+  tend_actor *parent;                      /* supervisor; NULL for guardians */
+  tend_actor *first_child, *last_child;    /* children in start order */
+  tend_actor *prev_sibling, *next_sibling; /* within the parent's list */
+  tend_actor *next_run;                    /* next in the run queue */
+  tend_mailbox mbox;                       /* system and user queues */
+  tend_timer *timers;    /* timers this actor owns (cancelled at death) */
+  tend_promise *promise; /* outstanding ask, or NULL */
+  tend_value wake_value; /* WOKEN by a reply: the reply, owned */
+  lua_State *thread;     /* parked coroutine (anchored in uv 5), or NULL */
 };
 
 /* A pending ask: a short-lived id that takes one reply. */
 struct tend_promise {
-  tend_entity_kind kind;   /* TEND_ENTITY_PROMISE; first, as in tend_actor */
-  uint32_t id, gen;        /* slot in host->ids */
-  tend_actor *asker;       /* waits in TEND_WAIT_ASK for this promise */
-  tend_timer *timeout;     /* the WAKE timer that ends the wait */
+  tend_entity_kind kind; /* TEND_ENTITY_PROMISE; first, as in tend_actor */
+  uint32_t id, gen;      /* slot in host->ids */
+  tend_actor *asker;     /* waits in TEND_WAIT_ASK for this promise */
+  tend_timer *timeout;   /* the WAKE timer that ends the wait */
 };
 
 /* Options of a spawn, validated before anything is created. */
@@ -123,7 +133,7 @@ typedef struct tend_spawn_opts {
   uint32_t capacity; /* mailbox bound, 0 = unbounded */
   tend_overflow overflow;
   int64_t shutdown_ns;
-  int task;          /* 1: the factory is a task function, run once */
+  int task; /* 1: the factory is a task function, run once */
 } tend_spawn_opts;
 
 /* Creates an actor under parent with factory at stack index `factory`;
@@ -159,7 +169,8 @@ void tend_actor_post_stop_done(lua_State *L, tend_host *h, tend_actor *a);
 int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m);
 
 /* Pushes a's path ("/user/a/b"). */
-void tend_actor_push_path(lua_State *L, const tend_host *h, const tend_actor *a);
+void tend_actor_push_path(lua_State *L, const tend_host *h,
+                          const tend_actor *a);
 /* Pushes a's name ("b", or "$7"). */
 void tend_actor_push_name(lua_State *L, const tend_actor *a);
 /* Pushes a's canonical ref (made on first use). Needs a's userdata at

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 typedef struct tend_clock {
-  int is_virtual;   /* 1: virtual source, 0: real */
-  uint64_t origin;  /* real: uv_hrtime() at start */
-  int64_t now;      /* virtual: current time; real: last reading */
+  int is_virtual;  /* 1: virtual source, 0: real */
+  uint64_t origin; /* real: uv_hrtime() at start */
+  int64_t now;     /* virtual: current time; real: last reading */
 } tend_clock;
 
 void tend_clock_init(tend_clock *c, int is_virtual);

@@ -41,8 +41,8 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   double t = (double)tend_clock_now(&h->clock) / 1e9;
-  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level), path ? path : "",
-          path ? ": " : "", msg);
+  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
+          path ? path : "", path ? ": " : "", msg);
   fflush(stderr);
 }
 
@@ -79,8 +79,12 @@ static void pump(tend_host *h) {
   update_handles(h);
 }
 
-static void on_idle(uv_idle_t *handle) { pump(handle->data); }
-static void on_timer(uv_timer_t *handle) { pump(handle->data); }
+static void on_idle(uv_idle_t *handle) {
+  pump(handle->data);
+}
+static void on_timer(uv_timer_t *handle) {
+  pump(handle->data);
+}
 
 static void on_signal(uv_signal_t *handle, int signum) {
   tend_host *h = handle->data;
@@ -90,19 +94,24 @@ static void on_signal(uv_signal_t *handle, int signum) {
     uv_stop(&h->loop);
     return;
   }
-  tend_host_log(h, TEND_LOG_INFO, NULL, "signal %d: stopping every actor", signum);
+  tend_host_log(h, TEND_LOG_INFO, NULL, "signal %d: stopping every actor",
+                signum);
   tend_host_shutdown(h, 128 + signum);
   pump(h);
 }
 
-void tend_host_poke(tend_host *h) { update_handles(h); }
+void tend_host_poke(tend_host *h) {
+  update_handles(h);
+}
 
 void tend_host_shutdown(tend_host *h, int code) {
   if (h->shutting_down) return;
   h->shutting_down = 1;
   h->exit_code = code;
-  if (h->user) tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
-  else if (h->system) tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
+  if (h->user)
+    tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
+  else if (h->system)
+    tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
 }
 
 /* ------------------------------------------------------------ open, run */
@@ -158,7 +167,8 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   if (h == NULL) return NULL;
   h->log_level = cfg->log_level;
   tend_clock_init(&h->clock, cfg->virtual_time);
-  h->seed = cfg->has_seed ? cfg->seed : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
+  h->seed = cfg->has_seed ? cfg->seed
+                          : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
   tend_rng_seed(&h->rng, h->seed);
   tend_slots_init(&h->ids);
   tend_slots_init(&h->timer_ids);
@@ -214,7 +224,9 @@ int tend_host_run(tend_host *h) {
   return h->exit_code;
 }
 
-static void on_close(uv_handle_t *handle) { (void)handle; }
+static void on_close(uv_handle_t *handle) {
+  (void)handle;
+}
 
 void tend_host_close(tend_host *h) {
   if (h->L) {

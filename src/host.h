@@ -24,9 +24,9 @@
 
 /* Why the running coroutine gave control back to the scheduler. */
 typedef enum tend_yield {
-  TEND_YIELD_NONE,  /* it did not yield (finished or crashed) */
-  TEND_YIELD_IDLE,  /* a worker with nothing to do: back to the pool */
-  TEND_YIELD_BLOCK  /* the current actor waits: the coroutine is its own */
+  TEND_YIELD_NONE, /* it did not yield (finished or crashed) */
+  TEND_YIELD_IDLE, /* a worker with nothing to do: back to the pool */
+  TEND_YIELD_BLOCK /* the current actor waits: the coroutine is its own */
 } tend_yield;
 
 typedef struct tend_stats {
@@ -37,15 +37,15 @@ typedef struct tend_stats {
 } tend_stats;
 
 struct tend_host {
-  lua_State *L;         /* main state; every Lua object lives here */
-  uv_loop_t loop;       /* the one event loop */
-  uv_idle_t idle;       /* active while there is work not waiting on time */
-  uv_timer_t uvtimer;   /* armed for the earliest timer (real clock) */
-  uv_signal_t sigint;   /* SIGINT: stop the tree, then exit */
-  uv_signal_t sigterm;  /* SIGTERM: same */
-  tend_clock clock;     /* host time */
-  tend_rng rng;         /* the one generator */
-  uint64_t seed;        /* its seed (tend.seed()) */
+  lua_State *L;             /* main state; every Lua object lives here */
+  uv_loop_t loop;           /* the one event loop */
+  uv_idle_t idle;           /* active while there is work not waiting on time */
+  uv_timer_t uvtimer;       /* armed for the earliest timer (real clock) */
+  uv_signal_t sigint;       /* SIGINT: stop the tree, then exit */
+  uv_signal_t sigterm;      /* SIGTERM: same */
+  tend_clock clock;         /* host time */
+  tend_rng rng;             /* the one generator */
+  uint64_t seed;            /* its seed (tend.seed()) */
   tend_log_level log_level; /* lines above it are not written */
 
   tend_slots ids;         /* actor and promise ids */
@@ -54,32 +54,32 @@ struct tend_host {
   tend_msg_pool msgs;     /* message nodes */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
-  uint32_t runq_len;    /* actors in the run queue */
-  tend_actor *current;  /* actor whose code runs now, or NULL */
-  tend_yield yield;     /* set by the code that yields to the scheduler */
-  int quantum;          /* steps left before workers return to the loop */
-  int pool_n;           /* idle workers in the pool table */
+  uint32_t runq_len;                 /* actors in the run queue */
+  tend_actor *current;               /* actor whose code runs now, or NULL */
+  tend_yield yield; /* set by the code that yields to the scheduler */
+  int quantum;      /* steps left before workers return to the loop */
+  int pool_n;       /* idle workers in the pool table */
 
   /* Registry refs, owned here and released by tend_host_close. */
-  int anchors_ref;  /* table: actor id -> actor userdata (live actors) */
-  int values_ref;   /* table: value slot -> Lua value (messages in flight) */
-  int pool_ref;     /* table: idle worker threads at 1..pool_n */
-  int names_ref;    /* table: path of a named actor -> true */
-  int sentinels_ref;/* table: {stopped, unhandled} sentinel values */
+  int anchors_ref;   /* table: actor id -> actor userdata (live actors) */
+  int values_ref;    /* table: value slot -> Lua value (messages in flight) */
+  int pool_ref;      /* table: idle worker threads at 1..pool_n */
+  int names_ref;     /* table: path of a named actor -> true */
+  int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
 
   uint32_t *free_values; /* free value slots (stack) */
   uint32_t n_free_values, cap_free_values;
-  uint32_t values_top;   /* highest value slot handed out */
+  uint32_t values_top; /* highest value slot handed out */
 
-  tend_actor *user;     /* the /user guardian */
-  tend_actor *system;   /* the /system guardian (tasks) */
-  tend_actor *main;     /* /user/main while the main chunk runs */
-  uint32_t next_seq;    /* spawn counter (anonymous names) */
-  int shutting_down;    /* 1 once the tree is being stopped */
-  int exit_code;        /* status the process ends with */
-  int failed;           /* 1 when the main chunk raised */
+  tend_actor *user;   /* the /user guardian */
+  tend_actor *system; /* the /system guardian (tasks) */
+  tend_actor *main;   /* /user/main while the main chunk runs */
+  uint32_t next_seq;  /* spawn counter (anonymous names) */
+  int shutting_down;  /* 1 once the tree is being stopped */
+  int exit_code;      /* status the process ends with */
+  int failed;         /* 1 when the main chunk raised */
   tend_stats stats;
-  uint64_t lua_bytes;   /* bytes the Lua allocator holds */
+  uint64_t lua_bytes; /* bytes the Lua allocator holds */
 };
 
 /* Recovers the host from any thread of its state. */
@@ -88,8 +88,8 @@ static inline tend_host *tend_host_of(lua_State *L) {
 }
 
 typedef struct tend_host_config {
-  int virtual_time;     /* 1: virtual clock */
-  int has_seed;         /* 1: seed given */
+  int virtual_time; /* 1: virtual clock */
+  int has_seed;     /* 1: seed given */
   uint64_t seed;
   tend_log_level log_level;
 } tend_host_config;

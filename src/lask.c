@@ -37,7 +37,8 @@ int tend_l_ask(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_ref_check(L, 1, "ask", "ref");
   double timeout = DEFAULT_ASK_TIMEOUT;
-  if (!lua_isnoneornil(L, 3)) timeout = tend_check_seconds(L, 3, "ask", "timeout", 1);
+  if (!lua_isnoneornil(L, 3))
+    timeout = tend_check_seconds(L, 3, "ask", "timeout", 1);
   lua_settop(L, 3);
   lua_pushnumber(L, timeout);
   lua_replace(L, 3);
@@ -54,7 +55,8 @@ int tend_l_ask(lua_State *L) {
   }
   a->wait_seq++;
   if (!isinf(timeout)) {
-    p->timeout = tend_timer_arm(L, h, TEND_TIMER_WAKE, a, tend_clock_ns(timeout), 0, 0);
+    p->timeout =
+        tend_timer_arm(L, h, TEND_TIMER_WAKE, a, tend_clock_ns(timeout), 0, 0);
     if (p->timeout == NULL) {
       tend_promise_free(h, p);
       luaL_error(L, "ask: out of memory");
@@ -64,5 +66,6 @@ int tend_l_ask(lua_State *L) {
   a->wake_ok = 0;
   tend_actor_send(L, h, r->id, r->gen, 2, p->id, p->gen);
   /* answered at once when the target was itself a promise */
-  return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN, ask_k);
+  return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,
+                         ask_k);
 }

@@ -27,7 +27,8 @@ void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen);
 /* The ref at idx, or NULL. */
 tend_ref *tend_ref_test(lua_State *L, int idx);
 /* The ref at idx, or a Lua error naming argument arg of function fn. */
-tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn, const char *arg);
+tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn,
+                         const char *arg);
 /* The live actor a ref names, or NULL. */
 tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
 /* The ref at idx remembers path at the top of the stack (popped). */
@@ -39,7 +40,8 @@ void tend_ref_open(lua_State *L);
 tend_actor *tend_ctx_check(lua_State *L, int idx);
 /* Parses spawn options at idx (may be none/nil) for function fn; raises on
  * bad input before anything is created. */
-void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o);
+void tend_spawn_parse(lua_State *L, int idx, const char *fn,
+                      tend_spawn_opts *o);
 /* tend.spawn / ctx:spawn body: factory at 1+off, opts at 2+off. */
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn);
 void tend_ctx_open(lua_State *L);
@@ -50,15 +52,16 @@ void tend_timers_fire_due(tend_host *h);
 /* Arms a timer of kind for target a (owner a, may be NULL) after ns;
  * the value at idx (0 for none) is stored in it. Returns it or NULL. */
 tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
-                           tend_actor *a, int64_t ns, int64_t interval, int idx);
+                           tend_actor *a, int64_t ns, int64_t interval,
+                           int idx);
 /* Disarms and frees t. */
 void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t);
 /* Cancels every timer (shutdown end, close). */
 void tend_timers_cancel_all(lua_State *L, tend_host *h);
 /* Reads a delay in seconds at idx: number, finite, >= 0 (or > 0 when
  * positive). Raises naming fn/arg otherwise. */
-double tend_check_seconds(lua_State *L, int idx, const char *fn, const char *arg,
-                          int positive);
+double tend_check_seconds(lua_State *L, int idx, const char *fn,
+                          const char *arg, int positive);
 void tend_timer_open(lua_State *L);
 int tend_l_sleep(lua_State *L);
 int tend_l_ctx_after(lua_State *L);
@@ -72,7 +75,8 @@ void tend_error_new(lua_State *L, const char *kind, const char *message);
  * traceback. */
 int tend_error_handler(lua_State *L);
 /* Pushes an InitError wrapping the error value at idx. */
-void tend_error_wrap(lua_State *L, int idx, const char *kind, const char *prefix);
+void tend_error_wrap(lua_State *L, int idx, const char *kind,
+                     const char *prefix);
 /* Pushes "kind: message" for the error value at idx. */
 void tend_error_describe(lua_State *L, int idx);
 void tend_error_open(lua_State *L);

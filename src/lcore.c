@@ -52,7 +52,8 @@ static int l_stop(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_ref_check(L, 1, "tend.stop", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a && !(a->flags & TEND_AF_GUARDIAN)) tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  if (a && !(a->flags & TEND_AF_GUARDIAN))
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
   return 0;
 }
 
@@ -67,8 +68,10 @@ static int l_alive(lua_State *L) {
 /* tend.self() -> ref of the running actor, or nil */
 static int l_self(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (h->current) tend_actor_push_ref(L, h, h->current);
-  else lua_pushnil(L);
+  if (h->current)
+    tend_actor_push_ref(L, h, h->current);
+  else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -84,9 +87,7 @@ static int l_random(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_Integer lo, hi;
   switch (lua_gettop(L)) {
-    case 0:
-      lua_pushnumber(L, tend_rng_double(&h->rng));
-      return 1;
+    case 0: lua_pushnumber(L, tend_rng_double(&h->rng)); return 1;
     case 1:
       lo = 1;
       hi = luaL_checkinteger(L, 1);
@@ -105,7 +106,8 @@ static int l_random(lua_State *L) {
   }
   luaL_argcheck(L, lo <= hi, lua_gettop(L), "interval is empty");
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
-  lua_pushinteger(L, (lua_Integer)((uint64_t)lo + tend_rng_upto(&h->rng, span)));
+  lua_pushinteger(L,
+                  (lua_Integer)((uint64_t)lo + tend_rng_upto(&h->rng, span)));
   return 1;
 }
 
@@ -144,7 +146,8 @@ static int l_stats(lua_State *L) {
   uint32_t actors = 0;
   for (uint32_t i = 1; i < h->ids.n; i++) {
     tend_actor *a = h->ids.v[i].ptr;
-    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN)) actors++;
+    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN))
+      actors++;
   }
   lua_createtable(L, 0, 8);
   set_count(L, "spawned", h->stats.spawned);
@@ -155,9 +158,10 @@ static int l_stats(lua_State *L) {
   set_count(L, "timers", h->timers.n);
   set_count(L, "runnable", h->runq_len);
   set_count(L, "lua_bytes", h->lua_bytes);
-  set_count(L, "c_bytes", (uint64_t)(h->ids.cap + h->timer_ids.cap) * sizeof(tend_slot) +
-                              h->msgs.allocated * sizeof(tend_msg) +
-                              (uint64_t)h->cap_free_values * sizeof(uint32_t));
+  set_count(L, "c_bytes",
+            (uint64_t)(h->ids.cap + h->timer_ids.cap) * sizeof(tend_slot) +
+                h->msgs.allocated * sizeof(tend_msg) +
+                (uint64_t)h->cap_free_values * sizeof(uint32_t));
   return 1;
 }
 
@@ -167,7 +171,8 @@ static int l_shutdown(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_Integer code = luaL_optinteger(L, 1, 0);
   if (code < 0 || code > 255)
-    luaL_error(L, "tend.shutdown: code: expected an integer in 0..255, got %I", code);
+    luaL_error(L, "tend.shutdown: code: expected an integer in 0..255, got %I",
+               code);
   tend_host_shutdown(h, (int)code);
   if (h->current && lua_isyieldable(L))
     return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
@@ -179,7 +184,8 @@ static int l_log(lua_State *L) {
   tend_host *h = tend_host_of(L);
   int level = tend_log_parse(luaL_checkstring(L, 1));
   if (level < 0)
-    luaL_error(L, "tend.log: level: expected error, warn, info or debug, got %s",
+    luaL_error(L,
+               "tend.log: level: expected error, warn, info or debug, got %s",
                lua_tostring(L, 1));
   if ((tend_log_level)level > h->log_level) return 0;
   int n = lua_gettop(L);
@@ -187,9 +193,12 @@ static int l_log(lua_State *L) {
   lua_getfield(L, -1, "format");
   for (int i = 2; i <= n; i++) lua_pushvalue(L, i);
   lua_call(L, n - 1, 1);
-  if (h->current) tend_actor_push_path(L, h, h->current);
-  else lua_pushnil(L);
-  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s", lua_tostring(L, -2));
+  if (h->current)
+    tend_actor_push_path(L, h, h->current);
+  else
+    lua_pushnil(L);
+  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s",
+                lua_tostring(L, -2));
   return 0;
 }
 
@@ -245,18 +254,27 @@ static int l_is_dir(lua_State *L) {
 }
 
 int luaopen_tend_core(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"spawn", l_spawn},       {"send", l_send},
-      {"ask", tend_l_ask},      {"stop", l_stop},
-      {"alive", l_alive},       {"self", l_self},
-      {"sleep", tend_l_sleep},  {"now", l_now},
-      {"after", tend_l_after},  {"random", l_random},
-      {"seed", l_seed},         {"stats", l_stats},
-      {"shutdown", l_shutdown}, {"log", l_log},
-      {"error", tend_l_error},  {"raise", tend_l_raise},
-      {"virtual_time", l_virtual_time}, {"executable", l_executable},
-      {"list_dir", l_list_dir}, {"is_dir", l_is_dir},
-      {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"spawn", l_spawn},
+                                 {"send", l_send},
+                                 {"ask", tend_l_ask},
+                                 {"stop", l_stop},
+                                 {"alive", l_alive},
+                                 {"self", l_self},
+                                 {"sleep", tend_l_sleep},
+                                 {"now", l_now},
+                                 {"after", tend_l_after},
+                                 {"random", l_random},
+                                 {"seed", l_seed},
+                                 {"stats", l_stats},
+                                 {"shutdown", l_shutdown},
+                                 {"log", l_log},
+                                 {"error", tend_l_error},
+                                 {"raise", tend_l_raise},
+                                 {"virtual_time", l_virtual_time},
+                                 {"executable", l_executable},
+                                 {"list_dir", l_list_dir},
+                                 {"is_dir", l_is_dir},
+                                 {NULL, NULL}};
   tend_host *h = tend_host_of(L);
   luaL_newlib(L, fns);
   tend_push_sentinel(L, h, 1);

@@ -10,8 +10,8 @@
 
 tend_actor *tend_ctx_check(lua_State *L, int idx) {
   tend_actor *a = lua_touserdata(L, idx);
-  if (a == NULL || lua_islightuserdata(L, idx) || lua_rawlen(L, idx) != sizeof *a ||
-      a->magic != TEND_ACTOR_MAGIC)
+  if (a == NULL || lua_islightuserdata(L, idx) ||
+      lua_rawlen(L, idx) != sizeof *a || a->magic != TEND_ACTOR_MAGIC)
     luaL_error(L, "expected a ctx (call it as ctx:method(...)), got %s",
                tend_typename(L, idx));
   return a;
@@ -28,13 +28,14 @@ static int bad_option(lua_State *L, const char *fn, const char *opt,
                     expected, tend_typename(L, idx));
 }
 
-static const char *const spawn_keys[] = {"name", "args", "mailbox", "shutdown",
-                                         "supervisor", "restart",
-                                         "max_message_time", NULL};
+static const char *const spawn_keys[] = {
+    "name",       "args",    "mailbox",          "shutdown",
+    "supervisor", "restart", "max_message_time", NULL};
 static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
-static const char *const overflow_names[] = {"drop_new", "drop_old", "fail", NULL};
-static const char *const restart_names[] = {"permanent", "transient", "temporary",
-                                            NULL};
+static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
+                                             NULL};
+static const char *const restart_names[] = {"permanent", "transient",
+                                            "temporary", NULL};
 
 static int find(const char *const *list, const char *s) {
   for (int i = 0; list[i]; i++)
@@ -57,8 +58,8 @@ static void check_keys(lua_State *L, int t, const char *const *keys,
         luaL_addstring(&b, keys[i]);
       }
       luaL_pushresult(&b);
-      luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)", fn, prefix,
-                 key, lua_tostring(L, -1));
+      luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)", fn,
+                 prefix, key, lua_tostring(L, -1));
     }
   }
 }
@@ -73,19 +74,22 @@ static int64_t check_duration(lua_State *L, int idx, const char *fn,
   return isinf(s) ? INT64_MAX : tend_clock_ns(s);
 }
 
-void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o) {
+void tend_spawn_parse(lua_State *L, int idx, const char *fn,
+                      tend_spawn_opts *o) {
   memset(o, 0, sizeof *o);
   o->shutdown_ns = tend_clock_ns(5.0);
   if (lua_isnoneornil(L, idx)) return;
   if (!lua_istable(L, idx))
-    luaL_error(L, "%s: options: expected a table, got %s", fn, tend_typename(L, idx));
+    luaL_error(L, "%s: options: expected a table, got %s", fn,
+               tend_typename(L, idx));
   idx = lua_absindex(L, idx);
   check_keys(L, idx, spawn_keys, fn, "");
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
     size_t len = 0;
-    const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-    if (name == NULL || len == 0 || len > 255 || strchr(name, '/') || name[0] == '$' ||
-        strlen(name) != len)
+    const char *name =
+        lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (name == NULL || len == 0 || len > 255 || strchr(name, '/') ||
+        name[0] == '$' || strlen(name) != len)
       bad_option(L, fn, "name",
                  "a non-empty string without '/', not starting with '$'", -1);
     o->name = lua_gettop(L); /* stays on the stack for the caller */
@@ -110,11 +114,12 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o)
       o->capacity = (uint32_t)lua_tointeger(L, -1);
     }
     if (lua_getfield(L, mb, "overflow") != LUA_TNIL) {
-      int i = lua_type(L, -1) == LUA_TSTRING ? find(overflow_names, lua_tostring(L, -1))
-                                             : -1;
+      int i = lua_type(L, -1) == LUA_TSTRING
+                  ? find(overflow_names, lua_tostring(L, -1))
+                  : -1;
       if (i < 0)
-        bad_option(L, fn, "mailbox.overflow", "\"drop_new\", \"drop_old\" or \"fail\"",
-                   -1);
+        bad_option(L, fn, "mailbox.overflow",
+                   "\"drop_new\", \"drop_old\" or \"fail\"", -1);
       o->overflow = (tend_overflow)i;
     }
     lua_settop(L, mb - 1);
@@ -125,8 +130,10 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o)
     o->shutdown_ns = check_duration(L, -1, fn, "shutdown", 1);
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "restart") != LUA_TNIL &&
-      (lua_type(L, -1) != LUA_TSTRING || find(restart_names, lua_tostring(L, -1)) < 0))
-    bad_option(L, fn, "restart", "\"permanent\", \"transient\" or \"temporary\"", -1);
+      (lua_type(L, -1) != LUA_TSTRING ||
+       find(restart_names, lua_tostring(L, -1)) < 0))
+    bad_option(L, fn, "restart",
+               "\"permanent\", \"transient\" or \"temporary\"", -1);
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
@@ -138,7 +145,8 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn, tend_spawn_opts *o)
   lua_pop(L, 1);
 }
 
-int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn) {
+int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
+                     const char *fn) {
   tend_host *h = tend_host_of(L);
   if (!lua_isfunction(L, 1 + off))
     luaL_error(L, "%s: factory: expected a function, got %s", fn,
@@ -149,7 +157,8 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn) 
   if (h->shutting_down)
     luaL_error(L, "%s: the host is shutting down; nothing can be spawned", fn);
   if (parent->state >= TEND_ACTOR_STOPPING)
-    luaL_error(L, "%s: the parent is stopping; it cannot take new children", fn);
+    luaL_error(L, "%s: the parent is stopping; it cannot take new children",
+               fn);
   tend_actor_spawn(L, h, parent, 1 + off, &o);
   return 1;
 }
@@ -218,7 +227,8 @@ static int l_ctx_log(lua_State *L) {
   for (int i = 3; i <= n; i++) lua_pushvalue(L, i);
   lua_call(L, n - 2, 1);
   tend_actor_push_path(L, h, a);
-  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s", lua_tostring(L, -2));
+  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s",
+                lua_tostring(L, -2));
   return 0;
 }
 
@@ -256,8 +266,10 @@ static int l_ctx_index(lua_State *L) {
   } else if (lua_rawequal(L, 2, lua_upvalueindex(3))) {
     tend_actor_push_ref(L, h, a);
   } else if (lua_rawequal(L, 2, lua_upvalueindex(4))) {
-    if (a->parent) tend_actor_push_ref(L, h, a->parent);
-    else lua_pushnil(L);
+    if (a->parent)
+      tend_actor_push_ref(L, h, a->parent);
+    else
+      lua_pushnil(L);
   } else {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -266,16 +278,17 @@ static int l_ctx_index(lua_State *L) {
 }
 
 static int l_ctx_newindex(lua_State *L) {
-  return luaL_error(L, "ctx is read-only (cannot set '%s')", luaL_tolstring(L, 2, NULL));
+  return luaL_error(L, "ctx is read-only (cannot set '%s')",
+                    luaL_tolstring(L, 2, NULL));
 }
 
 void tend_ctx_open(lua_State *L) {
   static const luaL_Reg methods[] = {
-      {"spawn", l_ctx_spawn},   {"children", l_ctx_children},
-      {"reply", l_ctx_reply},   {"stop", l_ctx_stop},
+      {"spawn", l_ctx_spawn},      {"children", l_ctx_children},
+      {"reply", l_ctx_reply},      {"stop", l_ctx_stop},
       {"after", tend_l_ctx_after}, {"every", tend_l_ctx_every},
-      {"sleep", l_ctx_sleep},   {"ask", l_ctx_ask},
-      {"log", l_ctx_log},       {NULL, NULL}};
+      {"sleep", l_ctx_sleep},      {"ask", l_ctx_ask},
+      {"log", l_ctx_log},          {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   luaL_newlib(L, methods);
   lua_pushliteral(L, "sender");

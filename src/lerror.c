@@ -33,8 +33,10 @@ int tend_error_handler(lua_State *L) {
     return 1;
   }
   const char *msg;
-  if (lua_type(L, 1) == LUA_TSTRING) msg = lua_tostring(L, 1);
-  else msg = luaL_tolstring(L, 1, NULL); /* push a description */
+  if (lua_type(L, 1) == LUA_TSTRING)
+    msg = lua_tostring(L, 1);
+  else
+    msg = luaL_tolstring(L, 1, NULL); /* push a description */
   tend_error_new(L, "Error", msg);
   if (lua_type(L, 1) != LUA_TSTRING) {
     lua_pushvalue(L, 1);
@@ -51,8 +53,8 @@ void tend_error_describe(lua_State *L, int idx) {
     lua_getfield(L, idx, "where");
     lua_getfield(L, idx, "kind");
     lua_getfield(L, idx, "message");
-    lua_pushfstring(L, "%s%s: %s", luaL_optstring(L, -3, ""), luaL_optstring(L, -2, "Error"),
-                    luaL_optstring(L, -1, ""));
+    lua_pushfstring(L, "%s%s: %s", luaL_optstring(L, -3, ""),
+                    luaL_optstring(L, -2, "Error"), luaL_optstring(L, -1, ""));
     lua_replace(L, -4);
     lua_pop(L, 2);
   } else {
@@ -60,7 +62,8 @@ void tend_error_describe(lua_State *L, int idx) {
   }
 }
 
-void tend_error_wrap(lua_State *L, int idx, const char *kind, const char *prefix) {
+void tend_error_wrap(lua_State *L, int idx, const char *kind,
+                     const char *prefix) {
   idx = lua_absindex(L, idx);
   tend_error_describe(L, idx);
   lua_pushfstring(L, "%s: %s", prefix, lua_tostring(L, -1));
@@ -81,7 +84,8 @@ static void build(lua_State *L, const char *fn) {
   if (*kind == '\0') luaL_argerror(L, 1, "kind must not be empty");
   const char *message = luaL_optstring(L, 2, kind);
   if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
-    luaL_error(L, "%s: data: expected a table, got %s", fn, luaL_typename(L, 3));
+    luaL_error(L, "%s: data: expected a table, got %s", fn,
+               luaL_typename(L, 3));
   tend_error_new(L, kind, message);
   if (lua_istable(L, 3)) {
     lua_pushvalue(L, 3);
@@ -118,5 +122,9 @@ void tend_error_open(lua_State *L) {
   lua_pop(L, 1);
 }
 
-int tend_l_error(lua_State *L) { return l_error_new(L); }
-int tend_l_raise(lua_State *L) { return l_error_raise(L); }
+int tend_l_error(lua_State *L) {
+  return l_error_new(L);
+}
+int tend_l_raise(lua_State *L) {
+  return l_error_raise(L);
+}

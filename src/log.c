@@ -11,4 +11,6 @@ int tend_log_parse(const char *name) {
   return -1;
 }
 
-const char *tend_log_name(tend_log_level level) { return names[level]; }
+const char *tend_log_name(tend_log_level level) {
+  return names[level];
+}

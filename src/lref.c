@@ -17,13 +17,14 @@ void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen) {
 
 tend_ref *tend_ref_test(lua_State *L, int idx) {
   tend_ref *r = lua_touserdata(L, idx);
-  if (r == NULL || lua_islightuserdata(L, idx) || lua_rawlen(L, idx) != sizeof *r ||
-      r->magic != TEND_REF_MAGIC)
+  if (r == NULL || lua_islightuserdata(L, idx) ||
+      lua_rawlen(L, idx) != sizeof *r || r->magic != TEND_REF_MAGIC)
     return NULL;
   return r;
 }
 
-tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn, const char *arg) {
+tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn,
+                         const char *arg) {
   tend_ref *r = tend_ref_test(L, idx);
   if (r == NULL)
     luaL_error(L, "%s: %s: expected an actor ref, got %s", fn, arg,
@@ -44,11 +45,15 @@ void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen) {
     return;
   }
   tend_actor *a = tend_slots_get(&h->ids, id, gen);
-  if (a && a->kind == TEND_ENTITY_ACTOR) tend_actor_push_ref(L, h, a);
-  else tend_ref_new(L, id, gen);
+  if (a && a->kind == TEND_ENTITY_ACTOR)
+    tend_actor_push_ref(L, h, a);
+  else
+    tend_ref_new(L, id, gen);
 }
 
-void tend_ref_set_path(lua_State *L, int idx) { lua_setiuservalue(L, idx, 1); }
+void tend_ref_set_path(lua_State *L, int idx) {
+  lua_setiuservalue(L, idx, 1);
+}
 
 /* Pushes the ref's path: live actors compute it, others remember it. */
 static void push_path(lua_State *L, tend_host *h, int idx) {
@@ -117,8 +122,10 @@ static int l_ref_eq(lua_State *L) {
 }
 
 void tend_ref_open(lua_State *L) {
-  static const luaL_Reg methods[] = {{"send", l_ref_send}, {"tell", l_ref_tell},
-                                     {"path", l_ref_path}, {"name", l_ref_name},
+  static const luaL_Reg methods[] = {{"send", l_ref_send},
+                                     {"tell", l_ref_tell},
+                                     {"path", l_ref_path},
+                                     {"name", l_ref_name},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_REF_MT);
   luaL_newlib(L, methods);

@@ -25,14 +25,17 @@ static void owner_link(tend_timer *t, tend_actor *a) {
 static void owner_unlink(tend_timer *t) {
   tend_actor *a = t->owner;
   if (a == NULL) return;
-  if (t->owner_prev) t->owner_prev->owner_next = t->owner_next;
-  else a->timers = t->owner_next;
+  if (t->owner_prev)
+    t->owner_prev->owner_next = t->owner_next;
+  else
+    a->timers = t->owner_next;
   if (t->owner_next) t->owner_next->owner_prev = t->owner_prev;
   t->owner = NULL;
 }
 
 tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
-                           tend_actor *a, int64_t ns, int64_t interval, int idx) {
+                           tend_actor *a, int64_t ns, int64_t interval,
+                           int idx) {
   tend_timer *t = calloc(1, sizeof *t);
   if (t == NULL) return NULL;
   t->heap_index = TEND_TIMER_UNARMED;
@@ -67,14 +70,17 @@ void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t) {
 
 void tend_timers_cancel_all(lua_State *L, tend_host *h) {
   tend_timer *t;
-  while ((t = tend_timer_heap_top(&h->timers)) != NULL) tend_timer_cancel(L, h, t);
+  while ((t = tend_timer_heap_top(&h->timers)) != NULL)
+    tend_timer_cancel(L, h, t);
 }
 
 /* Runs t's action. t is out of the heap; it stays valid during the call. */
 static void fire(lua_State *L, tend_host *h, tend_timer *t) {
-  tend_actor *a = t->target_id ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
-                               : NULL;
-  if (a && (a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)) a = NULL;
+  tend_actor *a = t->target_id
+                      ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
+                      : NULL;
+  if (a && (a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD))
+    a = NULL;
   switch (t->kind) {
     case TEND_TIMER_SEND:
       if (a == NULL) break;
@@ -128,13 +134,15 @@ void tend_timers_fire_due(tend_host *h) {
   while ((t = tend_timer_heap_top(&h->timers)) != NULL && t->due <= now) {
     tend_timer_heap_remove(&h->timers, t);
     owner_unlink(t); /* nothing may free t while it fires */
-    tend_actor *owner_then = t->target_id
-                                 ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
-                                 : NULL;
+    tend_actor *owner_then =
+        t->target_id ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
+                     : NULL;
     fire(L, h, t);
-    tend_actor *a = t->target_id ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
-                                 : NULL;
-    if (t->interval > 0 && a && a == owner_then && a->state != TEND_ACTOR_DEAD) {
+    tend_actor *a = t->target_id
+                        ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
+                        : NULL;
+    if (t->interval > 0 && a && a == owner_then &&
+        a->state != TEND_ACTOR_DEAD) {
       t->due += t->interval;
       if (t->due <= now) t->due = now + t->interval; /* fell behind: no burst */
       if (tend_timer_heap_push(&h->timers, t) == 0) {
@@ -148,8 +156,8 @@ void tend_timers_fire_due(tend_host *h) {
 
 /* ------------------------------------------------------------ Lua API */
 
-double tend_check_seconds(lua_State *L, int idx, const char *fn, const char *arg,
-                          int positive) {
+double tend_check_seconds(lua_State *L, int idx, const char *fn,
+                          const char *arg, int positive) {
   if (lua_type(L, idx) != LUA_TNUMBER)
     luaL_error(L, "%s: %s: expected a number of seconds, got %s", fn, arg,
                tend_typename(L, idx));
@@ -181,7 +189,8 @@ int tend_l_ctx_after(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_ctx_check(L, 1);
   double s = tend_check_seconds(L, 2, "ctx:after", "seconds", 0);
-  if (a->state == TEND_ACTOR_DEAD) luaL_error(L, "ctx:after: the actor is dead");
+  if (a->state == TEND_ACTOR_DEAD)
+    luaL_error(L, "ctx:after: the actor is dead");
   lua_settop(L, 3);
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, 0, 3));
   return 1;
@@ -192,8 +201,10 @@ int tend_l_ctx_every(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_ctx_check(L, 1);
   double s = tend_check_seconds(L, 2, "ctx:every", "seconds", 1);
-  if (isinf(s)) luaL_error(L, "ctx:every: seconds: expected a finite number, got inf");
-  if (a->state == TEND_ACTOR_DEAD) luaL_error(L, "ctx:every: the actor is dead");
+  if (isinf(s))
+    luaL_error(L, "ctx:every: seconds: expected a finite number, got inf");
+  if (a->state == TEND_ACTOR_DEAD)
+    luaL_error(L, "ctx:every: the actor is dead");
   lua_settop(L, 3);
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, s, 3));
   return 1;
@@ -204,7 +215,8 @@ int tend_l_after(lua_State *L) {
   tend_host *h = tend_host_of(L);
   double s = tend_check_seconds(L, 1, "tend.after", "seconds", 0);
   if (!lua_isfunction(L, 2))
-    luaL_error(L, "tend.after: fn: expected a function, got %s", tend_typename(L, 2));
+    luaL_error(L, "tend.after: fn: expected a function, got %s",
+               tend_typename(L, 2));
   lua_settop(L, 2);
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_TASK, NULL, s, 0, 2));
   return 1;
@@ -249,15 +261,16 @@ static int l_timer_tostring(lua_State *L) {
   tend_host *h = tend_host_of(L);
   timer_handle *th = luaL_checkudata(L, 1, TEND_TIMER_MT);
   tend_timer *t = tend_slots_get(&h->timer_ids, th->id, th->gen);
-  if (t) lua_pushfstring(L, "Timer(due at %f s)", (double)t->due / 1e9);
-  else lua_pushliteral(L, "Timer(done)");
+  if (t)
+    lua_pushfstring(L, "Timer(due at %f s)", (double)t->due / 1e9);
+  else
+    lua_pushliteral(L, "Timer(done)");
   return 1;
 }
 
 void tend_timer_open(lua_State *L) {
-  static const luaL_Reg methods[] = {{"cancel", l_timer_cancel},
-                                     {"active", l_timer_active},
-                                     {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"cancel", l_timer_cancel}, {"active", l_timer_active}, {NULL, NULL}};
   luaL_newmetatable(L, TEND_TIMER_MT);
   luaL_newlib(L, methods);
   lua_setfield(L, -2, "__index");

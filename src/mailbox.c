@@ -32,7 +32,8 @@ tend_msg *tend_msg_alloc(tend_msg_pool *p) {
     if (c == NULL) return NULL;
     c->next = p->chunks;
     p->chunks = c;
-    for (int i = NODES_PER_CHUNK - 1; i >= 0; i--) tend_msg_release(p, &c->nodes[i]);
+    for (int i = NODES_PER_CHUNK - 1; i >= 0; i--)
+      tend_msg_release(p, &c->nodes[i]);
     p->allocated += NODES_PER_CHUNK;
   }
   tend_msg *m = p->free;

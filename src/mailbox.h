@@ -49,15 +49,15 @@ typedef struct tend_queue {
 } tend_queue;
 
 typedef struct tend_mailbox {
-  tend_queue sys;   /* system signals, served before user messages */
-  tend_queue user;  /* user messages in arrival order */
-  uint32_t n_user;  /* length of the user queue */
+  tend_queue sys;  /* system signals, served before user messages */
+  tend_queue user; /* user messages in arrival order */
+  uint32_t n_user; /* length of the user queue */
 } tend_mailbox;
 
 /* Free nodes shared by every mailbox of a host. */
 typedef struct tend_msg_pool {
-  tend_msg *free;  /* free list */
-  void *chunks;    /* allocated chunks, linked through their first word */
+  tend_msg *free;     /* free list */
+  void *chunks;       /* allocated chunks, linked through their first word */
   uint64_t allocated; /* nodes ever carved from chunks */
 } tend_msg_pool;
 
@@ -72,8 +72,10 @@ static inline void tend_msg_release(tend_msg_pool *p, tend_msg *m) {
 
 static inline void tend_queue_push(tend_queue *q, tend_msg *m) {
   m->next = NULL;
-  if (q->tail) q->tail->next = m;
-  else q->head = m;
+  if (q->tail)
+    q->tail->next = m;
+  else
+    q->head = m;
   q->tail = m;
 }
 

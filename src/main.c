@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,14 @@ static const char usage[] =
     "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
     "       tend [options] -                  read the script from stdin\n"
     "       tend [options] -e CODE            run CODE\n"
-    "       tend [options] test [PATH...]     run luaunit specs (default: spec/)\n"
+    "       tend [options] test [PATH...]     run luaunit specs (default: "
+    "spec/)\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
     "  --real-time        real clock (the default except for `tend test`)\n"
-    "  --seed N           seed of every random choice (default: from the time)\n"
+    "  --seed N           seed of every random choice (default: from the "
+    "time)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines (not written yet)\n"
     "  --version          print the version and exit\n"
@@ -28,7 +31,7 @@ static const char usage[] =
     "exit status: 0 normal end, 1 script error, 2 usage error\n";
 
 typedef struct options {
-  int virtual_time;   /* -1 unset, 0 real, 1 virtual */
+  int virtual_time; /* -1 unset, 0 real, 1 virtual */
   int has_seed;
   uint64_t seed;
   int log_level;      /* -1 unset */
@@ -38,10 +41,13 @@ typedef struct options {
   int first_arg;      /* argv index of the first script argument */
 } options;
 
-static int usage_error(const char *fmt, const char *what) {
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "tend: ");
-  fprintf(stderr, fmt, what);
+  vfprintf(stderr, fmt, ap);
   fprintf(stderr, "\n%s", usage);
+  va_end(ap);
   return 2;
 }
 
@@ -57,14 +63,16 @@ static int parse(int argc, char **argv, options *o) {
       fputs(usage, stdout);
       return 0;
     } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
-      printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE, uv_version_string());
+      printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE,
+             uv_version_string());
       return 0;
     } else if (strcmp(a, "--virtual-time") == 0) {
       o->virtual_time = 1;
     } else if (strcmp(a, "--real-time") == 0) {
       o->virtual_time = 0;
     } else if (strcmp(a, "--seed") == 0) {
-      if (++i >= argc) return usage_error("--seed: expected an integer, got nothing", "");
+      if (++i >= argc)
+        return usage_error("--seed: expected an integer, got nothing");
       char *end;
       errno = 0;
       long long v = strtoll(argv[i], &end, 10);
@@ -74,15 +82,17 @@ static int parse(int argc, char **argv, options *o) {
       o->seed = (uint64_t)v;
     } else if (strcmp(a, "--log-level") == 0) {
       if (++i >= argc)
-        return usage_error("--log-level: expected error|warn|info|debug, got nothing", "");
+        return usage_error(
+            "--log-level: expected error|warn|info|debug, got nothing");
       o->log_level = tend_log_parse(argv[i]); /* -1 when unknown */
       if (o->log_level < 0)
-        return usage_error("--log-level: expected error|warn|info|debug, got '%s'",
-                           argv[i]);
+        return usage_error(
+            "--log-level: expected error|warn|info|debug, got '%s'", argv[i]);
     } else if (strcmp(a, "--trace") == 0) {
-      if (++i >= argc) return usage_error("--trace: expected a file name, got nothing", "");
+      if (++i >= argc)
+        return usage_error("--trace: expected a file name, got nothing");
     } else if (strcmp(a, "-e") == 0) {
-      if (++i >= argc) return usage_error("-e: expected Lua code, got nothing", "");
+      if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
       o->code = argv[i];
     } else if (strcmp(a, "-i") == 0) {
       return usage_error("-i: %s", "the REPL is not built yet");
@@ -103,7 +113,8 @@ static int parse(int argc, char **argv, options *o) {
     }
     i++;
   } else if (!o->code) {
-    if (isatty(0)) return usage_error("%s", "the REPL is not built yet; give a SCRIPT");
+    if (isatty(0))
+      return usage_error("%s", "the REPL is not built yet; give a SCRIPT");
     o->script = "-";
   }
   o->first_arg = i;
@@ -168,8 +179,8 @@ int main(int argc, char **argv) {
       .seed = o.seed,
       /* specs fail actors on purpose: only errors are logged there */
       .log_level = (tend_log_level)(o.log_level >= 0 ? o.log_level
-                                    : o.test     ? TEND_LOG_ERROR
-                                                 : TEND_LOG_WARN),
+                                    : o.test         ? TEND_LOG_ERROR
+                                                     : TEND_LOG_WARN),
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;

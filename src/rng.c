@@ -1,7 +1,9 @@
 /* rng: xoshiro256** (Blackman and Vigna), state filled by splitmix64. */
 #include "rng.h"
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 static uint64_t splitmix64(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

@@ -29,8 +29,10 @@ void tend_sched_enqueue(tend_host *h, tend_actor *a) {
   a->flags |= TEND_AF_QUEUED;
   h->runq_len++;
   a->next_run = NULL;
-  if (h->runq_tail) h->runq_tail->next_run = a;
-  else h->runq_head = a;
+  if (h->runq_tail)
+    h->runq_tail->next_run = a;
+  else
+    h->runq_head = a;
   h->runq_tail = a;
 }
 
@@ -42,8 +44,10 @@ void tend_sched_dequeue(tend_host *h, tend_actor *a) {
     x = x->next_run;
   }
   if (x == NULL) return;
-  if (prev) prev->next_run = a->next_run;
-  else h->runq_head = a->next_run;
+  if (prev)
+    prev->next_run = a->next_run;
+  else
+    h->runq_head = a->next_run;
   if (h->runq_tail == a) h->runq_tail = prev;
   a->next_run = NULL;
   a->flags &= ~TEND_AF_QUEUED;
@@ -110,8 +114,10 @@ static const char *bad_return(lua_State *L, int idx) {
 
 /* Installs the behavior at idx (already checked) for a. */
 static void become(lua_State *L, tend_actor *a, int idx) {
-  if (lua_istable(L, idx)) a->flags |= TEND_AF_HOOKS;
-  else a->flags &= ~TEND_AF_HOOKS;
+  if (lua_istable(L, idx))
+    a->flags |= TEND_AF_HOOKS;
+  else
+    a->flags &= ~TEND_AF_HOOKS;
   lua_pushvalue(L, idx);
   lua_setiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
 }
@@ -142,12 +148,13 @@ static int finish(lua_State *L, tend_host *h, int status) {
     if (op == TEND_OP_POST_STOP) {
       tend_actor_push_path(L, h, a);
       tend_error_describe(L, W_RESULT);
-      tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "post_stop failed: %s",
-                    lua_tostring(L, -1));
+      tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
+                    "post_stop failed: %s", lua_tostring(L, -1));
       tend_actor_post_stop_done(L, h, a);
     } else if (op == TEND_OP_FACTORY || op == TEND_OP_PRE_START) {
-      tend_error_wrap(L, W_RESULT, "InitError",
-                      op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
+      tend_error_wrap(
+          L, W_RESULT, "InitError",
+          op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
       tend_actor_fail(L, h, a);
     } else {
       lua_pushvalue(L, W_RESULT);
@@ -202,14 +209,9 @@ static int finish(lua_State *L, tend_host *h, int status) {
         fail_with(L, h, a, "Error");
       }
       break;
-    case TEND_OP_TASK:
-      tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
-      break;
-    case TEND_OP_POST_STOP:
-      tend_actor_post_stop_done(L, h, a);
-      break;
-    case TEND_OP_NONE:
-      break;
+    case TEND_OP_TASK: tend_actor_stop(L, h, a, TEND_STOP_NORMAL); break;
+    case TEND_OP_POST_STOP: tend_actor_post_stop_done(L, h, a); break;
+    case TEND_OP_NONE: break;
   }
   lua_settop(L, W_CTX);
   return -1;
@@ -267,9 +269,9 @@ static int worker_loop(lua_State *L, tend_host *h) {
 static int worker_main(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_settop(L, 0);
-  lua_pushcfunction(L, tend_error_handler);               /* W_MSGH */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);      /* W_ANCHORS */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);       /* W_VALUES */
+  lua_pushcfunction(L, tend_error_handler);          /* W_MSGH */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref); /* W_ANCHORS */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);  /* W_VALUES */
   return worker_loop(L, h);
 }
 
@@ -386,13 +388,19 @@ void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a) {
 tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn) {
   tend_actor *a = h->current;
   if (a == NULL)
-    luaL_error(L, "%s: can only wait inside an actor (the main chunk, a "
-                  "behavior, a hook or a task)", fn);
+    luaL_error(L,
+               "%s: can only wait inside an actor (the main chunk, a "
+               "behavior, a hook or a task)",
+               fn);
   if (!lua_isyieldable(L))
-    luaL_error(L, "%s: cannot wait here: this code runs inside a C call "
-                  "that cannot yield (a require'd chunk, a metamethod such as "
-                  "__tostring, a table.sort comparator or a gsub callback)", fn);
+    luaL_error(L,
+               "%s: cannot wait here: this code runs inside a C call "
+               "that cannot yield (a require'd chunk, a metamethod such as "
+               "__tostring, a table.sort comparator or a gsub callback)",
+               fn);
   return a;
 }
 
-void tend_sched_close(tend_host *h) { h->pool_n = 0; }
+void tend_sched_close(tend_host *h) {
+  h->pool_n = 0;
+}

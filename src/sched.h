@@ -14,8 +14,8 @@
 
 #include "host.h"
 
-#define TEND_TURN_BUDGET 64  /* messages per actor per turn */
-#define TEND_QUANTUM 20000   /* steps per return to the event loop */
+#define TEND_TURN_BUDGET 64 /* messages per actor per turn */
+#define TEND_QUANTUM 20000  /* steps per return to the event loop */
 
 /* Puts a at the tail of the run queue unless it is queued already. */
 void tend_sched_enqueue(tend_host *h, tend_actor *a);

@@ -23,9 +23,7 @@ static int give_slot(tend_host *h, uint32_t slot) {
 int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out) {
   switch (lua_type(L, idx)) {
     case LUA_TNIL:
-    case LUA_TNONE:
-      out->type = TEND_VALUE_NIL;
-      return 0;
+    case LUA_TNONE: out->type = TEND_VALUE_NIL; return 0;
     case LUA_TBOOLEAN:
       out->type = lua_toboolean(L, idx) ? TEND_VALUE_TRUE : TEND_VALUE_FALSE;
       return 0;

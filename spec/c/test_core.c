@@ -14,20 +14,22 @@
 static int passed, failed; /* tests (functions) */
 static int broken;         /* failed checks in the running test */
 
-#define CHECK(cond)                                                           \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      broken++;                                                               \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      broken++;                                                                \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                         \
+    }                                                                          \
   } while (0)
 
-#define RUN(test)                      \
-  do {                                 \
-    broken = 0;                        \
-    test();                            \
-    if (broken) failed++;              \
-    else passed++;                     \
+#define RUN(test) \
+  do {            \
+    broken = 0;   \
+    test();       \
+    if (broken)   \
+      failed++;   \
+    else          \
+      passed++;   \
   } while (0)
 
 static void test_slots_generations(void) {
@@ -41,8 +43,8 @@ static void test_slots_generations(void) {
   tend_slots_release(&s, ia);
   CHECK(tend_slots_get(&s, ia, ga) == NULL);
   uint32_t ib = tend_slots_alloc(&s, &b, &gb);
-  CHECK(ib == ia);                          /* the slot is reused */
-  CHECK(gb != ga);                          /* with a new generation */
+  CHECK(ib == ia);                           /* the slot is reused */
+  CHECK(gb != ga);                           /* with a new generation */
   CHECK(tend_slots_get(&s, ia, ga) == NULL); /* a stale id stays stale */
   CHECK(tend_slots_get(&s, ib, gb) == &b);
   CHECK(tend_slots_get(&s, 0, 0) == NULL);
@@ -77,7 +79,8 @@ static void test_timer_heap_order(void) {
   tend_timer *x;
   while ((x = tend_timer_heap_top(&h)) != NULL) {
     tend_timer_heap_remove(&h, x);
-    if (x->due < last_due || (x->due == last_due && x->seq < last_seq)) order_ok = 0;
+    if (x->due < last_due || (x->due == last_due && x->seq < last_seq))
+      order_ok = 0;
     if (x->id % 7 == 0) order_ok = 0; /* removed ones never come out */
     last_due = x->due;
     last_seq = x->seq;
@@ -95,7 +98,8 @@ static void test_rng(void) {
   tend_rng_seed(&c, 43);
   int same = 1, differ = 0;
   for (int i = 0; i < 100; i++) {
-    uint64_t x = tend_rng_next(&a), y = tend_rng_next(&b), z = tend_rng_next(&c);
+    uint64_t x = tend_rng_next(&a), y = tend_rng_next(&b),
+             z = tend_rng_next(&c);
     if (x != y) same = 0;
     if (x != z) differ = 1;
   }
@@ -121,6 +125,7 @@ static void test_mailbox_fifo_and_pool(void) {
   for (int i = 0; i < 3000; i++) {
     tend_msg *m = tend_msg_alloc(&p);
     CHECK(m != NULL);
+    if (m == NULL) return;
     m->value.type = TEND_VALUE_INT;
     m->value.u.i = i;
     tend_queue_push(&q, m);
