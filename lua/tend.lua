@@ -7,6 +7,8 @@ for _, name in ipairs {
   "spawn", "send", "ask", "stop", "alive", "self", "sleep", "now", "after",
   "random", "seed", "stats", "shutdown", "log", "error", "raise",
   "virtual_time", "executable", "list_dir", "is_dir",
+  "one_for_one", "all_for_one", "rest_for_one", "decider", "describe",
+  "default_strategy", "stopping", "tree", "ps", "kill", "watch", "unwatch",
 } do
   tend[name] = core[name]
 end

@@ -104,8 +104,8 @@ print("still here", tend.alive(a), tend.stats().failures)
 ]])
   local out, err, code = H.run({ "--virtual-time", path })
   lu.assertEquals(code, 0)
-  lu.assertEquals(out, "still here\tfalse\t1\n")
-  lu.assertStrContains(err, "warn  /user/w: failed: Error: " .. path .. ":2: bad x; stopping")
+  lu.assertEquals(out, "still here\ttrue\t1\n")
+  lu.assertStrContains(err, "warn  /user/w: Error: " .. path .. ":2: bad x; restart (restarts 0)")
   os.remove(path)
 end
 

@@ -40,19 +40,25 @@ function TestErrors:test_bad_kind()
   lu.assertErrorMsgContains("data: expected a table, got number", tend.error, "K", "m", 3)
 end
 
-function TestErrors:test_failing_actor_stops_and_counts_a_failure()
-  local f0 = tend.stats().failures
+function TestErrors:test_failing_actor_is_restarted_and_the_message_dropped()
+  local s0 = tend.stats()
+  local seen, starts = {}, 0
   local a = tend.spawn(function()
-    return function(msg) if msg == "boom" then error("kaboom") end end
+    starts = starts + 1
+    return function(msg) seen[#seen + 1] = msg if msg == "boom" then error("kaboom") end end
   end)
   a:send("fine")
   a:send("boom")
-  a:send("lost")
-  local d0 = tend.stats().dead_letters
+  a:send("after")
   H.settle()
-  lu.assertFalse(tend.alive(a))
-  lu.assertEquals(tend.stats().failures - f0, 1)
-  lu.assertEquals(tend.stats().dead_letters - d0, 1)
+  lu.assertTrue(tend.alive(a))
+  lu.assertEquals(starts, 2)
+  lu.assertEquals(seen, { "fine", "boom", "after" })
+  local s1 = tend.stats()
+  lu.assertEquals(s1.failures - s0.failures, 1)
+  lu.assertEquals(s1.restarts - s0.restarts, 1)
+  lu.assertEquals(s1.dead_letters - s0.dead_letters, 0)
+  H.stop_all(a)
 end
 
 function TestErrors:test_factory_error_is_an_init_error()
@@ -86,10 +92,12 @@ function TestErrors:test_pre_start_error_stops_before_any_message()
 end
 
 function TestErrors:test_behavior_returning_junk_fails()
+  local f0 = tend.stats().failures
   local a = tend.spawn(function() return function() return 17 end end)
   a:send("x")
   H.settle()
-  lu.assertFalse(tend.alive(a))
+  lu.assertEquals(tend.stats().failures - f0, 1)
+  H.stop_all(a)
 end
 
 function TestErrors:test_non_string_error_values_are_kept()
@@ -98,6 +106,7 @@ function TestErrors:test_non_string_error_values_are_kept()
   a:send("x")
   H.settle()
   lu.assertEquals(tend.stats().failures - f0, 1)
+  H.stop_all(a)
 end
 
 function TestErrors:test_post_stop_error_is_logged_and_the_actor_still_dies()

@@ -8,7 +8,9 @@
 #include "host.h"
 #include "lbind.h"
 #include "sched.h"
+#include "supervise.h"
 #include "value.h"
+#include "watch.h"
 
 /* ------------------------------------------------------------ names, paths */
 
@@ -121,14 +123,27 @@ static void unlink_child(tend_actor *a) {
   a->prev_sibling = a->next_sibling = NULL;
 }
 
-static void post_system(tend_host *h, tend_actor *a, tend_msg_kind kind) {
+void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
+                     const tend_actor *about) {
   tend_msg *m = tend_msg_alloc(&h->msgs);
-  if (m == NULL) return; /* out of memory: the signal is lost, say so */
+  if (m == NULL) return; /* out of memory: the signal is lost */
   m->kind = kind;
-  m->sender_id = m->sender_gen = 0;
+  m->sender_id = about ? about->id : 0;
+  m->sender_gen = about ? about->gen : 0;
   m->value.type = TEND_VALUE_NIL;
   tend_queue_push(&a->mbox.sys, m);
-  if (a->wait == TEND_WAIT_NONE) tend_sched_enqueue(h, a);
+  tend_sched_enqueue(h, a);
+}
+
+tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
+  if (a->ext == NULL) a->ext = calloc(1, sizeof *a->ext);
+  return a->ext;
+}
+
+void tend_actor_push_extras(lua_State *L, const tend_host *h, tend_actor *a) {
+  tend_actor_push_ctx(L, h, a);
+  push_extras(L, -1, 1);
+  lua_replace(L, -2);
 }
 
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
@@ -168,6 +183,13 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   }
   lua_pushvalue(L, factory);
   lua_setiuservalue(L, -2, TEND_UV_FACTORY);
+  if (o->supervisor) {
+    push_extras(L, lua_gettop(L), 1);
+    lua_pushvalue(L, o->supervisor);
+    lua_setfield(L, -2, "supervisor");
+    lua_pop(L, 1);
+  }
+  a->restart_type = (uint8_t)o->restart;
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
   a->shutdown_ns = o->shutdown_ns;
@@ -176,7 +198,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   else
     h->stats.spawned++;
   link_child(parent, a);
-  post_system(h, a, TEND_MSG_START);
+  tend_actor_post(h, a, TEND_MSG_START, NULL);
   lua_pop(L, 1); /* udata */
   tend_actor_push_ref(L, h, a);
   return a;
@@ -260,9 +282,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   m->value = v;
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;
-  if (a->wait == TEND_WAIT_NONE && a->state == TEND_ACTOR_RUNNING &&
-      h->current != a)
-    tend_sched_enqueue(h, a);
+  if (tend_actor_takes_mail(a)) tend_sched_enqueue(h, a);
 }
 
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
@@ -280,8 +300,7 @@ void tend_promise_free(tend_host *h, tend_promise *p) {
   free(p);
 }
 
-/* Ends whatever a waits for: coroutine, timers of the wait, promise. */
-static void end_wait(lua_State *L, tend_host *h, tend_actor *a) {
+void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->promise) {
     tend_timer_cancel(L, h, a->promise->timeout);
     tend_promise_free(h, a->promise);
@@ -296,44 +315,14 @@ static void end_wait(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why) {
   if (a->state >= TEND_ACTOR_STOPPING) return;
+  if (why == TEND_STOP_NORMAL && tend_supervise_normal_exit(L, h, a)) return;
   a->state = TEND_ACTOR_STOPPING;
   a->stop_reason = (uint8_t)why;
   if (a->wait != TEND_WAIT_NONE) {
-    end_wait(L, h, a);
+    tend_actor_end_wait(L, h, a);
     a->op = TEND_OP_NONE;
   }
-  post_system(h, a, TEND_MSG_STOP);
-}
-
-void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
-  int err = lua_gettop(L);
-  h->stats.failures++;
-  tend_actor_push_ctx(L, h, a);
-  push_extras(L, lua_gettop(L), 1);
-  lua_pushvalue(L, err);
-  lua_setfield(L, -2, "error");
-  lua_pop(L, 2);
-  tend_actor_push_path(L, h, a);
-  tend_error_describe(L, err);
-  if (a == h->main) { /* the script itself failed: as lua.c, then exit 1 */
-    lua_getfield(L, err, "traceback");
-    fprintf(stderr, "tend: %s\n%s\n", lua_tostring(L, -2),
-            lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-    fflush(stderr);
-    lua_pop(L, 1);
-    h->failed = 1;
-    tend_host_shutdown(h, 1);
-  } else {
-    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "failed: %s; stopping",
-                  lua_tostring(L, -1));
-    lua_getfield(L, err, "traceback");
-    if (lua_isstring(L, -1))
-      tend_host_log(h, TEND_LOG_DEBUG, lua_tostring(L, -3), "%s",
-                    lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
-  lua_settop(L, err - 1); /* pop error, path, description */
-  tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
+  tend_actor_post(h, a, TEND_MSG_STOP, NULL);
 }
 
 /* Drops every message left in a queue; user ones become dead letters. */
@@ -345,37 +334,53 @@ static void drain(lua_State *L, tend_host *h, tend_queue *q, int user) {
   }
 }
 
+/* Pushes what watchers see as the reason a stopped. */
+static void push_reason(lua_State *L, tend_host *h, tend_actor *a) {
+  switch ((tend_stop_reason)a->stop_reason) {
+    case TEND_STOP_NORMAL:
+    case TEND_STOP_BY_PARENT: lua_pushliteral(L, "normal"); return;
+    case TEND_STOP_SHUTDOWN: lua_pushliteral(L, "shutdown"); return;
+    case TEND_STOP_FAILURE:
+      tend_actor_push_extras(L, h, a);
+      lua_getfield(L, -1, "error");
+      lua_replace(L, -2);
+      return;
+  }
+}
+
 void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD) return;
   int top = lua_gettop(L);
   tend_actor_push_ctx(L, h, a); /* keep the record alive while we work */
   int ctx = lua_gettop(L);
-  end_wait(L, h, a);
+  tend_actor_end_wait(L, h, a);
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   tend_sched_dequeue(h, a);
-  /* a dead ref keeps saying where the actor was */
   tend_actor_push_path(L, h, a);
-  if (lua_getiuservalue(L, ctx, TEND_UV_REF) != LUA_TNIL) {
-    lua_pushvalue(L, -2);
-    tend_ref_set_path(L, -2);
-  }
-  lua_pop(L, 1);
+  int path = lua_gettop(L);
+  tend_actor_push_ref(L, h, a); /* a dead ref keeps saying where it was */
+  lua_pushvalue(L, path);
+  tend_ref_set_path(L, -2);
+  push_reason(L, h, a);
+  tend_watch_target_died(L, h, a, -2, -1);
+  tend_watch_watcher_died(L, h, a);
+  tend_supervise_free(a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-    lua_pushvalue(L, -2);
+    lua_pushvalue(L, path);
     lua_pushnil(L);
     lua_rawset(L, -3); /* names[path] = nil */
-    lua_pop(L, 1);
   }
-  lua_pop(L, 1); /* path */
+  lua_settop(L, ctx);
   a->state = TEND_ACTOR_DEAD;
   drain(L, h, &a->mbox.user, 1);
   drain(L, h, &a->mbox.sys, 0);
   a->mbox.n_user = 0;
   tend_actor *parent = a->parent;
   unlink_child(a);
-  if (parent && parent->state == TEND_ACTOR_STOPPING)
-    post_system(h, parent, TEND_MSG_CHILD_GONE);
+  if (parent && (parent->state == TEND_ACTOR_STOPPING ||
+                 parent->state == TEND_ACTOR_RESTARTING))
+    tend_actor_post(h, parent, TEND_MSG_CHILD_GONE, NULL);
   if (a == h->main) h->main = NULL;
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
   lua_pushnil(L);
@@ -399,10 +404,7 @@ void tend_actor_post_stop_done(lua_State *L, tend_host *h, tend_actor *a) {
  * Returns the arguments pushed for post_stop, or -1. */
 static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->last_child) {
-    tend_stop_reason why = a->stop_reason == TEND_STOP_SHUTDOWN
-                               ? TEND_STOP_SHUTDOWN
-                               : TEND_STOP_NORMAL;
-    tend_actor_stop(L, h, a->last_child, why);
+    tend_actor_stop(L, h, a->last_child, TEND_STOP_SHUTDOWN);
     return -1; /* CHILD_GONE brings us back */
   }
   if (a->flags & TEND_AF_POST_STOP) return -1;
@@ -424,12 +426,7 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   return -1;
 }
 
-static int start(lua_State *L, tend_host *h, tend_actor *a) {
-  /* An actor stopped before it started still starts, so that its
-   * post_stop runs (as Akka); a task stopped before it ran is dropped. */
-  if (a->state == TEND_ACTOR_DEAD ||
-      (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
-    return -1;
+int tend_actor_push_factory_call(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_push_ctx(L, h, a);
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
@@ -455,16 +452,37 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
   return nargs;
 }
 
+static int start(lua_State *L, tend_host *h, tend_actor *a) {
+  /* An actor stopped before it started still starts, so that its
+   * post_stop runs (as Akka); a task stopped before it ran is dropped. */
+  if (a->state == TEND_ACTOR_DEAD ||
+      (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
+    return -1;
+  return tend_actor_push_factory_call(L, h, a);
+}
+
 int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m) {
   tend_msg_kind kind = m->kind;
+  tend_msg about = *m;
   tend_msg_release(&h->msgs, m);
   switch (kind) {
-    case TEND_MSG_START: return start(L, h, a);
+    case TEND_MSG_START:
+      return start(L, h, a);
     case TEND_MSG_STOP:
-    case TEND_MSG_CHILD_GONE:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
       return -1;
-    case TEND_MSG_USER: break;
+    case TEND_MSG_CHILD_GONE:
+      if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
+      if (a->state == TEND_ACTOR_RESTARTING && (a->flags & TEND_AF_RESTART_WAIT))
+        return tend_supervise_restart_continue(L, h, a);
+      return -1;
+    case TEND_MSG_CHILD_FAILED:
+      return tend_supervise_child_failed(L, h, a, &about);
+    case TEND_MSG_RESTART:
+      return tend_supervise_restart(L, h, a, about.value.type == TEND_VALUE_TRUE);
+    case TEND_MSG_USER:
+    case TEND_MSG_TERMINATED:
+      break;
   }
   return -1;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "mailbox.h"
+#include "strategy.h"
 
 typedef struct tend_host tend_host;
 typedef struct tend_timer tend_timer;
@@ -44,10 +45,11 @@ typedef enum tend_entity_kind {
 } tend_entity_kind;
 
 typedef enum tend_actor_state {
-  TEND_ACTOR_STARTING, /* spawned; START queued, factory not run yet */
-  TEND_ACTOR_RUNNING,  /* has a behavior; takes messages */
-  TEND_ACTOR_STOPPING, /* children going first, then post_stop */
-  TEND_ACTOR_DEAD      /* gone; its id is stale */
+  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
+  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
+  TEND_ACTOR_RESTARTING, /* pre_restart done or running; children going */
+  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
+  TEND_ACTOR_DEAD        /* gone; its id is stale */
 } tend_actor_state;
 
 typedef enum tend_actor_wait {
@@ -65,14 +67,29 @@ typedef enum tend_actor_op {
   TEND_OP_PRE_START, /* hooks.pre_start(self, ctx) */
   TEND_OP_RECEIVE,   /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
   TEND_OP_POST_STOP, /* hooks.post_stop(self, ctx) */
-  TEND_OP_TASK       /* a task's function (main chunk, tend.after) */
+  TEND_OP_TASK,      /* a task's function (main chunk, tend.after) */
+  TEND_OP_DECIDE,    /* the decider on a child's failure (err, child) */
+  TEND_OP_PRE_RESTART,  /* hooks.pre_restart(self, err, msg, ctx) */
+  TEND_OP_RESTART_STOP, /* default pre_restart: hooks.post_stop */
+  TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
 } tend_actor_op;
 
+/* Why an actor stops; says what watchers see and whether a permanent
+ * child is restarted instead. */
 typedef enum tend_stop_reason {
-  TEND_STOP_NORMAL,   /* stopped by itself or by another actor */
-  TEND_STOP_SHUTDOWN, /* stopped because the host shuts down */
-  TEND_STOP_FAILURE   /* stopped after an error (extras.error) */
+  TEND_STOP_NORMAL,    /* by itself or another actor: "normal"; a permanent
+                          child is restarted instead */
+  TEND_STOP_BY_PARENT, /* by its supervisor: "normal", final */
+  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
+                          down: "shutdown", final */
+  TEND_STOP_FAILURE    /* after an error (extras.error): the error, final */
 } tend_stop_reason;
+
+typedef enum tend_restart_type {
+  TEND_TRANSIENT, /* restarted only after a failure (default, Akka) */
+  TEND_PERMANENT, /* also restarted after a normal stop */
+  TEND_TEMPORARY  /* never restarted: a restart directive stops it */
+} tend_restart_type;
 
 typedef enum tend_overflow {
   TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
@@ -86,8 +103,26 @@ enum tend_actor_flags {
   TEND_AF_TASK = 4,      /* a task: runs its function once, then stops */
   TEND_AF_NAMED = 8,     /* extras.name holds its name */
   TEND_AF_GUARDIAN = 16, /* /user or /system: no behavior of its own */
-  TEND_AF_POST_STOP = 32 /* post_stop has begun (runs at most once) */
+  TEND_AF_POST_STOP = 32, /* post_stop has begun (runs at most once) */
+  TEND_AF_FAILED = 64,    /* failed; its supervisor has not decided yet */
+  TEND_AF_OWN_RESTART = 128, /* the restart under way ends its own failure */
+  TEND_AF_RESTART_WAIT = 256 /* restarting: waits for its children to die */
 };
+
+typedef struct tend_watch tend_watch;
+
+/* What only some actors need, allocated on first use (supervision and
+ * DeathWatch), freed at death. */
+typedef struct tend_actor_ext {
+  tend_window child_window; /* its restarts (one_for_one budget) */
+  tend_window group_window; /* its children's group restarts (groups) */
+  tend_watch *watchers;     /* watches on this actor */
+  tend_watch *watching;     /* watches this actor holds */
+  uint32_t escalated_id;    /* child whose failure it escalated, or 0 */
+  uint32_t escalated_gen;
+  uint32_t deciding_id;     /* child whose failure the decider judges */
+  uint32_t deciding_gen;
+} tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
 struct tend_actor {
@@ -98,10 +133,15 @@ struct tend_actor {
   uint8_t state;         /* tend_actor_state */
   uint8_t wait;          /* tend_actor_wait */
   uint8_t op;            /* tend_actor_op in progress */
-  uint8_t flags;         /* tend_actor_flags */
+  uint16_t flags;        /* tend_actor_flags */
   uint8_t stop_reason;   /* tend_stop_reason, once STOPPING */
   uint8_t overflow;      /* tend_overflow when capacity > 0 */
   uint8_t wake_ok;       /* WOKEN: 1 reply/time up as hoped, 0 timeout */
+  uint8_t restart_type;  /* tend_restart_type */
+  uint8_t suspends;      /* > 0: takes no user messages (its own failure
+                            and its ancestors' failures each count one) */
+  uint8_t terminated_msg; /* the message in process is a `terminated` */
+  uint32_t restarts;     /* restarts so far */
   uint32_t capacity;     /* user-queue bound, 0 = unbounded */
   uint32_t wait_seq;     /* bumped at each wait; WAKE timers carry it */
   uint32_t sender_id;    /* sender of the message being processed */
@@ -114,6 +154,7 @@ struct tend_actor {
   tend_mailbox mbox;                       /* system and user queues */
   tend_timer *timers;    /* timers this actor owns (cancelled at death) */
   tend_promise *promise; /* outstanding ask, or NULL */
+  tend_actor_ext *ext;   /* supervision and watch state, or NULL */
   tend_value wake_value; /* WOKEN by a reply: the reply, owned */
   lua_State *thread;     /* parked coroutine (anchored in uv 5), or NULL */
 };
@@ -133,7 +174,9 @@ typedef struct tend_spawn_opts {
   uint32_t capacity; /* mailbox bound, 0 = unbounded */
   tend_overflow overflow;
   int64_t shutdown_ns;
-  int task; /* 1: the factory is a task function, run once */
+  int task;       /* 1: the factory is a task function, run once */
+  int supervisor; /* stack index of the strategy, 0 for the default */
+  tend_restart_type restart;
 } tend_spawn_opts;
 
 /* Creates an actor under parent with factory at stack index `factory`;
@@ -163,6 +206,12 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a);
 /* post_stop ran (or was cut short): die. */
 void tend_actor_post_stop_done(lua_State *L, tend_host *h, tend_actor *a);
 
+/* Ends whatever a waits for: coroutine, timers of the wait, promise. */
+void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes the call of a's factory (or task function) with its args; sets
+ * a->op and returns the argument count. */
+int tend_actor_push_factory_call(lua_State *L, tend_host *h, tend_actor *a);
+
 /* Processes one system message of a (called by the worker). Returns the
  * number of arguments pushed for a Lua call to make (function below them),
  * or -1 when there is nothing to call. */
@@ -181,9 +230,21 @@ void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
 /* Frees a pending promise (its id becomes stale). */
 void tend_promise_free(tend_host *h, tend_promise *p);
 
+/* a's ext record, allocated on first use; NULL when memory is out. */
+tend_actor_ext *tend_actor_ext_get(tend_actor *a);
+/* Pushes a's extras table (made on first use). */
+void tend_actor_push_extras(lua_State *L, const tend_host *h, tend_actor *a);
+/* Posts a system message of kind to a (about actor `about`, may be NULL). */
+void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
+                     const tend_actor *about);
+
+static inline int tend_actor_takes_mail(const tend_actor *a) {
+  return a->state == TEND_ACTOR_RUNNING && a->suspends == 0;
+}
+
 static inline int tend_actor_has_work(const tend_actor *a) {
   return a->mbox.sys.head != NULL ||
-         (a->state == TEND_ACTOR_RUNNING && a->mbox.user.head != NULL);
+         (tend_actor_takes_mail(a) && a->mbox.user.head != NULL);
 }
 
 #endif

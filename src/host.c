@@ -151,6 +151,7 @@ static int setup(lua_State *L) {
   tend_ref_open(L);
   tend_ctx_open(L);
   tend_timer_open(L);
+  tend_strategy_open(L);
   tend_random_install(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_tend_core);
@@ -159,6 +160,12 @@ static int setup(lua_State *L) {
   tend_modules_preload(L);
   h->user = tend_actor_guardian(L, h, "user");
   h->system = tend_actor_guardian(L, h, "system");
+  luaopen_tend_core(L); /* tasks under /system fail alone: stopping */
+  lua_getfield(L, -1, "stopping");
+  tend_actor_push_extras(L, h, h->system);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "supervisor");
+  lua_pop(L, 2);
   return 0;
 }
 

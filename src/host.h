@@ -34,6 +34,7 @@ typedef struct tend_stats {
   uint64_t messages;     /* user messages processed by behaviors */
   uint64_t dead_letters; /* messages that reached no actor */
   uint64_t failures;     /* errors raised by actors */
+  uint64_t restarts;     /* restarts completed */
 } tend_stats;
 
 struct tend_host {

@@ -86,6 +86,20 @@ int tend_l_raise(lua_State *L);
 /* ---- lask.c: ask ---- */
 int tend_l_ask(lua_State *L);
 
+/* ---- lstrategy.c: strategies and deciders ---- */
+/* The strategy at idx, or NULL. */
+const tend_strategy *tend_strategy_test(lua_State *L, int idx);
+void tend_strategy_open(lua_State *L);
+/* Adds one_for_one, all_for_one, rest_for_one, decider, describe,
+ * default_strategy and stopping to the table at the top. */
+void tend_strategy_register(lua_State *L);
+
+/* ---- linspect.c: tree, ps, kill, watch ---- */
+/* Adds tree, ps, kill, watch and unwatch to the table at the top. */
+void tend_inspect_register(lua_State *L);
+int tend_l_ctx_watch(lua_State *L);
+int tend_l_ctx_unwatch(lua_State *L);
+
 /* ---- lcore.c: the tend.core module ---- */
 int luaopen_tend_core(lua_State *L);
 /* Pushes sentinel i (1 stopped, 2 unhandled). */

@@ -154,6 +154,7 @@ static int l_stats(lua_State *L) {
   set_count(L, "messages", h->stats.messages);
   set_count(L, "dead_letters", h->stats.dead_letters);
   set_count(L, "failures", h->stats.failures);
+  set_count(L, "restarts", h->stats.restarts);
   set_count(L, "actors", actors);
   set_count(L, "timers", h->timers.n);
   set_count(L, "runnable", h->runq_len);
@@ -277,6 +278,8 @@ int luaopen_tend_core(lua_State *L) {
                                  {NULL, NULL}};
   tend_host *h = tend_host_of(L);
   luaL_newlib(L, fns);
+  tend_strategy_register(L);
+  tend_inspect_register(L);
   tend_push_sentinel(L, h, 1);
   lua_setfield(L, -2, "stopped");
   tend_push_sentinel(L, h, 2);

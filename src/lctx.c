@@ -129,20 +129,29 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   if (lua_getfield(L, idx, "shutdown") != LUA_TNIL)
     o->shutdown_ns = check_duration(L, -1, fn, "shutdown", 1);
   lua_pop(L, 1);
-  if (lua_getfield(L, idx, "restart") != LUA_TNIL &&
-      (lua_type(L, -1) != LUA_TSTRING ||
-       find(restart_names, lua_tostring(L, -1)) < 0))
-    bad_option(L, fn, "restart",
-               "\"permanent\", \"transient\" or \"temporary\"", -1);
+  if (lua_getfield(L, idx, "restart") != LUA_TNIL) {
+    int i = lua_type(L, -1) == LUA_TSTRING
+                ? find(restart_names, lua_tostring(L, -1))
+                : -1;
+    if (i < 0)
+      bad_option(L, fn, "restart",
+                 "\"permanent\", \"transient\" or \"temporary\"", -1);
+    o->restart = i == 0 ? TEND_PERMANENT : i == 1 ? TEND_TRANSIENT : TEND_TEMPORARY;
+  }
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
       bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, idx, "supervisor") != LUA_TNIL && !lua_istable(L, -1))
-    bad_option(L, fn, "supervisor", "a strategy (table)", -1);
-  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "supervisor") != LUA_TNIL) {
+    if (!tend_strategy_test(L, -1))
+      bad_option(L, fn, "supervisor",
+                 "a strategy (tend.one_for_one{...}, tend.stopping, ...)", -1);
+    o->supervisor = lua_gettop(L); /* stays on the stack for the caller */
+  } else {
+    lua_pop(L, 1);
+  }
 }
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
@@ -208,7 +217,7 @@ static int l_ctx_stop(lua_State *L) {
   if (c != a && c->parent != a)
     luaL_error(L, "ctx:stop: %s is not a child of this actor (use tend.stop)",
                luaL_tolstring(L, 2, NULL));
-  tend_actor_stop(L, h, c, TEND_STOP_NORMAL);
+  tend_actor_stop(L, h, c, c == a ? TEND_STOP_NORMAL : TEND_STOP_BY_PARENT);
   return 0;
 }
 
@@ -288,7 +297,8 @@ void tend_ctx_open(lua_State *L) {
       {"reply", l_ctx_reply},      {"stop", l_ctx_stop},
       {"after", tend_l_ctx_after}, {"every", tend_l_ctx_every},
       {"sleep", l_ctx_sleep},      {"ask", l_ctx_ask},
-      {"log", l_ctx_log},          {NULL, NULL}};
+      {"log", l_ctx_log},          {"watch", tend_l_ctx_watch},
+      {"unwatch", tend_l_ctx_unwatch}, {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   luaL_newlib(L, methods);
   lua_pushliteral(L, "sender");

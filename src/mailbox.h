@@ -29,17 +29,22 @@ typedef struct tend_value {
 } tend_value;
 
 typedef enum tend_msg_kind {
-  TEND_MSG_USER,      /* a message for the behavior */
-  TEND_MSG_START,     /* run the factory (first thing an actor does) */
-  TEND_MSG_STOP,      /* stop: children first, then post_stop, then die */
-  TEND_MSG_CHILD_GONE /* a child died; a stopping actor may go on */
+  TEND_MSG_USER,         /* a message for the behavior */
+  TEND_MSG_TERMINATED,   /* user queue: a watched actor (sender) died */
+  TEND_MSG_START,        /* run the factory (first thing an actor does) */
+  TEND_MSG_STOP,         /* stop: children first, then post_stop, then die */
+  TEND_MSG_CHILD_GONE,   /* a child died; a stopping actor may go on */
+  TEND_MSG_CHILD_FAILED, /* a child (sender) failed: decide; value TRUE
+                            when it is a permanent child's normal stop */
+  TEND_MSG_RESTART       /* restart (value TRUE: ends its own failure) */
 } tend_msg_kind;
 
 typedef struct tend_msg tend_msg;
 struct tend_msg {
   tend_msg *next;      /* next in its queue or in the free list */
   tend_msg_kind kind;  /* user message or system signal */
-  uint32_t sender_id;  /* sender actor slot, 0 for none */
+  uint32_t sender_id;  /* sender actor slot, 0 for none; for system
+                          messages, the actor they are about */
   uint32_t sender_gen; /* sender generation */
   tend_value value;    /* TEND_MSG_USER: the message, owned by the node */
 };

@@ -4,7 +4,9 @@
 #include <lauxlib.h>
 
 #include "lbind.h"
+#include "supervise.h"
 #include "value.h"
+#include "watch.h"
 
 #define POOL_MAX 64 /* idle workers kept; more are left to the collector */
 
@@ -14,7 +16,8 @@ enum {
   W_ANCHORS = 2, /* the anchor table: actor id -> ctx */
   W_VALUES = 3,  /* the value store */
   W_CTX = 4,     /* ctx of the actor whose turn it is */
-  W_RESULT = 5   /* result (or error) of the last call */
+  W_MSG = 5,     /* the message being received (nil for other calls) */
+  W_RESULT = 6   /* where a call sits, then its result (or error) */
 };
 
 static int turn_left; /* messages left in the current actor's turn */
@@ -74,6 +77,19 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   a->mbox.n_user--;
   a->sender_id = m->sender_id;
   a->sender_gen = m->sender_gen;
+  a->terminated_msg = 0;
+  if (m->kind == TEND_MSG_TERMINATED) { /* DeathWatch: still watched? */
+    int w = tend_watch_take(L, h, a, m->sender_id, m->sender_gen);
+    if (w == 0) {
+      tend_value_drop(L, h, &m->value);
+      tend_msg_release(&h->msgs, m);
+      return -1;
+    }
+    a->terminated_msg = w == 1;
+  }
+  tend_value_take_at(L, h, &m->value, W_VALUES);
+  tend_msg_release(&h->msgs, m);
+  lua_replace(L, W_MSG);
   int nargs;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
@@ -83,21 +99,20 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   } else {
     nargs = 2;
   }
-  tend_value_take_at(L, h, &m->value, W_VALUES);
-  tend_msg_release(&h->msgs, m);
+  lua_pushvalue(L, W_MSG);
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
   return nargs;
 }
 
-/* Pushes the next call a's turn needs; returns nargs, -1 when the step
- * needed no call, -2 when the turn is over. */
+/* Pushes the next call a's turn needs (at W_RESULT); returns nargs, -1
+ * when the step needed no call, -2 when the turn is over. */
 static int step(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD) return -2;
   tend_msg *m = tend_queue_pop(&a->mbox.sys);
   if (m) return tend_actor_system(L, h, a, m);
-  if (a->state == TEND_ACTOR_RUNNING && a->mbox.user.head && turn_left > 0) {
+  if (tend_actor_takes_mail(a) && a->mbox.user.head && turn_left > 0) {
     turn_left--;
     return receive(L, h, a);
   }
@@ -130,7 +145,7 @@ static int is_behavior(lua_State *L, int idx) {
   return ok;
 }
 
-/* Fails a with a new error of kind/message (pushed message popped). */
+/* Fails a with a new error of kind whose message is at the top (popped). */
 static void fail_with(lua_State *L, tend_host *h, tend_actor *a,
                       const char *kind) {
   tend_error_new(L, kind, lua_tostring(L, -1));
@@ -138,30 +153,110 @@ static void fail_with(lua_State *L, tend_host *h, tend_actor *a,
   tend_actor_fail(L, h, a);
 }
 
+/* A follow-up call was pushed above the result: drop the result so the
+ * call sits at W_RESULT. Returns nargs (or -1 when nothing was pushed). */
+static int follow(lua_State *L, int nargs) {
+  if (nargs >= 0) lua_remove(L, W_RESULT);
+  return nargs;
+}
+
+static void log_failure(lua_State *L, tend_host *h, tend_actor *a,
+                        const char *what) {
+  tend_actor_push_path(L, h, a);
+  tend_error_describe(L, W_RESULT);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s failed: %s", what,
+                lua_tostring(L, -1));
+  lua_pop(L, 2);
+}
+
+/* An error in the factory or pre_start: InitError. A restart that fails
+ * this way leaves the actor running its old state, failed. */
+static void init_failed(lua_State *L, tend_host *h, tend_actor *a,
+                        tend_actor_op op) {
+  if (a->state == TEND_ACTOR_RESTARTING) {
+    a->state = TEND_ACTOR_RUNNING;
+    a->flags &= ~(TEND_AF_OWN_RESTART | TEND_AF_FAILED);
+    if (a->suspends) a->suspends--; /* the new failure suspends it again */
+  }
+  tend_error_wrap(L, W_RESULT, "InitError",
+                  op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
+  tend_actor_fail(L, h, a);
+}
+
+/* The call failed with the error value at W_RESULT. */
+static int failed(lua_State *L, tend_host *h, tend_actor *a, tend_actor_op op,
+                  int status) {
+  switch (op) {
+    case TEND_OP_POST_STOP:
+      log_failure(L, h, a, "post_stop");
+      tend_actor_post_stop_done(L, h, a);
+      return -1;
+    case TEND_OP_FACTORY:
+    case TEND_OP_PRE_START:
+      init_failed(L, h, a, op);
+      return -1;
+    case TEND_OP_DECIDE:
+      tend_supervise_decided(L, h, a, status, W_RESULT);
+      return -1;
+    case TEND_OP_PRE_RESTART:
+    case TEND_OP_RESTART_STOP:
+      log_failure(L, h, a, op == TEND_OP_PRE_RESTART ? "pre_restart" : "post_stop");
+      return follow(L, tend_supervise_restart_continue(L, h, a));
+    case TEND_OP_POST_RESTART:
+      log_failure(L, h, a, "post_restart");
+      tend_supervise_restart_done(L, h, a);
+      return -1;
+    case TEND_OP_RECEIVE:
+      lua_pushvalue(L, W_MSG);
+      tend_actor_push_extras(L, h, a);
+      lua_insert(L, -2);
+      lua_setfield(L, -2, "failed_msg"); /* pre_restart gets it */
+      lua_pop(L, 1);
+      /* fall through */
+    default:
+      lua_pushvalue(L, W_RESULT);
+      tend_actor_fail(L, h, a);
+      return -1;
+  }
+}
+
+static void received(lua_State *L, tend_host *h, tend_actor *a) {
+  if (lua_isnil(L, W_RESULT)) return;
+  tend_push_sentinel(L, h, 1);
+  int stopped = lua_rawequal(L, W_RESULT, -1);
+  tend_push_sentinel(L, h, 2);
+  int unhandled = lua_rawequal(L, W_RESULT, -1);
+  lua_pop(L, 2);
+  if (stopped) {
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  } else if (unhandled) {
+    if (a->terminated_msg) { /* Akka: an unhandled Terminated is fatal */
+      lua_getfield(L, W_MSG, "ref");
+      lua_pushfstring(L, "%s died and this actor did not handle it",
+                      luaL_tolstring(L, -1, NULL));
+      fail_with(L, h, a, "DeathPact");
+      lua_pop(L, 2);
+    }
+  } else if (is_behavior(L, W_RESULT)) {
+    if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
+  } else {
+    bad_return(L, W_RESULT);
+    fail_with(L, h, a, "Error");
+  }
+}
+
 /* Completes a's op after its call returned with status; the result or the
- * error value is at 3. Returns nargs of a follow-up call pushed, or -1. */
+ * error value is at W_RESULT. Returns nargs of a follow-up call pushed (it
+ * then sits at W_RESULT), or -1. */
 static int finish(lua_State *L, tend_host *h, int status) {
   tend_actor *a = h->current;
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
+  int r = -1;
   if (status != LUA_OK && status != LUA_YIELD) {
-    if (op == TEND_OP_POST_STOP) {
-      tend_actor_push_path(L, h, a);
-      tend_error_describe(L, W_RESULT);
-      tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
-                    "post_stop failed: %s", lua_tostring(L, -1));
-      tend_actor_post_stop_done(L, h, a);
-    } else if (op == TEND_OP_FACTORY || op == TEND_OP_PRE_START) {
-      tend_error_wrap(
-          L, W_RESULT, "InitError",
-          op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
-      tend_actor_fail(L, h, a);
-    } else {
-      lua_pushvalue(L, W_RESULT);
-      tend_actor_fail(L, h, a);
-    }
-    lua_settop(L, W_CTX);
-    return -1;
+    r = failed(L, h, a, op, status);
+    if (r < 0) lua_settop(L, W_MSG);
+    return r;
   }
   switch (op) {
     case TEND_OP_FACTORY:
@@ -170,51 +265,42 @@ static int finish(lua_State *L, tend_host *h, int status) {
                         "factory returned a %s; expected a behavior (function "
                         "or table with receive)",
                         tend_typename(L, W_RESULT));
-        fail_with(L, h, a, "InitError");
+        tend_error_new(L, "Error", lua_tostring(L, -1));
+        lua_replace(L, W_RESULT);
+        lua_settop(L, W_RESULT);
+        init_failed(L, h, a, op);
         break;
       }
       become(L, a, W_RESULT);
-      if (a->flags & TEND_AF_HOOKS &&
-          lua_getfield(L, W_RESULT, "pre_start") == LUA_TFUNCTION) {
+      if (a->state == TEND_ACTOR_RESTARTING) {
+        r = follow(L, tend_supervise_restarted(L, h, a));
+      } else if (a->flags & TEND_AF_HOOKS &&
+                 lua_getfield(L, W_RESULT, "pre_start") == LUA_TFUNCTION) {
         lua_pushvalue(L, W_RESULT);
         lua_pushvalue(L, W_CTX);
         a->op = TEND_OP_PRE_START;
-        lua_remove(L, W_RESULT); /* the call's result must land at W_RESULT */
-        return 2;
+        r = follow(L, 2);
+      } else if (a->state == TEND_ACTOR_STARTING) {
+        a->state = TEND_ACTOR_RUNNING;
       }
-      if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
       break;
     case TEND_OP_PRE_START:
       if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
+      if (a->state == TEND_ACTOR_RESTARTING) tend_supervise_restart_done(L, h, a);
       break;
-    case TEND_OP_RECEIVE:
-      if (lua_isnil(L, W_RESULT)) break;
-      tend_push_sentinel(L, h, 1);
-      if (lua_rawequal(L, W_RESULT, -1)) {
-        lua_pop(L, 1);
-        tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
-        break;
-      }
-      tend_push_sentinel(L, h, 2);
-      if (lua_rawequal(L, W_RESULT, -1)) {
-        lua_pop(L, 2);
-        tend_host_log(h, TEND_LOG_DEBUG, NULL, "unhandled message");
-        break;
-      }
-      lua_pop(L, 2);
-      if (is_behavior(L, W_RESULT)) {
-        if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
-      } else {
-        bad_return(L, W_RESULT);
-        fail_with(L, h, a, "Error");
-      }
-      break;
+    case TEND_OP_RECEIVE: received(L, h, a); break;
     case TEND_OP_TASK: tend_actor_stop(L, h, a, TEND_STOP_NORMAL); break;
     case TEND_OP_POST_STOP: tend_actor_post_stop_done(L, h, a); break;
+    case TEND_OP_DECIDE: tend_supervise_decided(L, h, a, status, W_RESULT); break;
+    case TEND_OP_PRE_RESTART:
+    case TEND_OP_RESTART_STOP:
+      r = follow(L, tend_supervise_restart_continue(L, h, a));
+      break;
+    case TEND_OP_POST_RESTART: tend_supervise_restart_done(L, h, a); break;
     case TEND_OP_NONE: break;
   }
-  lua_settop(L, W_CTX);
-  return -1;
+  if (r < 0) lua_settop(L, W_MSG);
+  return r;
 }
 
 static void run_calls(lua_State *L, tend_host *h, int nargs);
@@ -251,6 +337,8 @@ static int worker_loop(lua_State *L, tend_host *h) {
       lua_settop(L, W_VALUES);
       lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
     }
+    lua_settop(L, W_CTX);
+    lua_pushnil(L); /* W_MSG */
     int nargs = step(L, h, a);
     if (nargs == -2) { /* turn over */
       h->current = NULL;

@@ -1,0 +1,489 @@
+/* supervise: failure handling, directives and the restart sequence (see
+ * supervise.h). */
+#include "supervise.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbind.h"
+#include "sched.h"
+#include "value.h"
+#include "watch.h"
+
+/* The strategy used when an actor was spawned without `supervisor`. */
+static const tend_strategy default_strategy = {
+    TEND_ONE_FOR_ONE, {-1, INT64_MAX, TEND_WINDOW_FIXED},
+    TEND_ON_LIMIT_STOP_CHILD, 1, 0};
+
+/* ------------------------------------------------------------ helpers */
+
+static void suspend_subtree(tend_actor *a) {
+  if (a->suspends < UINT8_MAX) a->suspends++;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    suspend_subtree(c);
+}
+
+static void resume_subtree(tend_host *h, tend_actor *a) {
+  if (a->suspends > 0) a->suspends--;
+  if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    resume_subtree(h, c);
+}
+
+static tend_actor *live_actor(tend_host *h, uint32_t id, uint32_t gen) {
+  tend_actor *a = tend_slots_get(&h->ids, id, gen);
+  if (a == NULL || a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)
+    return NULL;
+  return a;
+}
+
+/* Pushes field k of a's extras (nil when absent). */
+static void push_extra(lua_State *L, tend_host *h, tend_actor *a,
+                       const char *k) {
+  tend_actor_push_extras(L, h, a);
+  lua_getfield(L, -1, k);
+  lua_replace(L, -2);
+}
+
+/* Sets field k of a's extras to the value at the top (popped). */
+static void set_extra(lua_State *L, tend_host *h, tend_actor *a,
+                      const char *k) {
+  tend_actor_push_extras(L, h, a);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, k);
+  lua_pop(L, 1);
+}
+
+/* Pushes p's strategy userdata (nil for the default); returns its config. */
+static const tend_strategy *push_strategy(lua_State *L, tend_host *h,
+                                          tend_actor *p) {
+  push_extra(L, h, p, "supervisor");
+  const tend_strategy *s = tend_strategy_test(L, -1);
+  return s ? s : &default_strategy;
+}
+
+/* Pushes a hook of a's hook table (nil if a's behavior is a function). */
+static int push_hook(lua_State *L, tend_host *h, tend_actor *a,
+                     const char *name) {
+  if (!(a->flags & TEND_AF_HOOKS)) {
+    lua_pushnil(L);
+    return 0;
+  }
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
+  lua_getfield(L, -1, name);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  return lua_isfunction(L, -1);
+}
+
+/* Pushes the behavior's hook table (self for hooks). */
+static void push_self(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
+  lua_replace(L, -2);
+}
+
+static void log_hook_error(lua_State *L, tend_host *h, tend_actor *a,
+                           const char *hook, int err) {
+  tend_actor_push_path(L, h, a);
+  tend_error_describe(L, err);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s failed: %s", hook,
+                lua_tostring(L, -1));
+  lua_pop(L, 2);
+}
+
+/* ------------------------------------------------------------ failure */
+
+/* The failure cannot be handled by a supervisor: the script ends with 1. */
+static void fatal(lua_State *L, tend_host *h, int err, const char *what) {
+  tend_error_describe(L, err);
+  lua_getfield(L, err, "traceback");
+  if (!lua_isstring(L, -1)) {
+    lua_pop(L, 1);
+    lua_getfield(L, err, "cause");
+    if (lua_istable(L, -1)) lua_getfield(L, -1, "traceback");
+    else lua_pushnil(L);
+    lua_replace(L, -2);
+  }
+  fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
+          lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+  fflush(stderr);
+  lua_pop(L, 2);
+  h->failed = 1;
+  tend_host_shutdown(h, 1);
+}
+
+void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
+  int err = lua_gettop(L);
+  h->stats.failures++;
+  lua_pushvalue(L, err);
+  set_extra(L, h, a, "error");
+  if (a == h->main) { /* the script itself failed: as lua.c, then exit 1 */
+    fatal(L, h, err, "");
+    tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
+  } else if (a->parent == NULL) { /* escalated past a guardian */
+    fatal(L, h, err, "failure escalated past the guardian: ");
+  } else if (a->state >= TEND_ACTOR_STOPPING || (a->flags & TEND_AF_FAILED)) {
+    /* already on its way out, or already waiting for a decision */
+  } else if (a->flags & TEND_AF_TASK) {
+    tend_actor_push_path(L, h, a);
+    tend_error_describe(L, err);
+    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "task failed: %s",
+                  lua_tostring(L, -1));
+    tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
+  } else {
+    if (a->wait != TEND_WAIT_NONE) { /* failed from outside while waiting */
+      tend_actor_end_wait(L, h, a);
+      a->op = TEND_OP_NONE;
+    }
+    a->flags |= TEND_AF_FAILED;
+    suspend_subtree(a);
+    tend_actor_post(h, a->parent, TEND_MSG_CHILD_FAILED, a);
+  }
+  lua_settop(L, err - 1);
+}
+
+/* Fails p with Escalated, wrapping c's error. */
+static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
+                     const char *why) {
+  tend_actor_ext *x = tend_actor_ext_get(p);
+  if (x) {
+    x->escalated_id = c->id;
+    x->escalated_gen = c->gen;
+  }
+  push_extra(L, h, c, "error");
+  tend_actor_push_path(L, h, c);
+  lua_pushfstring(L, "%s %s", why, lua_tostring(L, -1));
+  tend_error_wrap(L, -3, "Escalated", lua_tostring(L, -1));
+  lua_replace(L, -4);
+  lua_pop(L, 2);
+  tend_actor_fail(L, h, p);
+}
+
+/* ------------------------------------------------------------ directives */
+
+/* Stops a member of a directive's group: the failed child with its error,
+ * the others as stopped by their supervisor. */
+static void stop_member(lua_State *L, tend_host *h, tend_actor *m,
+                        tend_actor *failed) {
+  m->flags &= ~TEND_AF_FAILED;
+  tend_actor_stop(L, h, m, m == failed ? TEND_STOP_FAILURE : TEND_STOP_BY_PARENT);
+}
+
+/* Restarts m, a member of the group of `failed`, whose extras field
+ * cause_key holds the cause the others see. */
+static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
+                           tend_actor *failed, const char *cause_key) {
+  if (m->restart_type == TEND_TEMPORARY) {
+    stop_member(L, h, m, failed);
+    return;
+  }
+  if (m != failed) {
+    push_extra(L, h, failed, cause_key);
+    set_extra(L, h, m, "cause");
+    lua_pushnil(L);
+    set_extra(L, h, m, "failed_msg");
+  }
+  tend_msg *msg = tend_msg_alloc(&h->msgs);
+  if (msg == NULL) return;
+  msg->kind = TEND_MSG_RESTART;
+  msg->sender_id = msg->sender_gen = 0;
+  msg->value.type = (m->flags & TEND_AF_FAILED) ? TEND_VALUE_TRUE : TEND_VALUE_FALSE;
+  tend_queue_push(&m->mbox.sys, msg);
+  tend_sched_enqueue(h, m);
+}
+
+/* Is m in the group a directive about c applies to under strategy s? */
+static int in_group(const tend_strategy *s, const tend_actor *c,
+                    const tend_actor *m) {
+  if (s->kind == TEND_ONE_FOR_ONE) return m == c;
+  if (s->kind == TEND_ALL_FOR_ONE) return 1;
+  return m->seq >= c->seq; /* rest_for_one: c and those started after it */
+}
+
+static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
+                          tend_actor *c, const char *what) {
+  if (!s->log) return;
+  tend_actor_push_path(L, h, c);
+  push_extra(L, h, c, "error");
+  tend_error_describe(L, -1);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -3), "%s; %s (restarts %u)",
+                lua_tostring(L, -1), what, (unsigned)c->restarts);
+  lua_pop(L, 3);
+}
+
+static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
+                  tend_directive d, int normal_exit) {
+  int top = lua_gettop(L);
+  const tend_strategy *s = push_strategy(L, h, p);
+  tend_actor *next;
+  switch (d) {
+    case TEND_RESUME:
+      log_directive(L, h, s, c, "resume");
+      c->flags &= ~TEND_AF_FAILED;
+      resume_subtree(h, c);
+      if (c->ext && c->ext->escalated_id) { /* resumes what it escalated */
+        tend_actor *e = live_actor(h, c->ext->escalated_id, c->ext->escalated_gen);
+        c->ext->escalated_id = 0;
+        if (e && (e->flags & TEND_AF_FAILED)) {
+          e->flags &= ~TEND_AF_FAILED;
+          resume_subtree(h, e);
+        }
+      }
+      break;
+    case TEND_STOP:
+      log_directive(L, h, s, c, "stop");
+      for (tend_actor *m = p->first_child; m; m = next) {
+        next = m->next_sibling;
+        if (in_group(s, c, m)) stop_member(L, h, m, c);
+      }
+      break;
+    case TEND_RESTART: {
+      int one = s->kind == TEND_ONE_FOR_ONE;
+      tend_actor_ext *x = tend_actor_ext_get(one ? c : p);
+      int ok = -1;
+      if (x)
+        ok = tend_window_allow(one ? &x->child_window : &x->group_window,
+                               &s->limit, tend_clock_now(&h->clock));
+      if (ok != 1) {
+        if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
+          log_directive(L, h, s, c, "restart limit reached; escalate");
+          escalate(L, h, p, c, "restart limit reached for");
+          break;
+        }
+        log_directive(L, h, s, c, "restart limit reached; stop");
+        for (tend_actor *m = p->first_child; m; m = next) {
+          next = m->next_sibling;
+          if (in_group(s, c, m)) stop_member(L, h, m, c);
+        }
+        break;
+      }
+      if (normal_exit) {
+        tend_actor_push_path(L, h, c);
+        tend_host_log(h, TEND_LOG_INFO, lua_tostring(L, -1),
+                      "permanent child stopped; restart");
+        lua_pop(L, 1);
+      } else {
+        log_directive(L, h, s, c, "restart");
+      }
+      for (tend_actor *m = p->first_child; m; m = next) {
+        next = m->next_sibling;
+        if (in_group(s, c, m) && m->state < TEND_ACTOR_STOPPING)
+          restart_member(L, h, m, c, "error");
+      }
+      break;
+    }
+    case TEND_ESCALATE:
+      log_directive(L, h, s, c, "escalate");
+      escalate(L, h, p, c, "failure of");
+      break;
+  }
+  lua_settop(L, top);
+}
+
+/* The default decider (Akka classic): these kinds stop, the rest restart. */
+static tend_directive default_decision(const char *kind) {
+  if (strcmp(kind, "InitError") == 0 || strcmp(kind, "Killed") == 0 ||
+      strcmp(kind, "DeathPact") == 0)
+    return TEND_STOP;
+  return TEND_RESTART;
+}
+
+int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
+                                const tend_msg *m) {
+  tend_actor *c = live_actor(h, m->sender_id, m->sender_gen);
+  if (c == NULL || c->parent != p || !(c->flags & TEND_AF_FAILED) ||
+      p->state != TEND_ACTOR_RUNNING)
+    return -1; /* gone, or its supervisor is going itself */
+  if (m->value.type == TEND_VALUE_TRUE) { /* a permanent child's normal stop */
+    apply(L, h, p, c, TEND_RESTART, 1);
+    return -1;
+  }
+  int top = lua_gettop(L);
+  const tend_strategy *s = push_strategy(L, h, p);
+  if (s->stopping) {
+    lua_settop(L, top);
+    apply(L, h, p, c, TEND_STOP, 0);
+    return -1;
+  }
+  push_extra(L, h, c, "error");   /* top + 2 */
+  lua_getfield(L, -1, "kind");     /* top + 3 */
+  const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : "Error";
+  if (lua_type(L, top + 1) == LUA_TUSERDATA)
+    lua_getiuservalue(L, top + 1, 1); /* top + 4: the decider */
+  else
+    lua_pushnil(L);
+  int decider = top + 4;
+  if (lua_isfunction(L, decider)) {
+    tend_actor_ext *x = tend_actor_ext_get(p);
+    if (x == NULL) {
+      lua_settop(L, top);
+      apply(L, h, p, c, TEND_ESCALATE, 0);
+      return -1;
+    }
+    x->deciding_id = c->id;
+    x->deciding_gen = c->gen;
+    lua_pushvalue(L, top + 2);    /* err */
+    tend_actor_push_ref(L, h, c); /* child */
+    lua_rotate(L, top + 1, 3);    /* decider err child strategy err kind */
+    lua_settop(L, top + 3);       /* decider(err, child) */
+    p->op = TEND_OP_DECIDE;
+    return 2;
+  }
+  tend_directive d;
+  if (lua_istable(L, decider)) { /* tend.decider{...}: kind, then "*" */
+    if (lua_getfield(L, decider, kind) == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_getfield(L, decider, "*");
+    }
+    int i = lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
+    d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
+  } else {
+    d = default_decision(kind);
+  }
+  lua_settop(L, top);
+  apply(L, h, p, c, d, 0);
+  return -1;
+}
+
+void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
+                            int status, int idx) {
+  tend_actor_ext *x = p->ext;
+  tend_actor *c = x ? live_actor(h, x->deciding_id, x->deciding_gen) : NULL;
+  if (x) x->deciding_id = 0;
+  if (c == NULL || !(c->flags & TEND_AF_FAILED) || c->parent != p) return;
+  tend_directive d = TEND_ESCALATE;
+  if (status != LUA_OK && status != LUA_YIELD) {
+    log_hook_error(L, h, p, "decider", idx);
+  } else {
+    int i = lua_type(L, idx) == LUA_TSTRING ? tend_directive_parse(lua_tostring(L, idx))
+                                            : -1;
+    if (i >= 0) {
+      d = (tend_directive)i;
+    } else {
+      tend_actor_push_path(L, h, p);
+      luaL_tolstring(L, idx, NULL);
+      tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
+                    "decider returned %s, not resume|restart|stop|escalate; "
+                    "treated as escalate",
+                    lua_tostring(L, -1));
+      lua_pop(L, 2);
+    }
+  }
+  apply(L, h, p, c, d, 0);
+}
+
+int tend_supervise_normal_exit(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor *p = a->parent;
+  if (a->restart_type != TEND_PERMANENT || p == NULL || h->shutting_down ||
+      p->state != TEND_ACTOR_RUNNING || (a->flags & (TEND_AF_FAILED | TEND_AF_TASK)))
+    return 0;
+  tend_error_new(L, "Stopped", "a permanent child stopped; it is restarted");
+  set_extra(L, h, a, "error");
+  a->flags |= TEND_AF_FAILED;
+  suspend_subtree(a);
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) return 0;
+  m->kind = TEND_MSG_CHILD_FAILED;
+  m->sender_id = a->id;
+  m->sender_gen = a->gen;
+  m->value.type = TEND_VALUE_TRUE;
+  tend_queue_push(&p->mbox.sys, m);
+  tend_sched_enqueue(h, p);
+  return 1;
+}
+
+/* ------------------------------------------------------------ restart */
+
+/* Stops every child for a restart (default pre_restart). */
+static void stop_children(lua_State *L, tend_host *h, tend_actor *a) {
+  for (tend_actor *c = a->last_child; c; c = c->prev_sibling)
+    tend_actor_stop(L, h, c, TEND_STOP_SHUTDOWN);
+}
+
+int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a, int own) {
+  if (a->state != TEND_ACTOR_RUNNING && a->state != TEND_ACTOR_STARTING)
+    return -1;
+  if (own) a->flags |= TEND_AF_OWN_RESTART;
+  a->state = TEND_ACTOR_RESTARTING;
+  if (a->wait != TEND_WAIT_NONE) tend_actor_end_wait(L, h, a);
+  while (a->timers) tend_timer_cancel(L, h, a->timers);
+  if (!own) { /* restarted with a sibling or its parent: the cause is set */
+  } else {
+    push_extra(L, h, a, "error");
+    set_extra(L, h, a, "cause");
+  }
+  if (push_hook(L, h, a, "pre_restart")) {
+    push_self(L, h, a);
+    push_extra(L, h, a, "cause");
+    push_extra(L, h, a, "failed_msg");
+    tend_actor_push_ctx(L, h, a);
+    a->op = TEND_OP_PRE_RESTART;
+    return 4;
+  }
+  lua_pop(L, 1);
+  stop_children(L, h, a); /* the default pre_restart: children, post_stop */
+  if (push_hook(L, h, a, "post_stop")) {
+    push_self(L, h, a);
+    tend_actor_push_ctx(L, h, a);
+    a->op = TEND_OP_RESTART_STOP;
+    return 2;
+  }
+  lua_pop(L, 1);
+  return tend_supervise_restart_continue(L, h, a);
+}
+
+int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state != TEND_ACTOR_RESTARTING) return -1;
+  a->flags |= TEND_AF_RESTART_WAIT;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    if (c->state == TEND_ACTOR_STOPPING) return -1; /* CHILD_GONE resumes */
+  a->flags &= ~TEND_AF_RESTART_WAIT;
+  return tend_actor_push_factory_call(L, h, a);
+}
+
+int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
+  if (push_hook(L, h, a, "post_restart")) {
+    push_self(L, h, a);
+    push_extra(L, h, a, "cause");
+    tend_actor_push_ctx(L, h, a);
+    a->op = TEND_OP_POST_RESTART;
+    return 3;
+  }
+  lua_pop(L, 1);
+  if (push_hook(L, h, a, "pre_start")) { /* the default post_restart */
+    push_self(L, h, a);
+    tend_actor_push_ctx(L, h, a);
+    a->op = TEND_OP_PRE_START;
+    return 2;
+  }
+  lua_pop(L, 1);
+  tend_supervise_restart_done(L, h, a);
+  return -1;
+}
+
+void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state != TEND_ACTOR_RESTARTING) return;
+  a->state = TEND_ACTOR_RUNNING;
+  a->restarts++;
+  h->stats.restarts++;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
+    if (c->state >= TEND_ACTOR_STOPPING) continue;
+    restart_member(L, h, c, a, "cause"); /* survivors restart too (Akka) */
+  }
+  if (a->flags & TEND_AF_OWN_RESTART) {
+    a->flags &= ~(TEND_AF_OWN_RESTART | TEND_AF_FAILED);
+    resume_subtree(h, a);
+  }
+  if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+}
+
+void tend_supervise_free(tend_actor *a) {
+  if (a->ext == NULL) return;
+  tend_window_free(&a->ext->child_window);
+  tend_window_free(&a->ext->group_window);
+  free(a->ext);
+  a->ext = NULL;
+}
