@@ -8,12 +8,24 @@ for _, name in ipairs {
   "random", "seed", "stats", "shutdown", "log", "error", "raise",
   "virtual_time", "executable", "list_dir", "is_dir",
   "one_for_one", "all_for_one", "rest_for_one", "decider", "describe",
-  "default_strategy", "stopping", "tree", "ps", "kill", "watch", "unwatch",
+  "default_strategy", "stopping", "guardian_strategy", "tree", "ps", "kill",
+  "watch", "unwatch",
 } do
   tend[name] = core[name]
 end
 tend.stopped = core.stopped
 tend.unhandled = core.unhandled
 tend.version = core.version
+
+-- tend.testkit loads on first use (it spawns nothing until asked).
+setmetatable(tend, {
+  __index = function(t, k)
+    if k == "testkit" then
+      local m = require "tend.testkit"
+      rawset(t, k, m)
+      return m
+    end
+  end,
+})
 
 return tend

@@ -106,7 +106,8 @@ enum tend_actor_flags {
   TEND_AF_POST_STOP = 32, /* post_stop has begun (runs at most once) */
   TEND_AF_FAILED = 64,    /* failed; its supervisor has not decided yet */
   TEND_AF_OWN_RESTART = 128, /* the restart under way ends its own failure */
-  TEND_AF_RESTART_WAIT = 256 /* restarting: waits for its children to die */
+  TEND_AF_RESTART_WAIT = 256, /* restarting: waits for its children to die */
+  TEND_AF_SURVIVOR = 512 /* child kept through its parent's pre_restart */
 };
 
 typedef struct tend_watch tend_watch;

@@ -57,11 +57,12 @@ static int l_stop(lua_State *L) {
   return 0;
 }
 
-/* tend.alive(ref) -> boolean */
+/* tend.alive(ref) -> boolean (an ask's reply ref: true while pending) */
 static int l_alive(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_ref_check(L, 1, "tend.alive", "ref");
-  lua_pushboolean(L, tend_ref_actor(h, r) != NULL);
+  tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
+  lua_pushboolean(L, a && (a->kind == TEND_ENTITY_PROMISE || tend_ref_actor(h, r)));
   return 1;
 }
 

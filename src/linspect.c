@@ -67,7 +67,7 @@ static int l_tree(lua_State *L) {
     const char *path = lua_tostring(L, -4);
     const char *slash = strrchr(path, '/');
     lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
-                    slash && lua_tointeger(L, -6) > 0 ? slash + 1 : path,
+                    slash && lua_tointeger(L, -5) > 0 ? slash + 1 : path,
                     lua_tostring(L, -3), lua_tointeger(L, -2), lua_tointeger(L, -1));
     for (lua_Integer d = lua_tointeger(L, -6); d > 0; d--) luaL_addstring(&b, "  ");
     luaL_addvalue(&b);

@@ -40,11 +40,15 @@ static void check_clauses(lua_State *L, int idx, const char *fn) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "%s: error kinds must be strings, got %s", fn,
                  tend_typename(L, -2));
-    if (lua_type(L, -1) != LUA_TSTRING || tend_directive_parse(lua_tostring(L, -1)) < 0)
+    if (lua_type(L, -1) != LUA_TSTRING ||
+        tend_directive_parse(lua_tostring(L, -1)) < 0) {
+      const char *kind = lua_tostring(L, -2);
+      const char *got = luaL_tolstring(L, -1, NULL);
       luaL_error(L,
                  "%s: directive for '%s': expected \"resume\", \"restart\", "
                  "\"stop\" or \"escalate\", got %s",
-                 fn, lua_tostring(L, -2), luaL_tolstring(L, -1, NULL));
+                 fn, kind, got);
+    }
     lua_pop(L, 1);
   }
 }
@@ -259,6 +263,20 @@ static int l_describe(lua_State *L) {
                     tend_typename(L, 1));
 }
 
+/* tend.guardian_strategy(strategy): the strategy of /user (default:
+ * tend.default_strategy); a failure it escalates ends the host with 1. */
+static int l_guardian_strategy(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (!tend_strategy_test(L, 1))
+    luaL_error(L, "tend.guardian_strategy: expected a strategy, got %s",
+               tend_typename(L, 1));
+  if (h->user == NULL) luaL_error(L, "tend.guardian_strategy: the host is shutting down");
+  tend_actor_push_extras(L, h, h->user);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "supervisor");
+  return 0;
+}
+
 void tend_strategy_open(lua_State *L) {
   luaL_newmetatable(L, TEND_STRATEGY_MT);
   lua_pushcfunction(L, l_describe);
@@ -278,6 +296,7 @@ void tend_strategy_register(lua_State *L) {
                                  {"rest_for_one", l_rest_for_one},
                                  {"decider", l_decider},
                                  {"describe", l_describe},
+                                 {"guardian_strategy", l_guardian_strategy},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_pushcfunction(L, l_one_for_one); /* tend.default_strategy */

@@ -441,6 +441,8 @@ int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     if (c->state == TEND_ACTOR_STOPPING) return -1; /* CHILD_GONE resumes */
   a->flags &= ~TEND_AF_RESTART_WAIT;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    c->flags |= TEND_AF_SURVIVOR; /* restarted after the new instance */
   return tend_actor_push_factory_call(L, h, a);
 }
 
@@ -470,6 +472,8 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
   a->restarts++;
   h->stats.restarts++;
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
+    if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
+    c->flags &= ~TEND_AF_SURVIVOR;
     if (c->state >= TEND_ACTOR_STOPPING) continue;
     restart_member(L, h, c, a, "cause"); /* survivors restart too (Akka) */
   }

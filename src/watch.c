@@ -111,7 +111,7 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
   /* already dead: notify at once */
   tend_ref_push(L, h, id, gen);
   lua_pushliteral(L, "unknown");
-  push_terminated(L, -2, -1, 0);
+  push_terminated(L, lua_gettop(L) - 1, lua_gettop(L), 0);
   notify(L, h, r, lua_gettop(L));
   lua_pop(L, 3);
 }
