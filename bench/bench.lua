@@ -116,7 +116,39 @@ elseif bench == "spawn" then
     collectgarbage("collect")
   end
 
+elseif bench == "restart" then
+  -- A supervisor (one_for_one, no limit, no log) with one child that fails
+  -- on every message; a driver crashes it K times, each time waiting for
+  -- the restarted child to announce itself (as the peers' restart bench).
+  local k = A[1] or 1000000
+  local done = false
+  local driver = tend.spawn(function()
+    local left = k
+    return function(child)
+      if left == 0 then done = true return end
+      left = left - 1
+      child:send("crash")
+    end
+  end)
+  local t0, c0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function(cctx)
+      driver:send(cctx.self) -- "started"
+      return function() error("boom") end
+    end)
+    return function() end
+  end, { supervisor = tend.one_for_one { log = false } })
+  t0, c0 = tend.now(), os.clock()
+  await(function() return done end)
+  local secs, cpu = tend.now() - t0, os.clock() - c0
+  local restarts = tend.stats().restarts
+  tend.stop(sup)
+  tend.stop(driver)
+  assert(restarts == k, restarts)
+  emit("restart", { { "restarts", k }, { "secs", secs }, { "cpu", cpu },
+    { "rate", math.floor(k / secs + 0.5) } })
+
 else
-  io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT\n")
+  io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT | restart K\n")
   tend.shutdown(2)
 end

@@ -71,6 +71,8 @@ int tend_l_after(lua_State *L);
 /* ---- lerror.c: structured errors ---- */
 /* Pushes a new error value {kind, message, traceback=nil}. */
 void tend_error_new(lua_State *L, const char *kind, const char *message);
+/* Pushes a traceback of L1 from level (luaL_traceback's format). */
+void tend_traceback(lua_State *L, lua_State *L1, int level);
 /* Message handler for lua_pcall: turns any error into an error value with a
  * traceback. */
 int tend_error_handler(lua_State *L);

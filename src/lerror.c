@@ -23,10 +23,49 @@ static int is_error(lua_State *L, int idx) {
   return same;
 }
 
+/* Pushes a traceback of L1 from `level`, in luaL_traceback's format but
+ * naming functions only from their call site: luaL_traceback searches
+ * package.loaded for a global name at every level, which made it the cost
+ * of a restart. */
+void tend_traceback(lua_State *L, lua_State *L1, int level) {
+  enum { HEAD = 10, TAIL = 11 };
+  lua_Debug ar;
+  int last = level;
+  while (lua_getstack(L1, last, &ar)) last++; /* levels: level..last-1 */
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "stack traceback:");
+  for (int i = level; i < last; i++) {
+    if (i == level + HEAD && last - i > TAIL + 1) {
+      lua_pushfstring(L, "\n\t...\t(skipping %d levels)", last - i - TAIL);
+      luaL_addvalue(&b);
+      i = last - TAIL - 1;
+      continue;
+    }
+    lua_getstack(L1, i, &ar);
+    lua_getinfo(L1, "Sln", &ar);
+    if (ar.currentline > 0)
+      lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
+    else
+      lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
+    luaL_addvalue(&b);
+    if (*ar.namewhat != '\0')
+      lua_pushfstring(L, "%s '%s'", ar.namewhat, ar.name);
+    else if (*ar.what == 'm')
+      lua_pushliteral(L, "main chunk");
+    else if (*ar.what != 'C')
+      lua_pushfstring(L, "function <%s:%d>", ar.short_src, ar.linedefined);
+    else
+      lua_pushliteral(L, "?");
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+}
+
 int tend_error_handler(lua_State *L) {
   if (is_error(L, 1)) {
     if (lua_getfield(L, 1, "traceback") == LUA_TNIL) {
-      luaL_traceback(L, L, NULL, 1);
+      tend_traceback(L, L, 1);
       lua_setfield(L, 1, "traceback");
     }
     lua_settop(L, 1);
@@ -42,7 +81,7 @@ int tend_error_handler(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_setfield(L, -2, "value"); /* keep what was raised */
   }
-  luaL_traceback(L, L, NULL, 1);
+  tend_traceback(L, L, 1);
   lua_setfield(L, -2, "traceback");
   return 1;
 }

@@ -16,7 +16,7 @@ enum {
   W_ANCHORS = 2, /* the anchor table: actor id -> ctx */
   W_VALUES = 3,  /* the value store */
   W_CTX = 4,     /* ctx of the actor whose turn it is */
-  W_MSG = 5,     /* the message being received (nil for other calls) */
+  W_MSG = 5,     /* the last message received in this turn, or nil */
   W_RESULT = 6   /* where a call sits, then its result (or error) */
 };
 
@@ -87,9 +87,6 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     }
     a->terminated_msg = w == 1;
   }
-  tend_value_take_at(L, h, &m->value, W_VALUES);
-  tend_msg_release(&h->msgs, m);
-  lua_replace(L, W_MSG);
   int nargs;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
@@ -99,7 +96,9 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   } else {
     nargs = 2;
   }
-  lua_pushvalue(L, W_MSG);
+  tend_value_take_at(L, h, &m->value, W_VALUES);
+  tend_msg_release(&h->msgs, m);
+  lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
@@ -336,9 +335,8 @@ static int worker_loop(lua_State *L, tend_host *h) {
       turn_left = TEND_TURN_BUDGET;
       lua_settop(L, W_VALUES);
       lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
+      lua_pushnil(L);                   /* W_MSG */
     }
-    lua_settop(L, W_CTX);
-    lua_pushnil(L); /* W_MSG */
     int nargs = step(L, h, a);
     if (nargs == -2) { /* turn over */
       h->current = NULL;
