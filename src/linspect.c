@@ -10,7 +10,8 @@ static const char *state_name(const tend_actor *a) {
   if (a->flags & TEND_AF_FAILED) return "failed";
   if (a->suspends) return "suspended";
   switch ((tend_actor_state)a->state) {
-    case TEND_ACTOR_STARTING: return "starting";
+    case TEND_ACTOR_STARTING:
+      return a->op == TEND_OP_TASK ? "running" : "starting";
     case TEND_ACTOR_RUNNING: return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
     case TEND_ACTOR_RESTARTING: return "restarting";
     case TEND_ACTOR_STOPPING: return "stopping";
