@@ -466,23 +466,23 @@ int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m) {
   tend_msg about = *m;
   tend_msg_release(&h->msgs, m);
   switch (kind) {
-    case TEND_MSG_START:
-      return start(L, h, a);
+    case TEND_MSG_START: return start(L, h, a);
     case TEND_MSG_STOP:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
       return -1;
     case TEND_MSG_CHILD_GONE:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
-      if (a->state == TEND_ACTOR_RESTARTING && (a->flags & TEND_AF_RESTART_WAIT))
+      if (a->state == TEND_ACTOR_RESTARTING &&
+          (a->flags & TEND_AF_RESTART_WAIT))
         return tend_supervise_restart_continue(L, h, a);
       return -1;
     case TEND_MSG_CHILD_FAILED:
       return tend_supervise_child_failed(L, h, a, &about);
     case TEND_MSG_RESTART:
-      return tend_supervise_restart(L, h, a, about.value.type == TEND_VALUE_TRUE);
+      return tend_supervise_restart(L, h, a,
+                                    about.value.type == TEND_VALUE_TRUE);
     case TEND_MSG_USER:
-    case TEND_MSG_TERMINATED:
-      break;
+    case TEND_MSG_TERMINATED: break;
   }
   return -1;
 }

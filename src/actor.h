@@ -63,13 +63,13 @@ typedef enum tend_actor_wait {
 /* Code an actor runs in the worker (for the continuation after a yield). */
 typedef enum tend_actor_op {
   TEND_OP_NONE,
-  TEND_OP_FACTORY,   /* factory(ctx, args...) */
-  TEND_OP_PRE_START, /* hooks.pre_start(self, ctx) */
-  TEND_OP_RECEIVE,   /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
-  TEND_OP_POST_STOP, /* hooks.post_stop(self, ctx) */
-  TEND_OP_TASK,      /* a task's function (main chunk, tend.after) */
-  TEND_OP_DECIDE,    /* the decider on a child's failure (err, child) */
-  TEND_OP_PRE_RESTART,  /* hooks.pre_restart(self, err, msg, ctx) */
+  TEND_OP_FACTORY,     /* factory(ctx, args...) */
+  TEND_OP_PRE_START,   /* hooks.pre_start(self, ctx) */
+  TEND_OP_RECEIVE,     /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
+  TEND_OP_POST_STOP,   /* hooks.post_stop(self, ctx) */
+  TEND_OP_TASK,        /* a task's function (main chunk, tend.after) */
+  TEND_OP_DECIDE,      /* the decider on a child's failure (err, child) */
+  TEND_OP_PRE_RESTART, /* hooks.pre_restart(self, err, msg, ctx) */
   TEND_OP_RESTART_STOP, /* default pre_restart: hooks.post_stop */
   TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
 } tend_actor_op;
@@ -98,16 +98,16 @@ typedef enum tend_overflow {
 } tend_overflow;
 
 enum tend_actor_flags {
-  TEND_AF_QUEUED = 1,    /* in the run queue */
-  TEND_AF_HOOKS = 2,     /* behavior is a hook table, not a function */
-  TEND_AF_TASK = 4,      /* a task: runs its function once, then stops */
-  TEND_AF_NAMED = 8,     /* extras.name holds its name */
-  TEND_AF_GUARDIAN = 16, /* /user or /system: no behavior of its own */
-  TEND_AF_POST_STOP = 32, /* post_stop has begun (runs at most once) */
-  TEND_AF_FAILED = 64,    /* failed; its supervisor has not decided yet */
-  TEND_AF_OWN_RESTART = 128, /* the restart under way ends its own failure */
+  TEND_AF_QUEUED = 1,         /* in the run queue */
+  TEND_AF_HOOKS = 2,          /* behavior is a hook table, not a function */
+  TEND_AF_TASK = 4,           /* a task: runs its function once, then stops */
+  TEND_AF_NAMED = 8,          /* extras.name holds its name */
+  TEND_AF_GUARDIAN = 16,      /* /user or /system: no behavior of its own */
+  TEND_AF_POST_STOP = 32,     /* post_stop has begun (runs at most once) */
+  TEND_AF_FAILED = 64,        /* failed; its supervisor has not decided yet */
+  TEND_AF_OWN_RESTART = 128,  /* the restart under way ends its own failure */
   TEND_AF_RESTART_WAIT = 256, /* restarting: waits for its children to die */
-  TEND_AF_SURVIVOR = 512 /* child kept through its parent's pre_restart */
+  TEND_AF_SURVIVOR = 512      /* child kept through its parent's pre_restart */
 };
 
 typedef struct tend_watch tend_watch;
@@ -121,31 +121,31 @@ typedef struct tend_actor_ext {
   tend_watch *watching;     /* watches this actor holds */
   uint32_t escalated_id;    /* child whose failure it escalated, or 0 */
   uint32_t escalated_gen;
-  uint32_t deciding_id;     /* child whose failure the decider judges */
+  uint32_t deciding_id; /* child whose failure the decider judges */
   uint32_t deciding_gen;
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
 struct tend_actor {
-  tend_entity_kind kind; /* TEND_ENTITY_ACTOR; first, as in tend_promise */
-  uint32_t magic;        /* TEND_ACTOR_MAGIC */
-  uint32_t id, gen;      /* slot in host->ids and its generation */
-  uint32_t seq;          /* spawn number; names anonymous actors "$seq" */
-  uint8_t state;         /* tend_actor_state */
-  uint8_t wait;          /* tend_actor_wait */
-  uint8_t op;            /* tend_actor_op in progress */
-  uint16_t flags;        /* tend_actor_flags */
-  uint8_t stop_reason;   /* tend_stop_reason, once STOPPING */
-  uint8_t overflow;      /* tend_overflow when capacity > 0 */
-  uint8_t wake_ok;       /* WOKEN: 1 reply/time up as hoped, 0 timeout */
-  uint8_t restart_type;  /* tend_restart_type */
-  uint8_t suspends;      /* > 0: takes no user messages (its own failure
-                            and its ancestors' failures each count one) */
+  tend_entity_kind kind;  /* TEND_ENTITY_ACTOR; first, as in tend_promise */
+  uint32_t magic;         /* TEND_ACTOR_MAGIC */
+  uint32_t id, gen;       /* slot in host->ids and its generation */
+  uint32_t seq;           /* spawn number; names anonymous actors "$seq" */
+  uint8_t state;          /* tend_actor_state */
+  uint8_t wait;           /* tend_actor_wait */
+  uint8_t op;             /* tend_actor_op in progress */
+  uint16_t flags;         /* tend_actor_flags */
+  uint8_t stop_reason;    /* tend_stop_reason, once STOPPING */
+  uint8_t overflow;       /* tend_overflow when capacity > 0 */
+  uint8_t wake_ok;        /* WOKEN: 1 reply/time up as hoped, 0 timeout */
+  uint8_t restart_type;   /* tend_restart_type */
+  uint8_t suspends;       /* > 0: takes no user messages (its own failure
+                             and its ancestors' failures each count one) */
   uint8_t terminated_msg; /* the message in process is a `terminated` */
-  uint32_t restarts;     /* restarts so far */
-  uint32_t capacity;     /* user-queue bound, 0 = unbounded */
-  uint32_t wait_seq;     /* bumped at each wait; WAKE timers carry it */
-  uint32_t sender_id;    /* sender of the message being processed */
+  uint32_t restarts;      /* restarts so far */
+  uint32_t capacity;      /* user-queue bound, 0 = unbounded */
+  uint32_t wait_seq;      /* bumped at each wait; WAKE timers carry it */
+  uint32_t sender_id;     /* sender of the message being processed */
   uint32_t sender_gen;
   int64_t shutdown_ns;                     /* time allowed for post_stop */
   tend_actor *parent;                      /* supervisor; NULL for guardians */

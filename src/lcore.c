@@ -62,7 +62,8 @@ static int l_alive(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_ref_check(L, 1, "tend.alive", "ref");
   tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
-  lua_pushboolean(L, a && (a->kind == TEND_ENTITY_PROMISE || tend_ref_actor(h, r)));
+  lua_pushboolean(
+      L, a && (a->kind == TEND_ENTITY_PROMISE || tend_ref_actor(h, r)));
   return 1;
 }
 

@@ -136,7 +136,9 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
     if (i < 0)
       bad_option(L, fn, "restart",
                  "\"permanent\", \"transient\" or \"temporary\"", -1);
-    o->restart = i == 0 ? TEND_PERMANENT : i == 1 ? TEND_TRANSIENT : TEND_TEMPORARY;
+    o->restart = i == 0   ? TEND_PERMANENT
+                 : i == 1 ? TEND_TRANSIENT
+                          : TEND_TEMPORARY;
   }
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
@@ -292,13 +294,18 @@ static int l_ctx_newindex(lua_State *L) {
 }
 
 void tend_ctx_open(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"spawn", l_ctx_spawn},      {"children", l_ctx_children},
-      {"reply", l_ctx_reply},      {"stop", l_ctx_stop},
-      {"after", tend_l_ctx_after}, {"every", tend_l_ctx_every},
-      {"sleep", l_ctx_sleep},      {"ask", l_ctx_ask},
-      {"log", l_ctx_log},          {"watch", tend_l_ctx_watch},
-      {"unwatch", tend_l_ctx_unwatch}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"spawn", l_ctx_spawn},
+                                     {"children", l_ctx_children},
+                                     {"reply", l_ctx_reply},
+                                     {"stop", l_ctx_stop},
+                                     {"after", tend_l_ctx_after},
+                                     {"every", tend_l_ctx_every},
+                                     {"sleep", l_ctx_sleep},
+                                     {"ask", l_ctx_ask},
+                                     {"log", l_ctx_log},
+                                     {"watch", tend_l_ctx_watch},
+                                     {"unwatch", tend_l_ctx_unwatch},
+                                     {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   luaL_newlib(L, methods);
   lua_pushliteral(L, "sender");

@@ -12,7 +12,8 @@ static const char *state_name(const tend_actor *a) {
   switch ((tend_actor_state)a->state) {
     case TEND_ACTOR_STARTING:
       return a->op == TEND_OP_TASK ? "running" : "starting";
-    case TEND_ACTOR_RUNNING: return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
+    case TEND_ACTOR_RUNNING:
+      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
     case TEND_ACTOR_RESTARTING: return "restarting";
     case TEND_ACTOR_STOPPING: return "stopping";
     case TEND_ACTOR_DEAD: return "dead";
@@ -21,7 +22,8 @@ static const char *state_name(const tend_actor *a) {
 }
 
 /* Appends a row for a and its subtree to the list at `list`. */
-static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list, int depth) {
+static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
+                    int depth) {
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
@@ -69,8 +71,10 @@ static int l_tree(lua_State *L) {
     const char *slash = strrchr(path, '/');
     lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
                     slash && lua_tointeger(L, -5) > 0 ? slash + 1 : path,
-                    lua_tostring(L, -3), lua_tointeger(L, -2), lua_tointeger(L, -1));
-    for (lua_Integer d = lua_tointeger(L, -6); d > 0; d--) luaL_addstring(&b, "  ");
+                    lua_tostring(L, -3), lua_tointeger(L, -2),
+                    lua_tointeger(L, -1));
+    for (lua_Integer d = lua_tointeger(L, -6); d > 0; d--)
+      luaL_addstring(&b, "  ");
     luaL_addvalue(&b);
     lua_pop(L, 6);
   }
@@ -93,7 +97,8 @@ static int l_kill(lua_State *L) {
 }
 
 /* The watcher for a watch call: ctx at 1 (ctx form) or the running actor. */
-static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form, const char *fn) {
+static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
+                           const char *fn) {
   if (ctx_form) return tend_ctx_check(L, 1);
   if (h->current == NULL) luaL_error(L, "%s: only an actor can watch", fn);
   return h->current;
@@ -105,7 +110,8 @@ static int watch(lua_State *L, int ctx_form, const char *fn) {
   int at = ctx_form ? 2 : 1;
   tend_ref *r = tend_ref_check(L, at, fn, "ref");
   if (w->state == TEND_ACTOR_DEAD) return 0;
-  tend_watch_add(L, h, w, r->id, r->gen, lua_isnoneornil(L, at + 1) ? 0 : at + 1);
+  tend_watch_add(L, h, w, r->id, r->gen,
+                 lua_isnoneornil(L, at + 1) ? 0 : at + 1);
   lua_pushvalue(L, at);
   return 1;
 }
@@ -121,12 +127,20 @@ static int unwatch(lua_State *L, int ctx_form, const char *fn) {
 }
 
 /* ctx:watch(ref [, msg]) -> ref */
-int tend_l_ctx_watch(lua_State *L) { return watch(L, 1, "ctx:watch"); }
+int tend_l_ctx_watch(lua_State *L) {
+  return watch(L, 1, "ctx:watch");
+}
 /* ctx:unwatch(ref) -> ref */
-int tend_l_ctx_unwatch(lua_State *L) { return unwatch(L, 1, "ctx:unwatch"); }
+int tend_l_ctx_unwatch(lua_State *L) {
+  return unwatch(L, 1, "ctx:unwatch");
+}
 /* tend.watch(ref [, msg]): the running actor watches ref */
-static int l_watch(lua_State *L) { return watch(L, 0, "tend.watch"); }
-static int l_unwatch(lua_State *L) { return unwatch(L, 0, "tend.unwatch"); }
+static int l_watch(lua_State *L) {
+  return watch(L, 0, "tend.watch");
+}
+static int l_unwatch(lua_State *L) {
+  return unwatch(L, 0, "tend.unwatch");
+}
 
 void tend_inspect_register(lua_State *L) {
   static const luaL_Reg fns[] = {{"tree", l_tree},       {"ps", l_ps},

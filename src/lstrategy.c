@@ -73,13 +73,14 @@ static const char *const strategy_keys[] = {
 
 /* Builds a strategy of kind from the options table at 1 (may be absent). */
 static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
-  tend_strategy s = {kind, {-1, INT64_MAX, TEND_WINDOW_FIXED},
-                     TEND_ON_LIMIT_STOP_CHILD, 1, 0};
+  tend_strategy s = {
+      kind, {-1, INT64_MAX, TEND_WINDOW_FIXED}, TEND_ON_LIMIT_STOP_CHILD, 1, 0};
   int64_t max_retries = -1, within = INT64_MAX;
   int decider = 0;
   if (!lua_isnoneornil(L, 1)) {
     if (!lua_istable(L, 1))
-      luaL_error(L, "%s: options: expected a table, got %s", fn, tend_typename(L, 1));
+      luaL_error(L, "%s: options: expected a table, got %s", fn,
+                 tend_typename(L, 1));
     lua_pushnil(L);
     while (lua_next(L, 1)) {
       lua_pop(L, 1);
@@ -100,21 +101,29 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
     }
     if (lua_getfield(L, 1, "within") != LUA_TNIL) {
       double w = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-      if (!(w > 0)) bad(L, fn, "within", "a number of seconds > 0 (math.huge: no window)", -1);
+      if (!(w > 0))
+        bad(L, fn, "within", "a number of seconds > 0 (math.huge: no window)",
+            -1);
       within = isinf(w) ? INT64_MAX : tend_clock_ns(w);
       if (within == 0) within = 1;
     }
     if (lua_getfield(L, 1, "window") != LUA_TNIL) {
       const char *w = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      if (strcmp(w, "sliding") == 0) s.limit.window = TEND_WINDOW_SLIDING;
-      else if (strcmp(w, "fixed") == 0) s.limit.window = TEND_WINDOW_FIXED;
-      else bad(L, fn, "window", "\"sliding\" or \"fixed\"", -1);
+      if (strcmp(w, "sliding") == 0)
+        s.limit.window = TEND_WINDOW_SLIDING;
+      else if (strcmp(w, "fixed") == 0)
+        s.limit.window = TEND_WINDOW_FIXED;
+      else
+        bad(L, fn, "window", "\"sliding\" or \"fixed\"", -1);
     }
     if (lua_getfield(L, 1, "on_limit") != LUA_TNIL) {
       const char *o = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      if (strcmp(o, "stop_child") == 0) s.on_limit = TEND_ON_LIMIT_STOP_CHILD;
-      else if (strcmp(o, "escalate") == 0) s.on_limit = TEND_ON_LIMIT_ESCALATE;
-      else bad(L, fn, "on_limit", "\"stop_child\" or \"escalate\"", -1);
+      if (strcmp(o, "stop_child") == 0)
+        s.on_limit = TEND_ON_LIMIT_STOP_CHILD;
+      else if (strcmp(o, "escalate") == 0)
+        s.on_limit = TEND_ON_LIMIT_ESCALATE;
+      else
+        bad(L, fn, "on_limit", "\"stop_child\" or \"escalate\"", -1);
     }
     if (lua_getfield(L, 1, "log") != LUA_TNIL) {
       if (!lua_isboolean(L, -1)) bad(L, fn, "log", "a boolean", -1);
@@ -124,7 +133,8 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
       decider = lua_gettop(L);
       if (!lua_isfunction(L, decider)) {
         if (!lua_istable(L, decider))
-          bad(L, fn, "decider", "a function(err, child) or tend.decider{...}", decider);
+          bad(L, fn, "decider", "a function(err, child) or tend.decider{...}",
+              decider);
         if (!is_decider_table(L, decider)) { /* a plain table: make it one */
           lua_pushcfunction(L, l_decider);
           lua_pushvalue(L, decider);
@@ -181,7 +191,8 @@ static void describe_strategy(lua_State *L, int idx) {
     lua_remove(L, decider);
     return;
   }
-  static const char *const kinds[] = {"one_for_one", "all_for_one", "rest_for_one"};
+  static const char *const kinds[] = {"one_for_one", "all_for_one",
+                                      "rest_for_one"};
   luaL_addstring(&b, kinds[s->kind]);
   luaL_addstring(&b, ": ");
   const char *group = s->kind == TEND_ONE_FOR_ONE ? "the child"
@@ -199,13 +210,14 @@ static void describe_strategy(lua_State *L, int idx) {
     } else {
       luaL_addstring(&b, " per ");
       add_seconds(&b, L, s->limit.within);
-      luaL_addstring(&b, s->limit.window == TEND_WINDOW_SLIDING ? " s (sliding window)"
-                                                                : " s (fixed window)");
+      luaL_addstring(&b, s->limit.window == TEND_WINDOW_SLIDING
+                             ? " s (sliding window)"
+                             : " s (fixed window)");
     }
-    luaL_addstring(&b, s->kind == TEND_ONE_FOR_ONE ? " per child" : " for the group");
-    luaL_addstring(&b, s->on_limit == TEND_ON_LIMIT_ESCALATE
-                           ? ", then escalate"
-                           : ", then stop ");
+    luaL_addstring(
+        &b, s->kind == TEND_ONE_FOR_ONE ? " per child" : " for the group");
+    luaL_addstring(&b, s->on_limit == TEND_ON_LIMIT_ESCALATE ? ", then escalate"
+                                                             : ", then stop ");
     if (s->on_limit != TEND_ON_LIMIT_ESCALATE) luaL_addstring(&b, group);
   }
   luaL_addstring(&b, "; directives apply to ");
@@ -247,7 +259,8 @@ static void describe_strategy(lua_State *L, int idx) {
     luaL_addvalue(&b);
     lua_pop(L, 1); /* keys */
   } else {
-    luaL_addstring(&b, "InitError, Killed, DeathPact -> stop, anything else -> restart");
+    luaL_addstring(
+        &b, "InitError, Killed, DeathPact -> stop, anything else -> restart");
   }
   luaL_pushresult(&b);
   lua_remove(L, decider);
@@ -270,7 +283,8 @@ static int l_guardian_strategy(lua_State *L) {
   if (!tend_strategy_test(L, 1))
     luaL_error(L, "tend.guardian_strategy: expected a strategy, got %s",
                tend_typename(L, 1));
-  if (h->user == NULL) luaL_error(L, "tend.guardian_strategy: the host is shutting down");
+  if (h->user == NULL)
+    luaL_error(L, "tend.guardian_strategy: the host is shutting down");
   tend_actor_push_extras(L, h, h->user);
   lua_pushvalue(L, 1);
   lua_setfield(L, -2, "supervisor");

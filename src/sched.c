@@ -177,8 +177,9 @@ static void init_failed(lua_State *L, tend_host *h, tend_actor *a,
     a->flags &= ~(TEND_AF_OWN_RESTART | TEND_AF_FAILED);
     if (a->suspends) a->suspends--; /* the new failure suspends it again */
   }
-  tend_error_wrap(L, W_RESULT, "InitError",
-                  op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
+  tend_error_wrap(
+      L, W_RESULT, "InitError",
+      op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
   tend_actor_fail(L, h, a);
 }
 
@@ -191,15 +192,14 @@ static int failed(lua_State *L, tend_host *h, tend_actor *a, tend_actor_op op,
       tend_actor_post_stop_done(L, h, a);
       return -1;
     case TEND_OP_FACTORY:
-    case TEND_OP_PRE_START:
-      init_failed(L, h, a, op);
-      return -1;
+    case TEND_OP_PRE_START: init_failed(L, h, a, op); return -1;
     case TEND_OP_DECIDE:
       tend_supervise_decided(L, h, a, status, W_RESULT);
       return -1;
     case TEND_OP_PRE_RESTART:
     case TEND_OP_RESTART_STOP:
-      log_failure(L, h, a, op == TEND_OP_PRE_RESTART ? "pre_restart" : "post_stop");
+      log_failure(L, h, a,
+                  op == TEND_OP_PRE_RESTART ? "pre_restart" : "post_stop");
       return follow(L, tend_supervise_restart_continue(L, h, a));
     case TEND_OP_POST_RESTART:
       log_failure(L, h, a, "post_restart");
@@ -285,12 +285,15 @@ static int finish(lua_State *L, tend_host *h, int status) {
       break;
     case TEND_OP_PRE_START:
       if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
-      if (a->state == TEND_ACTOR_RESTARTING) tend_supervise_restart_done(L, h, a);
+      if (a->state == TEND_ACTOR_RESTARTING)
+        tend_supervise_restart_done(L, h, a);
       break;
     case TEND_OP_RECEIVE: received(L, h, a); break;
     case TEND_OP_TASK: tend_actor_stop(L, h, a, TEND_STOP_NORMAL); break;
     case TEND_OP_POST_STOP: tend_actor_post_stop_done(L, h, a); break;
-    case TEND_OP_DECIDE: tend_supervise_decided(L, h, a, status, W_RESULT); break;
+    case TEND_OP_DECIDE:
+      tend_supervise_decided(L, h, a, status, W_RESULT);
+      break;
     case TEND_OP_PRE_RESTART:
     case TEND_OP_RESTART_STOP:
       r = follow(L, tend_supervise_restart_continue(L, h, a));

@@ -23,7 +23,8 @@ int tend_window_allow(tend_window *w, const tend_limit *lim, int64_t now) {
   if (lim->max < 0) return 1; /* unlimited */
   if (lim->max == 0) return 0;
   if (lim->within == INT64_MAX || lim->window == TEND_WINDOW_FIXED) {
-    if (lim->within != INT64_MAX && w->count > 0 && now - w->start > lim->within)
+    if (lim->within != INT64_MAX && w->count > 0 &&
+        now - w->start > lim->within)
       w->count = 0; /* the fixed window expired: a new one opens */
     if (w->count == 0) w->start = now;
     if (w->count >= lim->max) return 0;
@@ -51,7 +52,8 @@ int tend_window_allow(tend_window *w, const tend_limit *lim, int64_t now) {
 int64_t tend_window_used(const tend_window *w, const tend_limit *lim,
                          int64_t now) {
   if (lim->within == INT64_MAX || lim->window == TEND_WINDOW_FIXED) {
-    if (lim->within != INT64_MAX && w->count > 0 && now - w->start > lim->within)
+    if (lim->within != INT64_MAX && w->count > 0 &&
+        now - w->start > lim->within)
       return 0;
     return w->count;
   }

@@ -32,8 +32,8 @@ typedef enum tend_on_limit {
 
 /* Restart limit after Akka's special values: `max` < 0 means unlimited. */
 typedef struct tend_limit {
-  int64_t max;      /* restarts allowed per window; -1 unlimited */
-  int64_t within;   /* window length in ns; INT64_MAX = no window */
+  int64_t max;    /* restarts allowed per window; -1 unlimited */
+  int64_t within; /* window length in ns; INT64_MAX = no window */
   tend_window_kind window;
 } tend_limit;
 
@@ -41,8 +41,8 @@ typedef struct tend_strategy {
   tend_strategy_kind kind;
   tend_limit limit;
   tend_on_limit on_limit;
-  int log;          /* 1: handled failures are logged */
-  int stopping;     /* 1: tend.stopping (every error stops) */
+  int log;      /* 1: handled failures are logged */
+  int stopping; /* 1: tend.stopping (every error stops) */
 } tend_strategy;
 
 /* Restart history of one child (one_for_one) or one supervisor (groups). */

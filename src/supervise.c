@@ -13,8 +13,11 @@
 
 /* The strategy used when an actor was spawned without `supervisor`. */
 static const tend_strategy default_strategy = {
-    TEND_ONE_FOR_ONE, {-1, INT64_MAX, TEND_WINDOW_FIXED},
-    TEND_ON_LIMIT_STOP_CHILD, 1, 0};
+    TEND_ONE_FOR_ONE,
+    {-1, INT64_MAX, TEND_WINDOW_FIXED},
+    TEND_ON_LIMIT_STOP_CHILD,
+    1,
+    0};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -103,8 +106,10 @@ static void fatal(lua_State *L, tend_host *h, int err, const char *what) {
   if (!lua_isstring(L, -1)) {
     lua_pop(L, 1);
     lua_getfield(L, err, "cause");
-    if (lua_istable(L, -1)) lua_getfield(L, -1, "traceback");
-    else lua_pushnil(L);
+    if (lua_istable(L, -1))
+      lua_getfield(L, -1, "traceback");
+    else
+      lua_pushnil(L);
     lua_replace(L, -2);
   }
   fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
@@ -169,7 +174,8 @@ static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
 static void stop_member(lua_State *L, tend_host *h, tend_actor *m,
                         tend_actor *failed) {
   m->flags &= ~TEND_AF_FAILED;
-  tend_actor_stop(L, h, m, m == failed ? TEND_STOP_FAILURE : TEND_STOP_BY_PARENT);
+  tend_actor_stop(L, h, m,
+                  m == failed ? TEND_STOP_FAILURE : TEND_STOP_BY_PARENT);
 }
 
 /* Restarts m, a member of the group of `failed`, whose extras field
@@ -190,7 +196,8 @@ static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
   if (msg == NULL) return;
   msg->kind = TEND_MSG_RESTART;
   msg->sender_id = msg->sender_gen = 0;
-  msg->value.type = (m->flags & TEND_AF_FAILED) ? TEND_VALUE_TRUE : TEND_VALUE_FALSE;
+  msg->value.type =
+      (m->flags & TEND_AF_FAILED) ? TEND_VALUE_TRUE : TEND_VALUE_FALSE;
   tend_queue_push(&m->mbox.sys, msg);
   tend_sched_enqueue(h, m);
 }
@@ -225,7 +232,8 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       c->flags &= ~TEND_AF_FAILED;
       resume_subtree(h, c);
       if (c->ext && c->ext->escalated_id) { /* resumes what it escalated */
-        tend_actor *e = live_actor(h, c->ext->escalated_id, c->ext->escalated_gen);
+        tend_actor *e =
+            live_actor(h, c->ext->escalated_id, c->ext->escalated_gen);
         c->ext->escalated_id = 0;
         if (e && (e->flags & TEND_AF_FAILED)) {
           e->flags &= ~TEND_AF_FAILED;
@@ -308,8 +316,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     apply(L, h, p, c, TEND_STOP, 0);
     return -1;
   }
-  push_extra(L, h, c, "error");   /* top + 2 */
-  lua_getfield(L, -1, "kind");     /* top + 3 */
+  push_extra(L, h, c, "error"); /* top + 2 */
+  lua_getfield(L, -1, "kind");  /* top + 3 */
   const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : "Error";
   if (lua_type(L, top + 1) == LUA_TUSERDATA)
     lua_getiuservalue(L, top + 1, 1); /* top + 4: the decider */
@@ -338,7 +346,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
       lua_pop(L, 1);
       lua_getfield(L, decider, "*");
     }
-    int i = lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
+    int i =
+        lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
   } else {
     d = default_decision(kind);
@@ -358,8 +367,9 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
   if (status != LUA_OK && status != LUA_YIELD) {
     log_hook_error(L, h, p, "decider", idx);
   } else {
-    int i = lua_type(L, idx) == LUA_TSTRING ? tend_directive_parse(lua_tostring(L, idx))
-                                            : -1;
+    int i = lua_type(L, idx) == LUA_TSTRING
+                ? tend_directive_parse(lua_tostring(L, idx))
+                : -1;
     if (i >= 0) {
       d = (tend_directive)i;
     } else {
@@ -378,7 +388,8 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
 int tend_supervise_normal_exit(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor *p = a->parent;
   if (a->restart_type != TEND_PERMANENT || p == NULL || h->shutting_down ||
-      p->state != TEND_ACTOR_RUNNING || (a->flags & (TEND_AF_FAILED | TEND_AF_TASK)))
+      p->state != TEND_ACTOR_RUNNING ||
+      (a->flags & (TEND_AF_FAILED | TEND_AF_TASK)))
     return 0;
   tend_error_new(L, "Stopped", "a permanent child stopped; it is restarted");
   set_extra(L, h, a, "error");

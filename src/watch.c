@@ -11,8 +11,10 @@
 static void unlink_target(tend_watch *r) {
   tend_actor *t = r->target;
   if (t == NULL) return;
-  if (r->t_prev) r->t_prev->t_next = r->t_next;
-  else t->ext->watchers = r->t_next;
+  if (r->t_prev)
+    r->t_prev->t_next = r->t_next;
+  else
+    t->ext->watchers = r->t_next;
   if (r->t_next) r->t_next->t_prev = r->t_prev;
   r->target = NULL;
   r->t_prev = r->t_next = NULL;
@@ -20,8 +22,10 @@ static void unlink_target(tend_watch *r) {
 
 static void unlink_watcher(tend_watch *r) {
   tend_actor *w = r->watcher;
-  if (r->w_prev) r->w_prev->w_next = r->w_next;
-  else w->ext->watching = r->w_next;
+  if (r->w_prev)
+    r->w_prev->w_next = r->w_next;
+  else
+    w->ext->watching = r->w_next;
   if (r->w_next) r->w_next->w_prev = r->w_prev;
 }
 
@@ -88,7 +92,8 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
     return;
   }
   tend_actor *t = tend_slots_get(&h->ids, id, gen);
-  if (t && (t->kind != TEND_ENTITY_ACTOR || t->state == TEND_ACTOR_DEAD)) t = NULL;
+  if (t && (t->kind != TEND_ENTITY_ACTOR || t->state == TEND_ACTOR_DEAD))
+    t = NULL;
   tend_actor_ext *tx = t ? tend_actor_ext_get(t) : NULL;
   if (t && tx == NULL) luaL_error(L, "watch: out of memory");
   r = calloc(1, sizeof *r);

@@ -11,13 +11,13 @@
 #include "host.h"
 
 struct tend_watch {
-  tend_actor *watcher;   /* holds the watch (record freed at its death) */
-  tend_actor *target;    /* watched actor while alive, NULL once fired */
-  uint32_t target_id;    /* the target's id and generation */
+  tend_actor *watcher; /* holds the watch (record freed at its death) */
+  tend_actor *target;  /* watched actor while alive, NULL once fired */
+  uint32_t target_id;  /* the target's id and generation */
   uint32_t target_gen;
-  tend_value msg;        /* custom message (custom = 1), owned */
-  int custom;            /* 1: watch(ref, msg) */
-  int fired;             /* 1: its notification is in the watcher's queue */
+  tend_value msg; /* custom message (custom = 1), owned */
+  int custom;     /* 1: watch(ref, msg) */
+  int fired;      /* 1: its notification is in the watcher's queue */
   tend_watch *t_prev, *t_next; /* on the target's list (while not fired) */
   tend_watch *w_prev, *w_next; /* on the watcher's list */
 };

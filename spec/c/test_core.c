@@ -9,6 +9,7 @@
 #include "mailbox.h"
 #include "rng.h"
 #include "slots.h"
+#include "strategy.h"
 #include "timer.h"
 
 static int passed, failed; /* tests (functions) */
@@ -161,12 +162,65 @@ static void test_clock(void) {
   CHECK(tend_clock_now(&real) >= t0);
 }
 
+#define S(x) ((int64_t)(x)*1000000000LL)
+
+static void test_window_fixed_and_sliding(void) {
+  /* restarts at 0, 9, 11, 12 with at most 2 per 10 s */
+  tend_limit fixed = tend_limit_make(2, S(10), TEND_WINDOW_FIXED);
+  tend_limit sliding = tend_limit_make(2, S(10), TEND_WINDOW_SLIDING);
+  tend_window wf = {0}, ws = {0};
+  int64_t at[] = {0, 9, 11, 12};
+  int f[4], sl[4];
+  for (int i = 0; i < 4; i++) {
+    f[i] = tend_window_allow(&wf, &fixed, S(at[i]));
+    sl[i] = tend_window_allow(&ws, &sliding, S(at[i]));
+  }
+  CHECK(f[0] == 1 && f[1] == 1 && f[2] == 1 && f[3] == 1); /* reopened at 11 */
+  CHECK(sl[0] == 1 && sl[1] == 1 && sl[2] == 1 && sl[3] == 0);
+  CHECK(tend_window_used(&ws, &sliding, S(12)) == 2);
+  CHECK(tend_window_used(&ws, &sliding, S(30)) == 0);
+  tend_window_free(&wf);
+  tend_window_free(&ws);
+}
+
+static void test_window_special_values(void) {
+  tend_window w = {0};
+  tend_limit unlimited = tend_limit_make(-1, INT64_MAX, TEND_WINDOW_FIXED);
+  int ok = 1;
+  for (int i = 0; i < 1000; i++)
+    ok &= tend_window_allow(&w, &unlimited, S(i)) == 1;
+  CHECK(ok);
+  tend_limit one =
+      tend_limit_make(-1, S(5), TEND_WINDOW_FIXED); /* -1, finite */
+  CHECK(one.max == 1);
+  tend_window w1 = {0};
+  CHECK(tend_window_allow(&w1, &one, S(0)) == 1);
+  CHECK(tend_window_allow(&w1, &one, S(1)) == 0);
+  CHECK(tend_window_allow(&w1, &one, S(6)) == 1);
+  tend_limit total =
+      tend_limit_make(3, INT64_MAX, TEND_WINDOW_SLIDING); /* n, inf */
+  tend_window w2 = {0};
+  CHECK(tend_window_allow(&w2, &total, S(0)) == 1);
+  CHECK(tend_window_allow(&w2, &total, S(1000)) == 1);
+  CHECK(tend_window_allow(&w2, &total, S(100000)) == 1);
+  CHECK(tend_window_allow(&w2, &total, S(1000000)) == 0);
+  tend_limit never = tend_limit_make(0, S(1), TEND_WINDOW_SLIDING);
+  CHECK(tend_window_allow(&w2, &never, S(0)) == 0);
+  CHECK(tend_directive_parse("escalate") == TEND_ESCALATE);
+  CHECK(tend_directive_parse("retry") == -1);
+  tend_window_free(&w);
+  tend_window_free(&w1);
+  tend_window_free(&w2);
+}
+
 int main(void) {
   RUN(test_slots_generations);
   RUN(test_timer_heap_order);
   RUN(test_rng);
   RUN(test_mailbox_fifo_and_pool);
   RUN(test_clock);
+  RUN(test_window_fixed_and_sliding);
+  RUN(test_window_special_values);
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
