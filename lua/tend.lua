@@ -17,6 +17,15 @@ tend.stopped = core.stopped
 tend.unhandled = core.unhandled
 tend.version = core.version
 
+local backoff = require "tend.backoff"
+tend.backoff = backoff
+for _, name in ipairs {
+  "supervise", "restart", "resume", "stop_on_failure", "restart_with_limit",
+  "restart_with_backoff", "retry",
+} do
+  tend[name] = backoff[name]
+end
+
 -- tend.testkit loads on first use (it spawns nothing until asked).
 setmetatable(tend, {
   __index = function(t, k)

@@ -7,6 +7,7 @@
 
 #include "host.h"
 #include "lbind.h"
+#include "backoff_sup.h"
 #include "sched.h"
 #include "supervise.h"
 #include "value.h"
@@ -146,21 +147,34 @@ void tend_actor_push_extras(lua_State *L, const tend_host *h, tend_actor *a) {
   lua_replace(L, -2);
 }
 
+/* Pushes the path a child named (stack index name) of parent would have,
+ * and the names table; raises if the name is taken. */
+static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name) {
+  tend_actor_push_path(L, h, parent);
+  lua_pushliteral(L, "/");
+  lua_pushvalue(L, name);
+  lua_concat(L, 3); /* push child path */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
+  lua_pushvalue(L, -2);
+  if (lua_rawget(L, -2) != LUA_TNIL)
+    luaL_error(L, "name '%s' is already taken: %s exists",
+               lua_tostring(L, name), lua_tostring(L, -3));
+  lua_pop(L, 1);
+}
+
+void tend_actor_check_name(lua_State *L, tend_host *h, tend_actor *parent,
+                           int name) {
+  name = lua_absindex(L, name);
+  push_child_path(L, h, parent, name);
+  lua_pop(L, 2);
+}
+
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o) {
   factory = lua_absindex(L, factory);
-  if (o->name) { /* names are unique among siblings: check before creating */
-    tend_actor_push_path(L, h, parent);
-    lua_pushliteral(L, "/");
-    lua_pushvalue(L, o->name);
-    lua_concat(L, 3); /* push child path */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-    lua_pushvalue(L, -2);
-    if (lua_rawget(L, -2) != LUA_TNIL)
-      luaL_error(L, "name '%s' is already taken: %s exists",
-                 lua_tostring(L, o->name), lua_tostring(L, -3));
-    lua_pop(L, 1);
-  }
+  if (o->name)
+    push_child_path(L, h, parent, o->name); /* unique among siblings */
   tend_actor *a = new_record(L, h, parent);
   if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
   if (o->name) { /* stack: path names udata */
@@ -249,6 +263,13 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
       (a->flags & TEND_AF_GUARDIAN)) {
     dead_letter(L, h, &v);
     return;
+  }
+  if ((a->flags & TEND_AF_TYPED) && a->ext->typed->waiting &&
+      a->ext->typed->stash && a->mbox.n_user >= a->ext->typed->stash) {
+    tend_msg *old = tend_queue_pop(&a->mbox.user); /* stash full: oldest out */
+    a->mbox.n_user--;
+    dead_letter(L, h, &old->value);
+    tend_msg_release(&h->msgs, old);
   }
   if (a->capacity && a->mbox.n_user >= a->capacity) {
     switch ((tend_overflow)a->overflow) {
@@ -364,6 +385,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   push_reason(L, h, a);
   tend_watch_target_died(L, h, a, -2, -1);
   tend_watch_watcher_died(L, h, a);
+  tend_backoff_free(L, h, a);
   tend_supervise_free(a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
@@ -378,6 +400,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   a->mbox.n_user = 0;
   tend_actor *parent = a->parent;
   unlink_child(a);
+  if (parent && (parent->flags & TEND_AF_BACKOFF))
+    tend_backoff_child_died(L, h, parent, a);
   if (parent && (parent->state == TEND_ACTOR_STOPPING ||
                  parent->state == TEND_ACTOR_RESTARTING))
     tend_actor_post(h, parent, TEND_MSG_CHILD_GONE, NULL);
@@ -466,7 +490,12 @@ int tend_actor_system(lua_State *L, tend_host *h, tend_actor *a, tend_msg *m) {
   tend_msg about = *m;
   tend_msg_release(&h->msgs, m);
   switch (kind) {
-    case TEND_MSG_START: return start(L, h, a);
+    case TEND_MSG_START:
+      if (a->flags & TEND_AF_BACKOFF) {
+        tend_backoff_start(L, h, a);
+        return -1;
+      }
+      return start(L, h, a);
     case TEND_MSG_STOP:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
       return -1;

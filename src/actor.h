@@ -107,10 +107,14 @@ enum tend_actor_flags {
   TEND_AF_FAILED = 64,        /* failed; its supervisor has not decided yet */
   TEND_AF_OWN_RESTART = 128,  /* the restart under way ends its own failure */
   TEND_AF_RESTART_WAIT = 256, /* restarting: waits for its children to die */
-  TEND_AF_SURVIVOR = 512      /* child kept through its parent's pre_restart */
+  TEND_AF_SURVIVOR = 512,     /* child kept through its parent's pre_restart */
+  TEND_AF_BACKOFF = 1024,     /* a backoff supervisor (ext->backoff) */
+  TEND_AF_TYPED = 2048        /* handles its own failures (ext->typed) */
 };
 
 typedef struct tend_watch tend_watch;
+typedef struct tend_backoff_sup tend_backoff_sup;
+typedef struct tend_typed tend_typed;
 
 /* What only some actors need, allocated on first use (supervision and
  * DeathWatch), freed at death. */
@@ -123,6 +127,8 @@ typedef struct tend_actor_ext {
   uint32_t escalated_gen;
   uint32_t deciding_id; /* child whose failure the decider judges */
   uint32_t deciding_gen;
+  tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
+  tend_typed *typed;         /* typed supervision clauses, or NULL */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -185,6 +191,9 @@ typedef struct tend_spawn_opts {
  * the name is taken. */
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o);
+/* Raises if parent has a child named by the string at stack index name. */
+void tend_actor_check_name(lua_State *L, tend_host *h, tend_actor *parent,
+                           int name);
 /* Creates a guardian (/user, /system): running, no behavior. Pops nothing. */
 tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name);
 

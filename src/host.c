@@ -152,6 +152,7 @@ static int setup(lua_State *L) {
   tend_ctx_open(L);
   tend_timer_open(L);
   tend_strategy_open(L);
+  tend_backoff_open(L);
   tend_random_install(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_tend_core);
@@ -178,7 +179,6 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
                           : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
   tend_rng_seed(&h->rng, h->seed);
   tend_slots_init(&h->ids);
-  tend_slots_init(&h->timer_ids);
   tend_timer_heap_init(&h->timers);
   tend_msg_pool_init(&h->msgs);
   if (uv_loop_init(&h->loop) != 0) {
@@ -252,7 +252,6 @@ void tend_host_close(tend_host *h) {
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
   tend_slots_free(&h->ids);
-  tend_slots_free(&h->timer_ids);
   tend_timer_heap_free(&h->timers);
   tend_msg_pool_free(&h->msgs);
   free(h->free_values);

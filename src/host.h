@@ -50,8 +50,7 @@ struct tend_host {
   tend_log_level log_level; /* lines above it are not written */
 
   tend_slots ids;         /* actor and promise ids */
-  tend_slots timer_ids;   /* timer ids (tend.Timer handles) */
-  tend_timer_heap timers; /* armed timers */
+  tend_timer_heap timers; /* armed timers and their record pool */
   tend_msg_pool msgs;     /* message nodes */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */

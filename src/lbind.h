@@ -68,6 +68,11 @@ int tend_l_ctx_after(lua_State *L);
 int tend_l_ctx_every(lua_State *L);
 int tend_l_after(lua_State *L);
 
+/* ---- backoff_sup.c: backoff supervisors and typed backoff ---- */
+/* A backoff timer of kind, set for incarnation tag, fired for a. */
+void tend_backoff_timer(lua_State *L, tend_host *h, tend_actor *a,
+                        tend_timer_kind kind, uint32_t tag);
+
 /* ---- lerror.c: structured errors ---- */
 /* Pushes a new error value {kind, message, traceback=nil}. */
 void tend_error_new(lua_State *L, const char *kind, const char *message);
@@ -88,7 +93,24 @@ int tend_l_raise(lua_State *L);
 /* ---- lask.c: ask ---- */
 int tend_l_ask(lua_State *L);
 
+/* ---- lbackoff.c: backoff specs ---- */
+#define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
+#define TEND_SUPERVISED_SPEC_MT "tend.SupervisedSpec"
+struct tend_backoff_cfg;
+/* Is the value at idx a backoff spec? */
+int tend_backoff_is_spec(lua_State *L, int idx);
+/* Validates the spec at idx into c; raises naming the option for fn. */
+void tend_backoff_parse(lua_State *L, int idx, const char *fn,
+                        struct tend_backoff_cfg *c);
+/* Pushes the words for the spec at idx. */
+void tend_backoff_describe(lua_State *L, int idx);
+void tend_backoff_open(lua_State *L);
+/* Adds backoff_check, backoff_delays, ... to the table at the top. */
+void tend_backoff_register(lua_State *L);
+
 /* ---- lstrategy.c: strategies and deciders ---- */
+/* Pushes a new tend.stopping strategy. */
+void tend_strategy_push_stopping(lua_State *L);
 /* The strategy at idx, or NULL. */
 const tend_strategy *tend_strategy_test(lua_State *L, int idx);
 void tend_strategy_open(lua_State *L);

@@ -162,7 +162,9 @@ static int l_stats(lua_State *L) {
   set_count(L, "runnable", h->runq_len);
   set_count(L, "lua_bytes", h->lua_bytes);
   set_count(L, "c_bytes",
-            (uint64_t)(h->ids.cap + h->timer_ids.cap) * sizeof(tend_slot) +
+            (uint64_t)h->ids.cap * sizeof(tend_slot) +
+                h->timers.records * sizeof(tend_timer) +
+                (uint64_t)h->timers.cap * sizeof(tend_timer *) +
                 h->msgs.allocated * sizeof(tend_msg) +
                 (uint64_t)h->cap_free_values * sizeof(uint32_t));
   return 1;
@@ -282,6 +284,7 @@ int luaopen_tend_core(lua_State *L) {
   luaL_newlib(L, fns);
   tend_strategy_register(L);
   tend_inspect_register(L);
+  tend_backoff_register(L);
   tend_push_sentinel(L, h, 1);
   lua_setfield(L, -2, "stopped");
   tend_push_sentinel(L, h, 2);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backoff_sup.h"
 #include "lbind.h"
 #include "sched.h"
 #include "value.h"
@@ -159,9 +160,19 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
                      const char *fn) {
   tend_host *h = tend_host_of(L);
+  if (tend_backoff_is_spec(L, 1 + off))
+    return tend_backoff_spawn(L, parent, off, fn);
+  if (lua_istable(L, 1 + off) && lua_getmetatable(L, 1 + off)) {
+    luaL_getmetatable(L, TEND_SUPERVISED_SPEC_MT);
+    int typed = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (typed) return tend_typed_spawn(L, parent, off, fn);
+  }
   if (!lua_isfunction(L, 1 + off))
-    luaL_error(L, "%s: factory: expected a function, got %s", fn,
-               tend_typename(L, 1 + off));
+    luaL_error(L,
+               "%s: factory: expected a function or a backoff/supervise spec, "
+               "got %s",
+               fn, tend_typename(L, 1 + off));
   lua_settop(L, 2 + off);
   tend_spawn_opts o;
   tend_spawn_parse(L, 2 + off, fn, &o);
@@ -243,6 +254,15 @@ static int l_ctx_log(lua_State *L) {
   return 0;
 }
 
+/* ctx:reset_backoff(): the child of a backoff supervisor (or a typed
+ * actor) resets its backoff (manual reset). */
+static int l_ctx_reset_backoff(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_ctx_check(L, 1);
+  tend_backoff_reset(L, h, a);
+  return 0;
+}
+
 static int l_ctx_sleep(lua_State *L) {
   tend_ctx_check(L, 1);
   lua_remove(L, 1);
@@ -305,6 +325,7 @@ void tend_ctx_open(lua_State *L) {
                                      {"log", l_ctx_log},
                                      {"watch", tend_l_ctx_watch},
                                      {"unwatch", tend_l_ctx_unwatch},
+                                     {"reset_backoff", l_ctx_reset_backoff},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   luaL_newlib(L, methods);

@@ -266,14 +266,26 @@ static void describe_strategy(lua_State *L, int idx) {
   lua_remove(L, decider);
 }
 
-/* tend.describe(x) -> words for what x allows */
+/* tend.describe(x) -> words for what x (a strategy or a backoff spec)
+ * allows */
 static int l_describe(lua_State *L) {
   if (tend_strategy_test(L, 1)) {
     describe_strategy(L, 1);
     return 1;
   }
-  return luaL_error(L, "tend.describe: expected a strategy, got %s",
-                    tend_typename(L, 1));
+  if (tend_backoff_is_spec(L, 1)) {
+    tend_backoff_describe(L, 1);
+    return 1;
+  }
+  return luaL_error(
+      L, "tend.describe: expected a strategy or a backoff spec, got %s",
+      tend_typename(L, 1));
+}
+
+void tend_strategy_push_stopping(lua_State *L) {
+  lua_pushcfunction(L, l_one_for_one);
+  lua_call(L, 0, 1);
+  ((tend_strategy *)lua_touserdata(L, -1))->stopping = 1;
 }
 
 /* tend.guardian_strategy(strategy): the strategy of /user (default:
@@ -316,8 +328,6 @@ void tend_strategy_register(lua_State *L) {
   lua_pushcfunction(L, l_one_for_one); /* tend.default_strategy */
   lua_call(L, 0, 1);
   lua_setfield(L, -2, "default_strategy");
-  lua_pushcfunction(L, l_one_for_one); /* tend.stopping */
-  lua_call(L, 0, 1);
-  ((tend_strategy *)lua_touserdata(L, -1))->stopping = 1;
+  tend_strategy_push_stopping(L); /* tend.stopping */
   lua_setfield(L, -2, "stopping");
 }

@@ -9,63 +9,84 @@
 #include "value.h"
 
 typedef struct timer_handle {
-  uint32_t id, gen; /* the timer's slot in host->timer_ids */
+  tend_timer *t; /* a pooled record: valid memory until the host closes */
+  uint32_t gen;  /* its generation when armed: stale once it differs */
 } timer_handle;
 
 /* ------------------------------------------------------------ core */
 
 static void owner_link(tend_timer *t, tend_actor *a) {
-  t->owner = a;
-  t->owner_prev = NULL;
-  t->owner_next = a->timers;
-  if (a->timers) a->timers->owner_prev = t;
+  t->owned = 1;
+  t->next = a->timers;
   a->timers = t;
 }
 
-static void owner_unlink(tend_timer *t) {
-  tend_actor *a = t->owner;
+static void owner_unlink(tend_host *h, tend_timer *t) {
+  if (!t->owned) return;
+  t->owned = 0;
+  tend_actor *a = tend_slots_get(&h->ids, t->target_id, t->target_gen);
   if (a == NULL) return;
-  if (t->owner_prev)
-    t->owner_prev->owner_next = t->owner_next;
-  else
-    a->timers = t->owner_next;
-  if (t->owner_next) t->owner_next->owner_prev = t->owner_prev;
-  t->owner = NULL;
+  for (tend_timer **p = &a->timers; *p; p = &(*p)->next)
+    if (*p == t) {
+      *p = t->next;
+      break;
+    }
+  t->next = NULL;
+}
+
+/* Drops the value a timer holds. */
+static void drop_value(lua_State *L, tend_host *h, tend_timer *t) {
+  if (t->repeating) {
+    tend_value_drop(L, h, &t->v.repeat->value);
+    free(t->v.repeat);
+    t->repeating = 0;
+  } else {
+    tend_value v = tend_timer_value(t);
+    tend_value_drop(L, h, &v);
+  }
+  t->vtype = TEND_VALUE_NIL;
 }
 
 tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
                            tend_actor *a, int64_t ns, int64_t interval,
                            int idx) {
-  tend_timer *t = calloc(1, sizeof *t);
+  tend_timer *t = tend_timer_new(&h->timers);
   if (t == NULL) return NULL;
-  t->heap_index = TEND_TIMER_UNARMED;
-  t->kind = kind;
-  t->interval = interval;
+  t->kind = (uint8_t)kind;
   t->due = tend_clock_now(&h->clock) + ns;
   if (a) {
     t->target_id = a->id;
     t->target_gen = a->gen;
-    t->wait_seq = a->wait_seq;
+    t->tag = a->wait_seq;
   }
-  t->id = tend_slots_alloc(&h->timer_ids, t, &t->gen);
-  if (t->id == 0 || tend_timer_heap_push(&h->timers, t) != 0 ||
-      (idx && tend_value_store(L, h, idx, &t->value) != 0)) {
-    if (t->id) tend_slots_release(&h->timer_ids, t->id);
-    tend_timer_heap_remove(&h->timers, t);
-    free(t);
-    return NULL;
+  tend_value v = {TEND_VALUE_NIL, {0}};
+  if (interval > 0) {
+    t->v.repeat = malloc(sizeof *t->v.repeat);
+    if (t->v.repeat == NULL) goto fail;
+    t->repeating = 1;
+    t->v.repeat->interval = interval;
+    t->v.repeat->value = v;
   }
+  if (idx && tend_value_store(L, h, idx, &v) != 0) goto fail;
+  if (t->repeating)
+    t->v.repeat->value = v;
+  else
+    tend_timer_set_value(t, v);
+  if (tend_timer_heap_push(&h->timers, t) != 0) goto fail;
   if (a && kind != TEND_TIMER_TASK) owner_link(t, a);
   return t;
+fail:
+  drop_value(L, h, t);
+  tend_timer_release(&h->timers, t);
+  return NULL;
 }
 
 void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t) {
-  if (t == NULL) return;
+  if (t == NULL || t->kind == TEND_TIMER_FREE) return;
   tend_timer_heap_remove(&h->timers, t);
-  owner_unlink(t);
-  tend_value_drop(L, h, &t->value);
-  tend_slots_release(&h->timer_ids, t->id);
-  free(t);
+  owner_unlink(h, t);
+  drop_value(L, h, t);
+  tend_timer_release(&h->timers, t);
 }
 
 void tend_timers_cancel_all(lua_State *L, tend_host *h) {
@@ -81,20 +102,21 @@ static void fire(lua_State *L, tend_host *h, tend_timer *t) {
                       : NULL;
   if (a && (a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD))
     a = NULL;
-  switch (t->kind) {
+  tend_value v;
+  switch ((tend_timer_kind)t->kind) {
     case TEND_TIMER_SEND:
       if (a == NULL) break;
-      if (t->interval > 0) { /* keep the timer's copy for the next time */
-        tend_value_push(L, h, &t->value);
+      if (t->repeating) { /* keep the timer's copy for the next time */
+        tend_value_push(L, h, &t->v.repeat->value);
         tend_actor_send(L, h, a->id, a->gen, -1, 0, 0);
         lua_pop(L, 1);
       } else {
-        tend_actor_send_value(L, h, a->id, a->gen, t->value, 0, 0);
-        t->value.type = TEND_VALUE_NIL;
+        tend_actor_send_value(L, h, a->id, a->gen, tend_timer_value(t), 0, 0);
+        t->vtype = TEND_VALUE_NIL;
       }
       break;
     case TEND_TIMER_WAKE:
-      if (a == NULL || a->wait_seq != t->wait_seq) break;
+      if (a == NULL || a->wait_seq != t->tag) break;
       if (a->wait == TEND_WAIT_SLEEP) {
         tend_sched_wake(h, a, 1);
       } else if (a->wait == TEND_WAIT_ASK) {
@@ -108,7 +130,9 @@ static void fire(lua_State *L, tend_host *h, tend_timer *t) {
       break;
     case TEND_TIMER_TASK:
       if (h->system == NULL || h->shutting_down) break;
-      tend_value_take(L, h, &t->value);
+      v = tend_timer_value(t);
+      t->vtype = TEND_VALUE_NIL;
+      tend_value_take(L, h, &v);
       tend_spawn_opts o = {0};
       o.task = 1;
       o.shutdown_ns = tend_clock_ns(5.0);
@@ -124,6 +148,12 @@ static void fire(lua_State *L, tend_host *h, tend_timer *t) {
       a->op = TEND_OP_NONE;
       tend_actor_post_stop_done(L, h, a);
       break;
+    case TEND_TIMER_BACKOFF_START:
+    case TEND_TIMER_BACKOFF_RESET:
+    case TEND_TIMER_RESTART:
+      if (a) tend_backoff_timer(L, h, a, (tend_timer_kind)t->kind, t->tag);
+      break;
+    case TEND_TIMER_FREE: break;
   }
 }
 
@@ -133,7 +163,7 @@ void tend_timers_fire_due(tend_host *h) {
   tend_timer *t;
   while ((t = tend_timer_heap_top(&h->timers)) != NULL && t->due <= now) {
     tend_timer_heap_remove(&h->timers, t);
-    owner_unlink(t); /* nothing may free t while it fires */
+    owner_unlink(h, t); /* nothing may free t while it fires */
     tend_actor *owner_then =
         t->target_id ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
                      : NULL;
@@ -141,10 +171,10 @@ void tend_timers_fire_due(tend_host *h) {
     tend_actor *a = t->target_id
                         ? tend_slots_get(&h->ids, t->target_id, t->target_gen)
                         : NULL;
-    if (t->interval > 0 && a && a == owner_then &&
-        a->state != TEND_ACTOR_DEAD) {
-      t->due += t->interval;
-      if (t->due <= now) t->due = now + t->interval; /* fell behind: no burst */
+    if (t->repeating && a && a == owner_then && a->state != TEND_ACTOR_DEAD) {
+      int64_t interval = t->v.repeat->interval;
+      t->due += interval;
+      if (t->due <= now) t->due = now + interval; /* fell behind: no burst */
       if (tend_timer_heap_push(&h->timers, t) == 0) {
         owner_link(t, a);
         continue;
@@ -170,17 +200,17 @@ double tend_check_seconds(lua_State *L, int idx, const char *fn,
 
 static void push_handle(lua_State *L, tend_timer *t) {
   timer_handle *th = lua_newuserdatauv(L, sizeof *th, 0);
-  th->id = t->id;
+  th->t = t;
   th->gen = t->gen;
   luaL_setmetatable(L, TEND_TIMER_MT);
 }
 
 static tend_timer *arm_or_fail(lua_State *L, tend_host *h, tend_timer_kind kind,
                                tend_actor *a, double s, double every, int idx) {
-  tend_timer *t = tend_timer_arm(L, h, kind, a, tend_clock_ns(s),
-                                 every > 0 ? tend_clock_ns(every) : 0, idx);
+  int64_t period = every > 0 ? tend_clock_ns(every) : 0;
+  if (every > 0 && period == 0) period = 1; /* a sub-ns period */
+  tend_timer *t = tend_timer_arm(L, h, kind, a, tend_clock_ns(s), period, idx);
   if (t == NULL) luaL_error(L, "out of memory arming a timer");
-  if (t->interval == 0 && every > 0) t->interval = 1; /* sub-ns period */
   return t;
 }
 
@@ -239,11 +269,16 @@ int tend_l_sleep(lua_State *L) {
   return tend_sched_wait(L, h, TEND_WAIT_SLEEP, sleep_k);
 }
 
+/* The timer a handle names, or NULL once it fired or was cancelled. */
+static tend_timer *live(const timer_handle *th) {
+  return th->t->gen == th->gen && th->t->kind != TEND_TIMER_FREE ? th->t : NULL;
+}
+
 /* timer:cancel() -> true if it was pending */
 static int l_timer_cancel(lua_State *L) {
   tend_host *h = tend_host_of(L);
   timer_handle *th = luaL_checkudata(L, 1, TEND_TIMER_MT);
-  tend_timer *t = tend_slots_get(&h->timer_ids, th->id, th->gen);
+  tend_timer *t = live(th);
   if (t) tend_timer_cancel(L, h, t);
   lua_pushboolean(L, t != NULL);
   return 1;
@@ -251,16 +286,14 @@ static int l_timer_cancel(lua_State *L) {
 
 /* timer:active() -> true while it will still fire */
 static int l_timer_active(lua_State *L) {
-  tend_host *h = tend_host_of(L);
   timer_handle *th = luaL_checkudata(L, 1, TEND_TIMER_MT);
-  lua_pushboolean(L, tend_slots_get(&h->timer_ids, th->id, th->gen) != NULL);
+  lua_pushboolean(L, live(th) != NULL);
   return 1;
 }
 
 static int l_timer_tostring(lua_State *L) {
-  tend_host *h = tend_host_of(L);
   timer_handle *th = luaL_checkudata(L, 1, TEND_TIMER_MT);
-  tend_timer *t = tend_slots_get(&h->timer_ids, th->id, th->gen);
+  tend_timer *t = live(th);
   if (t)
     lua_pushfstring(L, "Timer(due at %f s)", (double)t->due / 1e9);
   else

@@ -3,6 +3,7 @@
 
 #include <lauxlib.h>
 
+#include "backoff_sup.h"
 #include "lbind.h"
 #include "supervise.h"
 #include "value.h"
@@ -86,6 +87,15 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
       return -1;
     }
     a->terminated_msg = w == 1;
+  }
+  if (a->flags & TEND_AF_BACKOFF) { /* forwarded, stashed or answered in C */
+    tend_value_take_at(L, h, &m->value, W_VALUES);
+    lua_replace(L, W_MSG);
+    uint32_t sid = m->sender_id, sgen = m->sender_gen;
+    tend_msg_release(&h->msgs, m);
+    tend_backoff_receive(L, h, a, W_MSG, sid, sgen);
+    lua_settop(L, W_MSG);
+    return -1;
   }
   int nargs;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);

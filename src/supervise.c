@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff_sup.h"
 #include "lbind.h"
 #include "sched.h"
 #include "value.h"
@@ -143,11 +144,38 @@ void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
       tend_actor_end_wait(L, h, a);
       a->op = TEND_OP_NONE;
     }
-    a->flags |= TEND_AF_FAILED;
-    suspend_subtree(a);
-    tend_actor_post(h, a->parent, TEND_MSG_CHILD_FAILED, a);
+    lua_pushvalue(L, err);
+    if ((a->flags & TEND_AF_TYPED) && tend_typed_fail(L, h, a)) {
+      /* handled by its own clauses, without its supervisor */
+    } else {
+      lua_settop(L, err);
+      tend_supervise_suspend_failed(a);
+      tend_actor_post(h, a->parent, TEND_MSG_CHILD_FAILED, a);
+    }
   }
   lua_settop(L, err - 1);
+}
+
+void tend_supervise_suspend_failed(tend_actor *a) {
+  if (a->flags & TEND_AF_FAILED) return;
+  a->flags |= TEND_AF_FAILED;
+  suspend_subtree(a);
+}
+
+void tend_supervise_post_restart(tend_host *h, tend_actor *a) {
+  tend_msg *msg = tend_msg_alloc(&h->msgs);
+  if (msg == NULL) return;
+  msg->kind = TEND_MSG_RESTART;
+  msg->sender_id = msg->sender_gen = 0;
+  msg->value.type = TEND_VALUE_TRUE; /* ends its own failure */
+  tend_queue_push(&a->mbox.sys, msg);
+  tend_sched_enqueue(h, a);
+}
+
+void tend_supervise_restart_self(lua_State *L, tend_host *h, tend_actor *a) {
+  (void)L;
+  tend_supervise_suspend_failed(a);
+  tend_supervise_post_restart(h, a);
 }
 
 /* Fails p with Escalated, wrapping c's error. */
@@ -249,6 +277,8 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       }
       break;
     case TEND_RESTART: {
+      if ((p->flags & TEND_AF_BACKOFF) && tend_backoff_child_failed(L, h, p, c))
+        break; /* on_failure: stop it, start a new one after a delay */
       int one = s->kind == TEND_ONE_FOR_ONE;
       tend_actor_ext *x = tend_actor_ext_get(one ? c : p);
       int ok = -1;
@@ -349,6 +379,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     int i =
         lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
+  } else if ((p->flags & TEND_AF_BACKOFF) && lua_isnil(L, top + 1)) {
+    d = TEND_RESTART; /* backoff: every failure, InitError too, backs off */
   } else {
     d = default_decision(kind);
   }
@@ -452,6 +484,10 @@ int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     if (c->state == TEND_ACTOR_STOPPING) return -1; /* CHILD_GONE resumes */
   a->flags &= ~TEND_AF_RESTART_WAIT;
+  if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
+    tend_backoff_restarted(L, h, a);
+    return -1;
+  }
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     c->flags |= TEND_AF_SURVIVOR; /* restarted after the new instance */
   return tend_actor_push_factory_call(L, h, a);
@@ -492,6 +528,7 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
     a->flags &= ~(TEND_AF_OWN_RESTART | TEND_AF_FAILED);
     resume_subtree(h, a);
   }
+  if (a->flags & TEND_AF_TYPED) tend_typed_restarted(L, h, a);
   if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
 }
 

@@ -31,6 +31,12 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a);
 /* A permanent child stopped by itself: report it for a restart. Returns 1
  * if reported (the stop is replaced), 0 if it should just stop. */
 int tend_supervise_normal_exit(lua_State *L, tend_host *h, tend_actor *a);
+/* a failed: mark it and suspend its subtree (once). */
+void tend_supervise_suspend_failed(tend_actor *a);
+/* Queues a RESTART of a that ends its own failure. */
+void tend_supervise_post_restart(tend_host *h, tend_actor *a);
+/* a restarts itself (typed supervision): suspend, then RESTART. */
+void tend_supervise_restart_self(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees a's supervision state (at death or close). */
 void tend_supervise_free(tend_actor *a);
 

@@ -1,10 +1,19 @@
-/* timer: binary min-heap of timers keyed by (due, seq). */
+/* timer: binary min-heap of pooled timer records keyed by (due, seq). */
 #include "timer.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#define RECORDS_PER_CHUNK 1024
+
+typedef struct chunk {
+  struct chunk *next;
+  tend_timer records[RECORDS_PER_CHUNK];
+} chunk;
 
 static int before(const tend_timer *a, const tend_timer *b) {
-  return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+  return a->due < b->due ||
+         (a->due == b->due && (int32_t)(a->seq - b->seq) < 0);
 }
 
 static void place(tend_timer_heap *h, uint32_t i, tend_timer *t) {
@@ -37,14 +46,48 @@ static void sift_down(tend_timer_heap *h, uint32_t i) {
 }
 
 void tend_timer_heap_init(tend_timer_heap *h) {
-  h->v = NULL;
-  h->n = h->cap = 0;
+  memset(h, 0, sizeof *h);
   h->next_seq = 1;
 }
 
 void tend_timer_heap_free(tend_timer_heap *h) {
   free(h->v);
+  chunk *c = h->chunks;
+  while (c) {
+    chunk *next = c->next;
+    free(c);
+    c = next;
+  }
   tend_timer_heap_init(h);
+}
+
+tend_timer *tend_timer_new(tend_timer_heap *h) {
+  if (h->free == NULL) {
+    chunk *c = malloc(sizeof *c);
+    if (c == NULL) return NULL;
+    memset(c->records, 0, sizeof c->records);
+    c->next = h->chunks;
+    h->chunks = c;
+    for (int i = RECORDS_PER_CHUNK - 1; i >= 0; i--) {
+      c->records[i].next = h->free;
+      h->free = &c->records[i];
+    }
+    h->records += RECORDS_PER_CHUNK;
+  }
+  tend_timer *t = h->free;
+  h->free = t->next;
+  uint32_t gen = t->gen;
+  memset(t, 0, sizeof *t);
+  t->gen = gen;
+  t->heap_index = TEND_TIMER_UNARMED;
+  return t;
+}
+
+void tend_timer_release(tend_timer_heap *h, tend_timer *t) {
+  t->kind = TEND_TIMER_FREE;
+  t->gen++;
+  t->next = h->free;
+  h->free = t;
 }
 
 int tend_timer_heap_push(tend_timer_heap *h, tend_timer *t) {

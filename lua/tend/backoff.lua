@@ -1,0 +1,232 @@
+-- tend.backoff, tend.supervise and tend.retry: builders that produce specs
+-- (plain data). The C core validates them (core.backoff_check, and again
+-- at spawn) and runs every state machine, delay and timer.
+local core = require "tend.core"
+
+local M = {}
+
+----------------------------------------------------------------- BackoffOpts
+local Spec = core.backoff_mt()
+Spec.__index = Spec
+
+local function check(spec, fn, level)
+  local ok, err = core.backoff_check(spec, fn)
+  if not ok then error(err, level + 1) end
+  return spec
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- A new spec: spec's fields with `changes`, checked for `fn`.
+local function with(spec, changes, fn)
+  local s = setmetatable(copy(spec), Spec)
+  for k, v in pairs(changes) do s[k] = v end
+  return check(s, fn, 3)
+end
+
+local function make(mode, factory, opts, fn)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(fn .. ": options: expected a table, got " .. type(opts), 3)
+  end
+  local s = setmetatable(copy(opts or {}), Spec)
+  s.mode, s.factory = mode, factory
+  return check(s, fn, 3)
+end
+
+function M.on_failure(factory, opts)
+  return make("on_failure", factory, opts, "tend.backoff.on_failure")
+end
+
+function M.on_stop(factory, opts)
+  return make("on_stop", factory, opts, "tend.backoff.on_stop")
+end
+
+function Spec:with_auto_reset(seconds)
+  return with(self, { reset = "auto", reset_after = seconds }, "with_auto_reset")
+end
+
+function Spec:with_manual_reset()
+  return with(self, { reset = "manual" }, "with_manual_reset")
+end
+
+function Spec:with_max_retries(n)
+  return with(self, { max_retries = n }, "with_max_retries")
+end
+
+function Spec:with_supervisor_strategy(strategy)
+  return with(self, { supervisor_strategy = strategy }, "with_supervisor_strategy")
+end
+
+function Spec:with_reply_while_stopped(value)
+  return with(self, { reply_while_stopped = value }, "with_reply_while_stopped")
+end
+
+function Spec:with_stash(capacity)
+  return with(self, { stash = capacity }, "with_stash")
+end
+
+function Spec:with_final_stop_message(pred)
+  return with(self, { final_stop_message = pred }, "with_final_stop_message")
+end
+
+function Spec:with_default_stopping_strategy()
+  return with(self, { default_stopping_strategy = true }, "with_default_stopping_strategy")
+end
+
+-- tend.backoff.delays(opts, n): the first n delays of this config (drawn
+-- from a copy of the generator: the running system is not disturbed).
+function M.delays(opts, n)
+  return core.backoff_delays(opts, n)
+end
+
+-- tend.backoff{ mode = ..., factory = ..., ... }: the same, as one table.
+setmetatable(M, {
+  __call = function(_, t)
+    if type(t) ~= "table" then error("tend.backoff: expected a table, got " .. type(t), 2) end
+    return check(setmetatable(copy(t), Spec), "tend.backoff", 2)
+  end,
+})
+
+---------------------------------------------------------- typed supervision
+local Supervised = core.supervised_mt()
+Supervised.__index = Supervised
+
+local Strategy = {}
+Strategy.__index = Strategy
+
+local function strategy(t) return setmetatable(t, Strategy) end
+
+-- tend.supervise(factory):on_failure(kind_or_"*", strategy)...
+function M.supervise(factory)
+  if type(factory) ~= "function" then
+    error("tend.supervise: factory: expected a function, got " .. type(factory), 2)
+  end
+  return setmetatable({ factory = factory, clauses = {} }, Supervised)
+end
+
+function Supervised:on_failure(kind, strat)
+  if type(kind) ~= "string" then
+    error("on_failure: kind: expected an error kind or \"*\", got " .. type(kind), 2)
+  end
+  if getmetatable(strat) ~= Strategy then
+    error("on_failure: strategy: expected tend.restart, tend.resume, tend.stop_on_failure, "
+      .. "tend.restart_with_limit(...) or tend.restart_with_backoff(...), got " .. type(strat), 2)
+  end
+  local s = setmetatable({ factory = self.factory, clauses = {} }, Supervised)
+  for i, c in ipairs(self.clauses) do s.clauses[i] = c end
+  s.clauses[#s.clauses + 1] = { kind = kind, strategy = strat }
+  return s
+end
+
+M.restart = strategy { what = "restart" }
+M.resume = strategy { what = "resume" }
+M.stop_on_failure = strategy { what = "stop" }
+
+local function positive(v, what, fn)
+  if type(v) ~= "number" or not (v > 0) then
+    error(string.format("%s: %s: expected a number > 0, got %s", fn, what, tostring(v)), 3)
+  end
+end
+
+function M.restart_with_limit(n, within)
+  if math.type(n) ~= "integer" or n < -1 then
+    error("tend.restart_with_limit: n: expected an integer >= -1, got " .. tostring(n), 2)
+  end
+  positive(within, "within", "tend.restart_with_limit")
+  return strategy { what = "restart_with_limit", max = n, within = within }
+end
+
+function M.restart_with_backoff(min, max, random_factor)
+  positive(min, "min_backoff", "tend.restart_with_backoff")
+  positive(max, "max_backoff", "tend.restart_with_backoff")
+  if max < min then
+    error("tend.restart_with_backoff: max_backoff: expected a number >= min_backoff ("
+      .. min .. "), got " .. max, 2)
+  end
+  random_factor = random_factor or 0
+  if type(random_factor) ~= "number" or random_factor < 0 or random_factor > 1 then
+    error("tend.restart_with_backoff: random_factor: expected a number in [0, 1], got "
+      .. tostring(random_factor), 2)
+  end
+  return strategy { what = "restart_with_backoff", min_backoff = min, max_backoff = max,
+    random_factor = random_factor }
+end
+
+local function with_field(self, k, v, fn)
+  if self.what ~= "restart_with_backoff" then
+    error(fn .. ": only for tend.restart_with_backoff(...)", 3)
+  end
+  local s = strategy(copy(self))
+  s[k] = v
+  return s
+end
+
+function Strategy:with_reset_after(seconds)
+  positive(seconds, "seconds", "with_reset_after")
+  return with_field(self, "reset_after", seconds, "with_reset_after")
+end
+
+function Strategy:with_max_restarts(n)
+  if math.type(n) ~= "integer" or n < -1 then
+    error("with_max_restarts: n: expected an integer >= -1, got " .. tostring(n), 2)
+  end
+  return with_field(self, "max_restarts", n, "with_max_restarts")
+end
+
+function Strategy:with_stash(n)
+  if math.type(n) ~= "integer" or n < 1 then
+    error("with_stash: n: expected an integer >= 1, got " .. tostring(n), 2)
+  end
+  return with_field(self, "stash", n, "with_stash")
+end
+
+------------------------------------------------------------------- retry
+local retry_keys = { min_backoff = true, max_backoff = true, random_factor = true,
+  max_restarts = true, jitter = true, algorithm = true, slot_time = true, ceiling = true,
+  stay_at_ceiling = true }
+
+-- tend.retry(fn, opts): calls fn; on error waits the next backoff delay (only
+-- the calling actor waits) and calls again, up to max_restarts retries; then
+-- raises RetriesExhausted with .last (the last error) and .attempts.
+function M.retry(fn, opts)
+  if type(fn) ~= "function" then
+    error("tend.retry: fn: expected a function, got " .. type(fn), 2)
+  end
+  if type(opts) ~= "table" then
+    error("tend.retry: options: expected a table, got " .. type(opts), 2)
+  end
+  for k in pairs(opts) do
+    if not retry_keys[k] then
+      error("tend.retry: unknown option '" .. tostring(k) .. "'", 2)
+    end
+  end
+  local max = opts.max_restarts
+  if max == nil then max = 10 end
+  if math.type(max) ~= "integer" or max < 0 then
+    error("tend.retry: option 'max_restarts': expected an integer >= 0, got " .. tostring(max), 2)
+  end
+  local cfg = {}
+  for k, v in pairs(opts) do if k ~= "max_restarts" then cfg[k] = v end end
+  local ok_gen, delays = pcall(core.backoff_delay_generator, cfg, "tend.retry")
+  if not ok_gen then error(delays, 2) end
+  local attempts = 0
+  while true do
+    attempts = attempts + 1
+    local results = table.pack(pcall(fn))
+    if results[1] then return table.unpack(results, 2, results.n) end
+    if attempts > max then
+      local e = core.error("RetriesExhausted",
+        string.format("gave up after %d attempts: %s", attempts, tostring(results[2])))
+      e.last = results[2]
+      e.attempts = attempts
+      error(e, 2)
+    end
+    core.sleep((delays:next()))
+  end
+end
+
+return M
