@@ -1,0 +1,431 @@
+-- Backoff: Akka's schedule, jitter modes, slotted delays, resets, limits,
+-- stash, reply_while_stopped, on_stop, factory failures, stale timers,
+-- typed supervision and retry. Exact times under the virtual clock.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+local tk = tend.testkit
+
+TestBackoff = {}
+
+function TestBackoff:tearDown() H.assert_clean() end
+
+-- A child that notes when it starts and fails on "crash" (or at once when
+-- crash_at_start is set).
+local function crasher(starts, crash_at_start)
+  return function(ctx)
+    starts[#starts + 1] = tend.now()
+    if crash_at_start then ctx.self:send("crash") end
+    return function(msg, ctx)
+      if msg == "crash" then error("boom") end
+      if msg == "quit" then return tend.stopped end
+      if msg == "ok" then ctx:reset_backoff() return end
+      ctx:reply(msg)
+    end
+  end
+end
+
+-- gaps between starts, in whole microseconds (times are sums of floats)
+local function gaps(starts)
+  local g = {}
+  for i = 2, #starts do
+    g[i - 1] = math.floor((starts[i] - starts[i - 1]) * 1e6 + 0.5) / 1e6
+  end
+  return g
+end
+
+function TestBackoff:test_akkas_documented_schedule()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts, true),
+    { min_backoff = 3, max_backoff = 30, random_factor = 0.2 }))
+  tend.sleep(200)
+  local bases = { 3, 6, 12, 24, 30, 30 }
+  local g = gaps(starts)
+  lu.assertTrue(#g >= #bases)
+  for i, base in ipairs(bases) do
+    lu.assertTrue(g[i] >= base and g[i] <= base * 1.2,
+      string.format("gap %d is %s, expected within [%s, %s]", i, g[i], base, base * 1.2))
+  end
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_exact_schedule_without_jitter()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts, true),
+    { min_backoff = 3, max_backoff = 30, random_factor = 0 }))
+  tend.sleep(140)
+  lu.assertEquals(gaps(starts), { 3.0, 6.0, 12.0, 24.0, 30.0, 30.0, 30.0 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_jitter_modes_stay_in_their_bounds()
+  local function check(jitter, lo, hi)
+    for _ = 1, 50 do
+      tend.random() -- move the generator so each round draws anew
+      local d = tend.backoff.delays({ min_backoff = 1, max_backoff = 8, random_factor = 0.5,
+        jitter = jitter }, 6)
+      local bases = { 1, 2, 4, 8, 8, 8 }
+      local prev = 1
+      for i, base in ipairs(bases) do
+        local l, h = lo(base, prev), hi(base, prev)
+        lu.assertTrue(d[i] >= l - 1e-9 and d[i] <= h + 1e-9,
+          string.format("%s delay %d = %s outside [%s, %s]", jitter, i, d[i], l, h))
+        prev = d[i]
+      end
+    end
+  end
+  check("akka", function(b) return b end, function(b) return b * 1.5 end)
+  check("capped", function(b) return b end, function(b) return math.min(8, b * 1.5) end)
+  check("full", function() return 0 end, function(b) return b end)
+  check("equal", function(b) return b / 2 end, function(b) return b end)
+  check("decorrelated", function() return 1 end, function(_, prev) return math.min(8, 3 * prev) end)
+  check("none", function(b) return b end, function(b) return b end)
+end
+
+function TestBackoff:test_delays_do_not_disturb_the_running_system()
+  math.randomseed(42)
+  local a = tend.random()
+  math.randomseed(42)
+  tend.backoff.delays({ min_backoff = 1, max_backoff = 8, random_factor = 0.5 }, 100)
+  lu.assertEquals(tend.random(), a)
+end
+
+function TestBackoff:test_slotted_delays_and_ceiling()
+  local allowed = { [1] = { 0, 1 }, [2] = { 0, 1, 3 }, [3] = { 0, 1, 3, 7 } }
+  local function member(x, set)
+    for _, v in ipairs(set) do if x == v then return true end end
+    return false
+  end
+  local saw_high_after_reset, saw_high_at_ceiling = false, false
+  for _ = 1, 100 do
+    tend.random()
+    local reset = tend.backoff.delays({ algorithm = "slotted", slot_time = 1, ceiling = 3 }, 6)
+    local stay = tend.backoff.delays({ algorithm = "slotted", slot_time = 1, ceiling = 3,
+      stay_at_ceiling = true }, 6)
+    -- slots 1, 2, 3, then back to 1, 2, 3 (or staying at 3)
+    for i, slot in ipairs { 1, 2, 3, 1, 2, 3 } do
+      lu.assertTrue(member(reset[i], allowed[slot]), "reset " .. i .. ": " .. reset[i])
+      lu.assertTrue(member(stay[i], allowed[math.min(i, 3)]), "stay " .. i .. ": " .. stay[i])
+    end
+    if reset[4] > 1 then saw_high_after_reset = true end
+    if stay[4] > 3 then saw_high_at_ceiling = true end
+  end
+  lu.assertFalse(saw_high_after_reset)
+  lu.assertTrue(saw_high_at_ceiling)
+end
+
+function TestBackoff:test_auto_reset_after_a_stable_run_and_not_before()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,
+    max_backoff = 100, random_factor = 0 }):with_auto_reset(5))
+  local function crash_after(s) tend.sleep(s) sup:send("crash") end
+  crash_after(0.5)  -- delay 1
+  crash_after(1.5)  -- ran 0.5 s: delay 2
+  crash_after(4.9)  -- ran 2.9 s (< 5): no reset, delay 4
+  crash_after(9.5)  -- ran 5.5 s: reset, delay 1
+  tend.sleep(2)
+  lu.assertEquals(gaps(starts), { 1.5, 2.5, 6.9, 6.5 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_manual_reset()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,
+    max_backoff = 100, random_factor = 0 }):with_manual_reset())
+  sup:send("crash")   -- delay 1
+  tend.sleep(10)      -- no auto reset
+  sup:send("crash")   -- delay 2
+  tend.sleep(10)
+  sup:send("ok")      -- the child resets
+  sup:send("crash")   -- delay 1 again
+  tend.sleep(5)
+  lu.assertEquals(gaps(starts), { 1.0, 11.0, 9.0 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_max_retries_stops_the_supervisor()
+  local starts = {}
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts, true), { min_backoff = 1,
+    max_backoff = 10, random_factor = 0 }):with_max_retries(2))
+  p:watch(sup)
+  p:expect_terminated(sup, 10)
+  lu.assertEquals(#starts, 3)
+  H.stop_all(p.ref)
+end
+
+function TestBackoff:test_stash_keeps_order_and_drops_the_oldest()
+  local got = {}
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    return function(msg) if msg == "crash" then error("x") end got[#got + 1] = msg end
+  end, { min_backoff = 2, max_backoff = 2 }):with_stash(3))
+  sup:send("crash")
+  H.settle() -- the child is stopped now; 2 s until the next
+  local d0 = tend.stats().dead_letters
+  for i = 1, 5 do sup:send(i) end
+  H.settle()
+  lu.assertEquals(tend.stats().dead_letters - d0, 2)
+  tend.sleep(3)
+  sup:send(6)
+  H.settle()
+  lu.assertEquals(got, { 3, 4, 5, 6 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_messages_while_stopped_are_dead_letters_by_default()
+  local sup = tend.spawn(tend.backoff.on_failure(crasher({}), { min_backoff = 2, max_backoff = 2 }))
+  sup:send("crash")
+  H.settle()
+  local d0 = tend.stats().dead_letters
+  sup:send("lost")
+  H.settle()
+  lu.assertEquals(tend.stats().dead_letters - d0, 1)
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_reply_while_stopped_answers_an_ask()
+  local sup = tend.spawn(tend.backoff.on_failure(crasher({}), { min_backoff = 2, max_backoff = 2 })
+    :with_reply_while_stopped("unavailable"))
+  lu.assertEquals(tend.ask(sup, "hello", 1), "hello")
+  sup:send("crash")
+  H.settle()
+  lu.assertEquals(tend.ask(sup, "hello", 1), "unavailable")
+  tend.sleep(3)
+  lu.assertEquals(tend.ask(sup, "hello", 1), "hello")
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_on_stop_restarts_after_a_normal_stop_and_ends_on_the_final_message()
+  local starts = {}
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_stop(crasher(starts), { min_backoff = 1, max_backoff = 5,
+    random_factor = 0 }):with_final_stop_message(function(m) return m == "quit" end))
+  p:watch(sup)
+  sup:send("crash") -- default strategy: an immediate, ordinary restart
+  tend.sleep(0.5)
+  lu.assertEquals(#starts, 2)
+  local child
+  for _, r in ipairs(tend.ps()) do if r.path:match("/child$") then child = r.ref end end
+  local t0 = tend.now()
+  tend.stop(child) -- the child stops normally: restarted after 1 s
+  tend.sleep(2)
+  lu.assertEquals(#starts, 3)
+  lu.assertEquals(starts[3] - t0, 1.0)
+  sup:send("quit") -- the final stop message: the child stops, so does sup
+  p:expect_terminated(sup, 1)
+  H.stop_all(p.ref)
+end
+
+function TestBackoff:test_on_stop_with_default_stopping_strategy_backs_off_failures()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_stop(crasher(starts, true), { min_backoff = 1,
+    max_backoff = 5, random_factor = 0 }):with_default_stopping_strategy())
+  tend.sleep(7.5)
+  lu.assertEquals(gaps(starts), { 1.0, 2.0, 4.0 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_on_failure_ends_on_a_normal_stop()
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_failure(crasher({}), { min_backoff = 1, max_backoff = 5 }))
+  p:watch(sup)
+  sup:send("quit")
+  local t = p:expect_terminated(sup, 1)
+  lu.assertEquals(t.reason, "normal")
+  H.stop_all(p.ref)
+end
+
+function TestBackoff:test_factory_failure_goes_through_the_backoff()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    starts[#starts + 1] = tend.now()
+    if #starts < 4 then error("not yet") end
+    return function(msg, ctx) ctx:reply(msg) end
+  end, { min_backoff = 1, max_backoff = 10, random_factor = 0 }))
+  tend.sleep(10)
+  lu.assertEquals(gaps(starts), { 1.0, 2.0, 4.0 })
+  lu.assertEquals(tend.ask(sup, "up", 1), "up")
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_stale_reset_timers_do_nothing()
+  -- reset_after 3 s; each child crashes 2.5 s after it starts: the reset
+  -- timer of an earlier child fires while a later one runs, and must not
+  -- reset the delays.
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    starts[#starts + 1] = tend.now()
+    ctx:after(2.5, "crash")
+    return function(msg) if msg == "crash" then error("late crash") end end
+  end, { min_backoff = 1, max_backoff = 100, random_factor = 0 }):with_auto_reset(3))
+  tend.sleep(40)
+  lu.assertEquals(gaps(starts), { 3.5, 4.5, 6.5, 10.5 })
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_the_supervisor_ref_and_describe()
+  local spec = tend.backoff.on_failure(crasher({}), { name = "myEcho", min_backoff = 3,
+    max_backoff = 30, random_factor = 0.2 }):with_auto_reset(10):with_max_retries(5)
+  lu.assertEquals(tend.describe(spec),
+    "backoff on failure: restart the child after a failure; delays 3, 6, 12, 24, 30 s +0-20 %; "
+    .. "at most 5 restarts, then stop; reset after 10 s of running; while stopped, messages go to dead letters")
+  local sup = tend.spawn(spec, { name = "echoSupervisor" })
+  H.settle()
+  lu.assertEquals(tend.ask(sup, "x", 1), "x")
+  local paths = {}
+  for _, r in ipairs(tend.ps()) do paths[#paths + 1] = r.path end
+  lu.assertStrContains(table.concat(paths, " "), "/user/echoSupervisor/myEcho")
+  local same = tend.backoff { mode = "on_failure", factory = crasher({}), min_backoff = 3,
+    max_backoff = 30 }
+  lu.assertStrContains(tend.describe(same), "delays 3, 6, 12, 24, 30 s")
+  H.stop_all(sup)
+end
+
+function TestBackoff:test_typed_restart_with_limit()
+  local starts = {}
+  local a = tend.spawn(tend.supervise(crasher(starts))
+    :on_failure("IllegalStateError", tend.restart_with_limit(2, 10))
+    :on_failure("*", tend.stop_on_failure))
+  local p = tk.probe()
+  p:watch(a)
+  a:send("crash") -- kind Error: the "*" clause stops it
+  local t = p:expect_terminated(a, 1)
+  lu.assertEquals(t.reason.kind, "Error")
+  local b = tend.spawn(tend.supervise(function(ctx)
+    starts[#starts + 1] = tend.now()
+    return function(msg) tend.raise("IllegalStateError", "bad") end
+  end):on_failure("IllegalStateError", tend.restart_with_limit(2, 10)))
+  p:watch(b)
+  H.settle()
+  local n0 = #starts
+  b:send(1) H.settle()
+  b:send(2) H.settle()
+  lu.assertTrue(tend.alive(b))
+  lu.assertEquals(#starts - n0, 2)
+  b:send(3)
+  lu.assertEquals(p:expect_terminated(b, 1).reason.kind, "IllegalStateError")
+  H.stop_all(p.ref)
+end
+
+function TestBackoff:test_typed_resume_keeps_state()
+  local a = tend.spawn(tend.supervise(function()
+    local n = 0
+    return function(msg, ctx)
+      if msg == "get" then ctx:reply(n) return end
+      n = n + 1
+      if msg == "bad" then tend.raise("Recoverable", "x") end
+    end
+  end):on_failure("Recoverable", tend.resume))
+  a:send("ok")
+  a:send("bad")
+  lu.assertEquals(tend.ask(a, "get", 1), 2)
+  H.stop_all(a)
+end
+
+function TestBackoff:test_typed_restart_with_backoff_and_stash()
+  local starts, got = {}, {}
+  local a = tend.spawn(tend.supervise(function(ctx)
+    starts[#starts + 1] = tend.now()
+    return function(msg) if msg == "crash" then error("boom") end got[#got + 1] = msg end
+  end):on_failure("*", tend.restart_with_backoff(1, 10, 0):with_stash(2):with_max_restarts(3)))
+  a:send("crash")
+  H.settle()
+  for i = 1, 3 do a:send(i) end -- waiting 1 s; stash 2: the oldest goes
+  tend.sleep(1.5)
+  lu.assertEquals(got, { 2, 3 })
+  a:send("crash") tend.sleep(2.5) -- ran 0.5 s (< reset_after = 1): delay 2
+  a:send("crash") tend.sleep(4.5) -- ran 0.5 s: delay 4; starts at 8
+  lu.assertEquals(gaps(starts), { 1.0, 2.5, 4.5 })
+  local p = tk.probe()
+  p:watch(a)
+  a:send("crash") -- max_restarts 3 reached: stopped
+  lu.assertEquals(p:expect_terminated(a, 1).reason.kind, "Error")
+  H.stop_all(p.ref)
+end
+
+function TestBackoff:test_typed_backoff_resets_after_a_stable_run()
+  local starts = {}
+  local a = tend.spawn(tend.supervise(crasher(starts))
+    :on_failure("*", tend.restart_with_backoff(1, 10, 0):with_reset_after(5)))
+  a:send("crash") tend.sleep(2)    -- delay 1
+  a:send("crash") tend.sleep(10)   -- delay 2, then 8 s of running: reset
+  a:send("crash") tend.sleep(2)    -- delay 1 again
+  lu.assertEquals(gaps(starts), { 1.0, 3.0, 9.0 })
+  H.stop_all(a)
+end
+
+function TestBackoff:test_retry_succeeds_after_failures()
+  local calls = 0
+  local t0 = tend.now()
+  local v = tend.retry(function()
+    calls = calls + 1
+    if calls < 3 then error("busy") end
+    return "value", 2
+  end, { min_backoff = 0.5, max_backoff = 10, random_factor = 0, max_restarts = 5 })
+  lu.assertEquals(v, "value")
+  lu.assertEquals(calls, 3)
+  lu.assertEquals(tend.now() - t0, 1.5)
+end
+
+function TestBackoff:test_retry_raises_RetriesExhausted()
+  local calls = 0
+  local ok, err = pcall(tend.retry, function()
+    calls = calls + 1
+    tend.raise("DatabaseBusy", "try later")
+  end, { min_backoff = 0.1, max_backoff = 1, max_restarts = 3 })
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "RetriesExhausted")
+  lu.assertEquals(err.attempts, 4)
+  lu.assertEquals(err.last.kind, "DatabaseBusy")
+  lu.assertEquals(calls, 4)
+end
+
+function TestBackoff:test_only_the_caller_waits_during_retry()
+  local pinged = {}
+  local pinger = tend.spawn(function() return function(m) pinged[#pinged + 1] = tend.now() end end)
+  local t0 = tend.now()
+  tend.after(0.5, function() pinger:send(1) end)
+  pcall(tend.retry, function() error("no") end, { min_backoff = 1, max_backoff = 1, max_restarts = 1 })
+  lu.assertEquals(pinged[1] - t0, 0.5)
+  H.stop_all(pinger)
+end
+
+function TestBackoff:test_bad_backoff_options()
+  local f = crasher({})
+  local function err(fn, ...)
+    local before = tend.stats().spawned
+    local ok, e = pcall(fn, ...)
+    lu.assertFalse(ok)
+    lu.assertEquals(tend.stats().spawned, before)
+    return e
+  end
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 0, max_backoff = 1 }),
+    "option 'min_backoff': expected a number of seconds > 0, got 0")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = "1", max_backoff = 1 }),
+    "option 'min_backoff'")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 3, max_backoff = 1 }),
+    "option 'max_backoff': expected a number >= min_backoff (3), got 1")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 1, max_backoff = 2,
+    random_factor = 1.5 }), "option 'random_factor': expected a number in [0, 1], got 1.5")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 1, max_backoff = 2,
+    jitter = "wild" }), "option 'jitter'")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 1, max_backoff = 2,
+    algorithm = "fibonacci" }), "option 'algorithm'")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_bakoff = 1, max_backoff = 2 }),
+    "unknown option 'min_bakoff'")
+  local spec = tend.backoff.on_failure(f, { min_backoff = 1, max_backoff = 2 })
+  lu.assertStrContains(err(spec.with_final_stop_message, spec, function() end),
+    "option 'final_stop_message' is for on_stop only")
+  local stop_spec = tend.backoff.on_stop(f, { min_backoff = 1, max_backoff = 2 })
+  lu.assertStrContains(err(stop_spec.with_final_stop_message, stop_spec, "quit"),
+    "option 'final_stop_message': expected a function(msg) -> boolean")
+  lu.assertStrContains(err(tend.spawn, tend.backoff { mode = "on_failure", factory = f,
+    min_backoff = 1, max_backoff = 2 }, { supervisor = tend.stopping }), "option 'supervisor'")
+  local ok, e = pcall(function()
+    tend.backoff.on_failure(f, { min_backoff = -1, max_backoff = 2 }) -- this line
+  end)
+  lu.assertStrMatches(e, ".*backoff_spec%.lua:%d+: tend%.backoff%.on_failure: option 'min_backoff'.*")
+  lu.assertStrContains(err(tend.restart_with_backoff, 2, 1, 0), "max_backoff")
+  lu.assertStrContains(err(tend.retry, function() end, { min_backoff = 1, max_backoff = 1, tries = 3 }),
+    "tend.retry: unknown option 'tries'")
+end
