@@ -14,7 +14,7 @@ LIBS       = $(PKG_LIBS) -lm
 
 SRC      = $(wildcard src/*.c)
 LUA_SRC  = $(shell find lua -name '*.lua' | sort)
-CORE_SRC = src/slots.c src/timer.c src/rng.c src/mailbox.c src/clock.c src/strategy.c
+CORE_SRC = src/slots.c src/timer.c src/rng.c src/mailbox.c src/clock.c src/strategy.c src/backoff.c
 
 OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o

@@ -10,6 +10,7 @@
 #include "rng.h"
 #include "slots.h"
 #include "strategy.h"
+#include "backoff.h"
 #include "timer.h"
 
 static int passed, failed; /* tests (functions) */
@@ -69,7 +70,7 @@ static void test_timer_heap_order(void) {
   for (int i = 0; i < N; i++) {
     t[i].heap_index = TEND_TIMER_UNARMED;
     t[i].due = (int64_t)tend_rng_upto(&r, 50); /* many equal dues */
-    t[i].id = (uint32_t)i;
+    t[i].tag = (uint32_t)i;
     CHECK(tend_timer_heap_push(&h, &t[i]) == 0);
   }
   for (int i = 0; i < N; i += 7) tend_timer_heap_remove(&h, &t[i]);
@@ -82,7 +83,7 @@ static void test_timer_heap_order(void) {
     tend_timer_heap_remove(&h, x);
     if (x->due < last_due || (x->due == last_due && x->seq < last_seq))
       order_ok = 0;
-    if (x->id % 7 == 0) order_ok = 0; /* removed ones never come out */
+    if (x->tag % 7 == 0) order_ok = 0; /* removed ones never come out */
     last_due = x->due;
     last_seq = x->seq;
     n++;
@@ -164,6 +165,58 @@ static void test_clock(void) {
 
 #define S(x) ((int64_t)(x)*1000000000LL)
 
+static void test_timer_pool_generations(void) {
+  tend_timer_heap h;
+  tend_timer_heap_init(&h);
+  tend_timer *a = tend_timer_new(&h);
+  CHECK(a != NULL && a->heap_index == TEND_TIMER_UNARMED);
+  uint32_t gen = a->gen;
+  a->kind = TEND_TIMER_SEND;
+  tend_timer_release(&h, a);
+  CHECK(a->kind == TEND_TIMER_FREE && a->gen != gen); /* handles go stale */
+  tend_timer *b = tend_timer_new(&h);
+  CHECK(b == a && b->gen == gen + 1); /* recycled with its new generation */
+  CHECK(sizeof(tend_timer) <= 56);
+  tend_timer_release(&h, b);
+  tend_timer_heap_free(&h);
+}
+
+static void test_backoff_delays(void) {
+  tend_rng r;
+  tend_rng_seed(&r, 7);
+  tend_delay_cfg c = {
+      TEND_ALG_EXPONENTIAL, TEND_JITTER_NONE, S(3), S(30), 0, 0, 10, 0};
+  tend_delay_state s;
+  tend_delay_reset(&c, &s);
+  int64_t want[] = {3, 6, 12, 24, 30, 30, 30};
+  int exact = 1;
+  double draw = 0;
+  for (int i = 0; i < 7; i++)
+    exact &= tend_delay_next(&c, &s, &r, &draw) == S(want[i]);
+  CHECK(exact && draw == -1);
+  c.jitter = TEND_JITTER_AKKA;
+  c.random_factor = 0.2;
+  tend_delay_reset(&c, &s);
+  int within = 1;
+  for (int i = 0; i < 7; i++) {
+    int64_t d = tend_delay_next(&c, &s, &r, &draw);
+    within &=
+        d >= S(want[i]) && d <= S(want[i]) * 12 / 10 && draw >= 0 && draw < 1;
+  }
+  CHECK(within);
+  tend_delay_cfg sl = {
+      TEND_ALG_SLOTTED, TEND_JITTER_NONE, S(1), S(1), 0, S(1), 2, 0};
+  tend_delay_reset(&sl, &s);
+  int slots_ok = 1;
+  for (int i = 0; i < 100; i++) { /* slots 1, 2, 1, 2, ...: at most 3 s */
+    int64_t d = tend_delay_next(&sl, &s, &r, &draw);
+    slots_ok &= d == 0 || d == S(1) || (i % 2 == 1 && d == S(3));
+  }
+  CHECK(slots_ok);
+  for (int i = 0; i < 200; i++) tend_delay_next(&c, &s, &r, &draw); /* big n */
+  CHECK(tend_delay_next(&c, &s, &r, &draw) <= S(36));
+}
+
 static void test_window_fixed_and_sliding(void) {
   /* restarts at 0, 9, 11, 12 with at most 2 per 10 s */
   tend_limit fixed = tend_limit_make(2, S(10), TEND_WINDOW_FIXED);
@@ -221,6 +274,8 @@ int main(void) {
   RUN(test_clock);
   RUN(test_window_fixed_and_sliding);
   RUN(test_window_special_values);
+  RUN(test_timer_pool_generations);
+  RUN(test_backoff_delays);
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
