@@ -17,9 +17,11 @@ local function emit(name, fields)
   print(table.concat(parts, " "))
 end
 
--- Waits (as the main actor) until flag() is true.
-local function await(flag)
-  while not flag() do tend.sleep(0) end
+-- Waits (as the main actor) until flag() is true, polling every `step`
+-- seconds (0: as soon as others ran; under the virtual clock, give a step
+-- so that time can move).
+local function await(flag, step)
+  while not flag() do tend.sleep(step or 0) end
 end
 
 local function rss_kb()
@@ -148,7 +150,66 @@ elseif bench == "restart" then
   emit("restart", { { "restarts", k }, { "secs", secs }, { "cpu", cpu },
     { "rate", math.floor(k / secs + 0.5) } })
 
+elseif bench == "backoff" then
+  -- N actors each waiting in a backoff at once (run with --virtual-time):
+  -- (1) timers: each actor arms one ctx:after; time to arm and to fire them
+  --     all, and the bytes each pending timer costs (record + heap slot);
+  -- (2) backoff: each actor (typed restart_with_backoff) fails once; time
+  --     to schedule every backoff, then to fire them and restart every
+  --     actor, and the bytes each pending backoff costs (its timer, and the
+  --     error kept for pre_restart/post_restart).
+  local n = A[1] or 100000
+  local fired = 0
+  local actors = {}
+  for i = 1, n do
+    actors[i] = tend.spawn(function()
+      return function(msg, ctx)
+        if msg == "arm" then ctx:after(1 + i % 100 / 1000, "fire") else fired = fired + 1 end
+      end
+    end)
+  end
+  tend.sleep(0)
+  collectgarbage("collect")
+  local s0 = tend.stats()
+  local t0 = os.clock()
+  for i = 1, n do actors[i]:send("arm") end
+  while tend.stats().timers < n do tend.sleep(0) end
+  local t1 = os.clock()
+  local s1 = tend.stats()
+  await(function() return fired == n end, 0.5)
+  local t2 = os.clock()
+  emit("timers", { { "pending", n }, { "arm_rate", math.floor(n / (t1 - t0) + 0.5) },
+    { "rate", math.floor(n / (t2 - t1) + 0.5) },
+    { "bytes_per_timer", math.floor((s1.c_bytes - s0.c_bytes) / n + 0.5) } })
+  for i = 1, n do tend.stop(actors[i]) end
+  tend.sleep(0)
+
+  local started = 0
+  for i = 1, n do
+    actors[i] = tend.spawn(tend.supervise(function()
+      started = started + 1
+      return function(msg) error("down") end
+    end):on_failure("*", tend.restart_with_backoff(1, 2, 0.2)))
+  end
+  await(function() return started == n end)
+  collectgarbage("collect")
+  s0 = tend.stats()
+  t0 = os.clock()
+  for i = 1, n do actors[i]:send("crash") end
+  while tend.stats().timers < n do tend.sleep(0) end
+  t1 = os.clock()
+  collectgarbage("collect")
+  s1 = tend.stats()
+  await(function() return started == 2 * n end, 0.5)
+  t2 = os.clock()
+  emit("backoff", { { "pending", n }, { "schedule_rate", math.floor(n / (t1 - t0) + 0.5) },
+    { "rate", math.floor(n / (t2 - t1) + 0.5) },
+    { "timer_bytes", math.floor((s1.c_bytes - s0.c_bytes) / n + 0.5) },
+    { "bytes_per_backoff", math.floor(((s1.c_bytes - s0.c_bytes) + (s1.lua_bytes - s0.lua_bytes)) / n + 0.5) } })
+  for i = 1, n do tend.stop(actors[i]) end
+
 else
-  io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT | restart K\n")
+  io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT"
+    .. " | restart K | backoff N\n")
   tend.shutdown(2)
 end
