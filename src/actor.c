@@ -8,6 +8,7 @@
 #include "host.h"
 #include "lbind.h"
 #include "backoff_sup.h"
+#include "event.h"
 #include "sched.h"
 #include "supervise.h"
 #include "value.h"
@@ -213,6 +214,10 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     h->stats.spawned++;
   link_child(parent, a);
   tend_actor_post(h, a, TEND_MSG_START, NULL);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("spawn", a);
+    tend_event_emit(L, h, &e);
+  }
   lua_pop(L, 1); /* udata */
   tend_actor_push_ref(L, h, a);
   return a;
@@ -232,9 +237,19 @@ tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
 
 /* ------------------------------------------------------------ send */
 
-static void dead_letter(lua_State *L, tend_host *h, tend_value *v) {
+void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
+                            tend_value *v) {
   h->stats.dead_letters++;
-  tend_value_drop(L, h, v);
+  if (v) tend_value_drop(L, h, v);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("dead_letter", to);
+    if (to == NULL) e.path = "/deadLetters";
+    tend_event_emit(L, h, &e);
+  }
+}
+
+static void dead_letter(lua_State *L, tend_host *h, tend_value *v) {
+  tend_actor_dead_letter(L, h, NULL, v);
 }
 
 static void resolve_promise(lua_State *L, tend_host *h, tend_promise *p,
@@ -277,7 +292,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
       case TEND_OVERFLOW_DROP_OLD: {
         tend_msg *old = tend_queue_pop(&a->mbox.user);
         a->mbox.n_user--;
-        dead_letter(L, h, &old->value);
+        tend_actor_dead_letter(L, h, a, &old->value);
         tend_msg_release(&h->msgs, old);
         break;
       }
@@ -339,6 +354,11 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
   if (why == TEND_STOP_NORMAL && tend_supervise_normal_exit(L, h, a)) return;
   a->state = TEND_ACTOR_STOPPING;
   a->stop_reason = (uint8_t)why;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("stop", a);
+    e.reason = tend_actor_reason_name(L, h, a);
+    tend_event_emit(L, h, &e);
+  }
   if (a->wait != TEND_WAIT_NONE) {
     tend_actor_end_wait(L, h, a);
     a->op = TEND_OP_NONE;
@@ -347,12 +367,32 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
 }
 
 /* Drops every message left in a queue; user ones become dead letters. */
-static void drain(lua_State *L, tend_host *h, tend_queue *q, int user) {
+static void drain(lua_State *L, tend_host *h, tend_actor *a, tend_queue *q,
+                  int user) {
   tend_msg *m;
   while ((m = tend_queue_pop(q)) != NULL) {
-    if (user) dead_letter(L, h, &m->value);
+    if (user) tend_actor_dead_letter(L, h, a, &m->value);
     tend_msg_release(&h->msgs, m);
   }
+}
+
+const char *tend_actor_reason_name(lua_State *L, tend_host *h, tend_actor *a) {
+  switch ((tend_stop_reason)a->stop_reason) {
+    case TEND_STOP_NORMAL:
+    case TEND_STOP_BY_PARENT: return "normal";
+    case TEND_STOP_SHUTDOWN: return "shutdown";
+    case TEND_STOP_FAILURE: break;
+  }
+  tend_actor_push_extras(L, h, a);
+  lua_getfield(L, -1, "error");
+  const char *kind = NULL;
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "kind");
+    kind = lua_tostring(L, -1); /* kept alive by the error value */
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return kind ? kind : "failure";
 }
 
 /* Pushes what watchers see as the reason a stopped. */
@@ -383,6 +423,11 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pushvalue(L, path);
   tend_ref_set_path(L, -2);
   push_reason(L, h, a);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("terminated", a);
+    e.reason = tend_actor_reason_name(L, h, a);
+    tend_event_emit(L, h, &e);
+  }
   tend_watch_target_died(L, h, a, -2, -1);
   tend_watch_watcher_died(L, h, a);
   tend_backoff_free(L, h, a);
@@ -395,8 +440,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   }
   lua_settop(L, ctx);
   a->state = TEND_ACTOR_DEAD;
-  drain(L, h, &a->mbox.user, 1);
-  drain(L, h, &a->mbox.sys, 0);
+  drain(L, h, a, &a->mbox.user, 1);
+  drain(L, h, a, &a->mbox.sys, 0);
   a->mbox.n_user = 0;
   tend_actor *parent = a->parent;
   unlink_child(a);

@@ -216,6 +216,11 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a);
 /* post_stop ran (or was cut short): die. */
 void tend_actor_post_stop_done(lua_State *L, tend_host *h, tend_actor *a);
 
+/* Counts a dead letter for `to` (NULL: unknown), drops v (may be NULL). */
+void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
+                            tend_value *v);
+/* "normal", "shutdown", or the error kind a stopped with. */
+const char *tend_actor_reason_name(lua_State *L, tend_host *h, tend_actor *a);
 /* Ends whatever a waits for: coroutine, timers of the wait, promise. */
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes the call of a's factory (or task function) with its args; sets

@@ -32,23 +32,6 @@ static void push_extra(lua_State *L, tend_host *h, tend_actor *a,
   lua_replace(L, -2);
 }
 
-/* Event with the error of actor `failed` (its extras.error). */
-static void emit(lua_State *L, tend_host *h, tend_event *e,
-                 tend_actor *failed) {
-  int top = lua_gettop(L);
-  if (failed) {
-    push_extra(L, h, failed, "error");
-    if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "kind");
-      lua_getfield(L, -2, "message");
-      e->kind = lua_tostring(L, -2);
-      e->message = lua_tostring(L, -1);
-    }
-  }
-  tend_event_emit(L, h, e);
-  lua_settop(L, top);
-}
-
 /* ------------------------------------------------------------ spawning */
 
 int tend_backoff_spawn(lua_State *L, tend_actor *parent, int off,
@@ -141,9 +124,6 @@ static int start_child_p(lua_State *L) {
                                    b->cfg.reset_after_ns, 0, 0);
     if (t) t->tag = b->incarnation;
   }
-  tend_event e = TEND_EVENT_INIT("start", c);
-  e.count = b->incarnation;
-  tend_event_emit(L, h, &e);
   return 0;
 }
 
@@ -158,6 +138,16 @@ static void start_child(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
   }
   lua_settop(L, top);
+}
+
+int tend_backoff_on_failure(const tend_actor *a) {
+  const tend_backoff_sup *b = B(a);
+  return b && b->cfg.mode == TEND_BACKOFF_ON_FAILURE;
+}
+
+uint32_t tend_backoff_incarnation(const tend_actor *a) {
+  const tend_backoff_sup *b = B(a);
+  return b ? b->incarnation : 0;
 }
 
 void tend_backoff_start(lua_State *L, tend_host *h, tend_actor *a) {
@@ -196,7 +186,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
   }
   if (b->cfg.final_stop && is_final_stop(L, h, a, msg)) {
     if (c == NULL) {
-      h->stats.dead_letters++;
+      tend_actor_dead_letter(L, h, a, NULL);
       tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
       return;
     }
@@ -206,7 +196,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
     tend_actor_send(L, h, c->id, c->gen, msg, sid, sgen);
   } else if (b->cfg.reply_while_stopped) {
     if (sid == 0) {
-      h->stats.dead_letters++;
+      tend_actor_dead_letter(L, h, a, NULL);
       return;
     }
     push_extra(L, h, a, "reply");
@@ -216,7 +206,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
     tend_msg *m = tend_msg_alloc(&h->msgs);
     if (m == NULL || tend_value_store(L, h, msg, &m->value) != 0) {
       if (m) tend_msg_release(&h->msgs, m);
-      h->stats.dead_letters++;
+      tend_actor_dead_letter(L, h, a, NULL);
       return;
     }
     m->kind = TEND_MSG_USER;
@@ -226,14 +216,13 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
     if (++b->n_stash > b->cfg.stash) { /* full: the oldest goes */
       tend_msg *old = tend_queue_pop(&b->stash);
       b->n_stash--;
-      h->stats.dead_letters++;
-      tend_value_drop(L, h, &old->value);
+      tend_actor_dead_letter(L, h, a, &old->value);
       tend_msg_release(&h->msgs, old);
       tend_event e = TEND_EVENT_INIT("stash_drop", a);
       tend_event_emit(L, h, &e);
     }
   } else {
-    h->stats.dead_letters++;
+    tend_actor_dead_letter(L, h, a, NULL);
   }
 }
 
@@ -243,9 +232,6 @@ int tend_backoff_child_failed(lua_State *L, tend_host *h, tend_actor *p,
                               tend_actor *c) {
   tend_backoff_sup *b = B(p);
   if (b == NULL || b->cfg.mode != TEND_BACKOFF_ON_FAILURE) return 0;
-  tend_event e = TEND_EVENT_INIT("fail", c);
-  e.count = b->restarts;
-  emit(L, h, &e, c);
   b->restart_pending = 1;
   c->flags &= ~TEND_AF_FAILED;
   tend_actor_stop(L, h, c, TEND_STOP_FAILURE);
@@ -287,6 +273,7 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
   e.count = b->restarts;
   e.delay_ns = delay;
   e.draw = draw;
+  e.algorithm = b->cfg.delays.algorithm == TEND_ALG_SLOTTED ? "slotted" : "exponential";
   tend_event_emit(L, h, &e);
 }
 
@@ -328,8 +315,12 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   const tend_typed_clause *c = match(ty, kind);
   lua_pop(L, 1);
   if (c == NULL) return 0;
-  tend_event e = TEND_EVENT_INIT("fail", a);
-  emit(L, h, &e, a);
+  static const char *const what[] = {"restart", "resume", "stop", "restart_with_limit",
+                                     "restart_with_backoff"};
+  tend_event e = TEND_EVENT_INIT("directive", a);
+  e.directive = what[c->what];
+  e.clause = c->kind;
+  tend_event_emit(L, h, &e);
   tend_actor_ext *x = a->ext;
   switch (c->what) {
     case TEND_TYPED_RESUME: break;
@@ -368,6 +359,7 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
       b.count = ty->backoff_restarts;
       b.delay_ns = delay;
       b.draw = draw;
+      b.algorithm = "exponential";
       tend_event_emit(L, h, &b);
       break;
     }
@@ -599,8 +591,7 @@ void tend_backoff_free(lua_State *L, tend_host *h, tend_actor *a) {
   if (b) {
     tend_msg *m;
     while ((m = tend_queue_pop(&b->stash)) != NULL) {
-      h->stats.dead_letters++;
-      tend_value_drop(L, h, &m->value);
+      tend_actor_dead_letter(L, h, a, &m->value);
       tend_msg_release(&h->msgs, m);
     }
     free(b);

@@ -61,6 +61,10 @@ struct tend_typed {
 int tend_backoff_spawn(lua_State *L, tend_actor *parent, int off,
                        const char *fn);
 int tend_typed_spawn(lua_State *L, tend_actor *parent, int off, const char *fn);
+/* Is a a backoff supervisor in on_failure mode? */
+int tend_backoff_on_failure(const tend_actor *a);
+/* The number of children backoff supervisor a has started. */
+uint32_t tend_backoff_incarnation(const tend_actor *a);
 /* START of a backoff supervisor: start the first child. */
 void tend_backoff_start(lua_State *L, tend_host *h, tend_actor *a);
 /* A user message (at stack index msg) for a backoff supervisor. */

@@ -1,24 +1,261 @@
-/* event: lifecycle events (see event.h). */
+/* event: lifecycle events as JSON lines, Lua callbacks and log lines (see
+ * event.h). */
 #include "event.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
 
-void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
-  if (h->log_level < TEND_LOG_INFO) return;
+#define TRACE_BUFFER (1 << 20)
+
+/* A growable text buffer for one line. */
+typedef struct line {
+  char *p;
+  size_t n, cap;
+  char small[512];
+} line;
+
+static void put(line *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap * 2 + n + 1;
+    char *p = b->p == b->small ? malloc(cap) : realloc(b->p, cap);
+    if (p == NULL) return; /* the line is cut short */
+    if (b->p == b->small) memcpy(p, b->small, b->n);
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void puts_(line *b, const char *s) { put(b, s, strlen(s)); }
+
+/* Appends s as a JSON string. */
+static void put_string(line *b, const char *s) {
+  put(b, "\"", 1);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    char esc[8];
+    if (*c == '"' || *c == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)*c;
+      put(b, esc, 2);
+    } else if (*c == '\n') {
+      put(b, "\\n", 2);
+    } else if (*c == '\t') {
+      put(b, "\\t", 2);
+    } else if (*c < 0x20) {
+      snprintf(esc, sizeof esc, "\\u%04x", *c);
+      put(b, esc, 6);
+    } else {
+      put(b, (const char *)c, 1);
+    }
+  }
+  put(b, "\"", 1);
+}
+
+static void put_key(line *b, const char *k) {
+  put(b, ",\"", 2);
+  puts_(b, k);
+  put(b, "\":", 2);
+}
+
+static void put_fmt(line *b, const char *fmt, double x) {
+  char num[64];
+  snprintf(num, sizeof num, fmt, x);
+  puts_(b, num);
+}
+
+static void put_int(line *b, int64_t x) {
+  char num[32];
+  snprintf(num, sizeof num, "%lld", (long long)x);
+  puts_(b, num);
+}
+
+static void put_field(line *b, const char *k, const char *v) {
+  if (v == NULL) return;
+  put_key(b, k);
+  put_string(b, v);
+}
+
+/* The event as one JSON object, keys in a fixed order. */
+static void to_json(line *b, double t, const char *path, const tend_event *e) {
+  puts_(b, "{\"t\":");
+  put_fmt(b, "%.6f", t);
+  put_field(b, "ev", e->ev);
+  put_field(b, "path", path);
+  put_field(b, "kind", e->kind);
+  put_field(b, "message", e->message);
+  put_field(b, "directive", e->directive);
+  put_field(b, "clause", e->clause);
+  if (e->window[1] >= 0) {
+    put_key(b, "window");
+    put(b, "[", 1);
+    put_int(b, e->window[0]);
+    put(b, ",", 1);
+    put_int(b, e->window[1]);
+    put(b, ",", 1);
+    if (e->window[2] < 0) puts_(b, "null");
+    else put_fmt(b, "%.6f", (double)e->window[2] / 1e9);
+    put(b, "]", 1);
+  }
+  if (e->count >= 0) {
+    put_key(b, "count");
+    put_int(b, e->count);
+  }
+  if (e->incarnation >= 0) {
+    put_key(b, "incarnation");
+    put_int(b, e->incarnation);
+  }
+  if (e->delay_ns >= 0) {
+    put_key(b, "delay");
+    put_fmt(b, "%.6f", (double)e->delay_ns / 1e9);
+  }
+  if (e->draw >= 0) {
+    put_key(b, "draw");
+    put_fmt(b, "%.6f", e->draw);
+  }
+  put_field(b, "algorithm", e->algorithm);
+  put_field(b, "reason", e->reason);
+  put_field(b, "to", e->to);
+  put_field(b, "detail", e->detail);
+  put(b, "}\n", 2);
+}
+
+/* Events worth a log line at info (the others at debug). */
+static int loud(const char *ev) {
+  static const char *const names[] = {"backoff", "reset", "give_up", "stash_drop",
+                                      "chaos", NULL};
+  for (int i = 0; names[i]; i++)
+    if (strcmp(ev, names[i]) == 0) return 1;
+  return 0;
+}
+
+static void log_line(tend_host *h, const char *path, const tend_event *e) {
   char extra[256];
   int n = 0;
   extra[0] = '\0';
-  if (e->count >= 0)
-    n += snprintf(extra + n, sizeof extra - (size_t)n, " #%lld",
-                  (long long)e->count);
-  if (e->delay_ns >= 0 && n < (int)sizeof extra)
-    n += snprintf(extra + n, sizeof extra - (size_t)n, " in %.3f s",
-                  (double)e->delay_ns / 1e9);
-  if (e->kind && n < (int)sizeof extra)
-    n += snprintf(extra + n, sizeof extra - (size_t)n, " (%s: %s)", e->kind,
-                  e->message ? e->message : "");
-  tend_actor_push_path(L, h, e->actor);
-  tend_host_log(h, TEND_LOG_INFO, lua_tostring(L, -1), "%s%s%s%s", e->ev, extra,
-                e->detail ? ": " : "", e->detail ? e->detail : "");
-  lua_pop(L, 1);
+#define ADD(...) \
+  if (n < (int)sizeof extra) n += snprintf(extra + n, sizeof extra - (size_t)n, __VA_ARGS__)
+  if (e->directive) ADD(" %s", e->directive);
+  if (e->count >= 0) ADD(" #%lld", (long long)e->count);
+  if (e->delay_ns >= 0) ADD(" in %.3f s", (double)e->delay_ns / 1e9);
+  if (e->kind) ADD(" (%s: %s)", e->kind, e->message ? e->message : "");
+  if (e->reason) ADD(" %s", e->reason);
+  if (e->to) ADD(" -> %s", e->to);
+  if (e->detail) ADD(": %s", e->detail);
+#undef ADD
+  tend_host_log(h, loud(e->ev) ? TEND_LOG_INFO : TEND_LOG_DEBUG, path, "%s%s", e->ev,
+                extra);
+}
+
+/* Pushes the event as a Lua table (the fields that are set). */
+static void push_table(lua_State *L, double t, const char *path, const tend_event *e) {
+  lua_createtable(L, 0, 8);
+  lua_pushnumber(L, t);
+  lua_setfield(L, -2, "t");
+#define STR(k, v)             \
+  if (v) {                    \
+    lua_pushstring(L, v);     \
+    lua_setfield(L, -2, k);   \
+  }
+#define NUM(k, v, cond)       \
+  if (cond) {                 \
+    lua_pushnumber(L, v);     \
+    lua_setfield(L, -2, k);   \
+  }
+  STR("ev", e->ev);
+  STR("path", path);
+  STR("kind", e->kind);
+  STR("message", e->message);
+  STR("directive", e->directive);
+  STR("clause", e->clause);
+  if (e->window[1] >= 0) {
+    lua_createtable(L, 3, 0);
+    lua_pushinteger(L, e->window[0]);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, e->window[1]);
+    lua_rawseti(L, -2, 2);
+    if (e->window[2] >= 0) lua_pushnumber(L, (double)e->window[2] / 1e9);
+    else lua_pushnil(L);
+    lua_rawseti(L, -2, 3);
+    lua_setfield(L, -2, "window");
+  }
+  NUM("count", (double)e->count, e->count >= 0);
+  NUM("incarnation", (double)e->incarnation, e->incarnation >= 0);
+  NUM("delay", (double)e->delay_ns / 1e9, e->delay_ns >= 0);
+  NUM("draw", e->draw, e->draw >= 0);
+  STR("algorithm", e->algorithm);
+  STR("reason", e->reason);
+  STR("to", e->to);
+  STR("detail", e->detail);
+#undef STR
+#undef NUM
+}
+
+void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
+  int traced = tend_event_traced(h);
+  int logged = h->log_level >= (loud(e->ev) ? TEND_LOG_INFO : TEND_LOG_DEBUG);
+  if (!traced && !logged) return;
+  int top = lua_gettop(L);
+  const char *path = e->path;
+  if (e->actor) {
+    tend_actor_push_path(L, h, e->actor);
+    path = lua_tostring(L, -1);
+  }
+  if (path == NULL) path = "/";
+  if (logged) log_line(h, path, e);
+  if (traced) {
+    double t = (double)tend_clock_now(&h->clock) / 1e9;
+    if (h->trace_file || h->trace_stderr) {
+      line b = {NULL, 0, sizeof b.small, {0}};
+      b.p = b.small;
+      to_json(&b, t, path, e);
+      if (h->trace_file) fwrite(b.p, 1, b.n, h->trace_file);
+      if (h->trace_stderr) fwrite(b.p, 1, b.n, stderr);
+      if (b.p != b.small) free(b.p);
+    }
+    if (h->trace_fn_ref > 0) { /* queued: the function runs between turns */
+      lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_queue_ref);
+      push_table(L, t, path, e);
+      lua_rawseti(L, -2, ++h->trace_queued);
+    }
+  }
+  lua_settop(L, top);
+}
+
+void tend_event_flush(lua_State *L, tend_host *h) {
+  if (h->trace_queued == 0) return;
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_queue_ref);
+  int q = lua_gettop(L);
+  lua_newtable(L); /* a fresh queue for events the function causes */
+  lua_rawseti(L, LUA_REGISTRYINDEX, h->trace_queue_ref);
+  uint32_t n = h->trace_queued;
+  h->trace_queued = 0;
+  for (uint32_t i = 1; i <= n && h->trace_fn_ref > 0; i++) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+    lua_rawgeti(L, q, i);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+      tend_host_log(h, TEND_LOG_WARN, NULL, "trace function failed: %s; trace off",
+                    lua_tostring(L, -1));
+      luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+      h->trace_fn_ref = LUA_NOREF;
+    }
+  }
+  lua_settop(L, top);
+}
+
+int tend_trace_open(tend_host *h, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return -1;
+  setvbuf(f, NULL, _IOFBF, TRACE_BUFFER);
+  h->trace_file = f;
+  return 0;
+}
+
+void tend_trace_close(tend_host *h) {
+  if (h->trace_file) fclose(h->trace_file);
+  h->trace_file = NULL;
 }

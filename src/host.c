@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "lbind.h"
 #include "sched.h"
 
@@ -71,6 +72,7 @@ static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
     tend_timers_fire_due(h);
     tend_sched_run(h);
+    tend_event_flush(h->L, h);
     if (h->runq_head) break;
     tend_timer *top = tend_timer_heap_top(&h->timers);
     if (!h->clock.is_virtual || top == NULL) break;
@@ -134,6 +136,7 @@ static int setup(lua_State *L) {
   h->values_ref = new_ref_table(L);
   h->pool_ref = new_ref_table(L);
   h->names_ref = new_ref_table(L);
+  h->trace_queue_ref = new_ref_table(L);
   lua_createtable(L, 2, 0); /* sentinels: unique tables with a name */
   for (int i = 1; i <= 2; i++) {
     lua_newtable(L);
@@ -174,6 +177,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_host *h = calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   h->log_level = cfg->log_level;
+  h->trace_fn_ref = LUA_NOREF;
   tend_clock_init(&h->clock, cfg->virtual_time);
   h->seed = cfg->has_seed ? cfg->seed
                           : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
@@ -237,6 +241,7 @@ static void on_close(uv_handle_t *handle) {
 
 void tend_host_close(tend_host *h) {
   if (h->L) {
+    tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
     lua_close(h->L);
     h->L = NULL;
@@ -251,6 +256,7 @@ void tend_host_close(tend_host *h) {
   uv_close((uv_handle_t *)&h->sigterm, on_close);
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
+  tend_trace_close(h);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_msg_pool_free(&h->msgs);

@@ -10,6 +10,7 @@
 
 #include <lua.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <uv.h>
 
 #include "actor.h"
@@ -80,6 +81,12 @@ struct tend_host {
   int failed;         /* 1 when the main chunk raised */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
+
+  FILE *trace_file;      /* --trace: events as JSON lines, or NULL */
+  int trace_stderr;      /* tend.trace(true): events on stderr */
+  int trace_fn_ref;      /* tend.trace(fn): registry ref, owned here */
+  int trace_queue_ref;   /* table: events waiting for the function */
+  uint32_t trace_queued; /* their number */
 };
 
 /* Recovers the host from any thread of its state. */

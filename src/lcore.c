@@ -1,10 +1,12 @@
 /* lcore: the tend.core module: spawning and addressing actors from
  * anywhere, the clock, the generator, statistics and shutdown. */
+#include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "lbind.h"
 #include "sched.h"
 #include "value.h"
@@ -207,6 +209,50 @@ static int l_log(lua_State *L) {
   return 0;
 }
 
+/* tend.trace(fn | true | false): events to fn (called between turns with
+ * one table per event), or as JSON lines on stderr (true), or neither
+ * (false; a --trace file keeps being written). */
+static int l_trace(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (lua_isfunction(L, 1)) {
+    luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+    lua_pushvalue(L, 1);
+    h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  } else if (lua_isboolean(L, 1)) {
+    h->trace_stderr = lua_toboolean(L, 1);
+    if (!h->trace_stderr) {
+      luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+      h->trace_fn_ref = LUA_NOREF;
+    }
+  } else {
+    luaL_error(L, "tend.trace: expected a function or a boolean, got %s",
+               tend_typename(L, 1));
+  }
+  return 0;
+}
+
+/* tend.trace_file(path): writes the trace to path from now on (what
+ * --trace does); returns true, or nil and a message. */
+static int l_trace_file(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  const char *path = luaL_checkstring(L, 1);
+  tend_trace_close(h);
+  if (tend_trace_open(h, path) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* tend.wall_clock() -> seconds of real time (never the virtual clock):
+ * only for reports; anything computed from it is not replayable. */
+static int l_wall_clock(lua_State *L) {
+  lua_pushnumber(L, (double)uv_hrtime() / 1e9);
+  return 1;
+}
+
 /* tend.virtual_time() -> true under the virtual clock */
 static int l_virtual_time(lua_State *L) {
   lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
@@ -279,6 +325,9 @@ int luaopen_tend_core(lua_State *L) {
                                  {"executable", l_executable},
                                  {"list_dir", l_list_dir},
                                  {"is_dir", l_is_dir},
+                                 {"trace", l_trace},
+                                 {"trace_file", l_trace_file},
+                                 {"wall_clock", l_wall_clock},
                                  {NULL, NULL}};
   tend_host *h = tend_host_of(L);
   luaL_newlib(L, fns);

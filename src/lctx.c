@@ -209,7 +209,7 @@ static int l_ctx_reply(lua_State *L) {
   tend_actor *a = tend_ctx_check(L, 1);
   lua_settop(L, 2);
   if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
-    h->stats.dead_letters++;
+    tend_actor_dead_letter(L, h, NULL, NULL);
     return 0;
   }
   tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "event.h"
 #include "lbind.h"
 
 static const char usage[] =
@@ -18,6 +19,11 @@ static const char usage[] =
     "       tend [options] -e CODE            run CODE\n"
     "       tend [options] test [PATH...]     run luaunit specs (default: "
     "spec/)\n"
+    "       tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT] [--trace "
+    "OUT]\n"
+    "                                         run a failure scenario (virtual "
+    "clock)\n"
+    "       tend timeline TRACE.jsonl -o OUT.svg  draw a trace as a timeline\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
@@ -25,7 +31,7 @@ static const char usage[] =
     "  --seed N           seed of every random choice (default: from the "
     "time)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
-    "  --trace FILE       lifecycle events as JSON lines (not written yet)\n"
+    "  --trace FILE       lifecycle events as JSON lines\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "exit status: 0 normal end, 1 script error, 2 usage error\n";
@@ -38,6 +44,9 @@ typedef struct options {
   const char *code;   /* -e CODE */
   const char *script; /* path, "-" for stdin, NULL */
   int test;           /* tend test */
+  int scenario;       /* tend scenario */
+  int timeline;       /* tend timeline */
+  const char *trace;  /* --trace FILE, or NULL */
   int first_arg;      /* argv index of the first script argument */
 } options;
 
@@ -91,6 +100,7 @@ static int parse(int argc, char **argv, options *o) {
     } else if (strcmp(a, "--trace") == 0) {
       if (++i >= argc)
         return usage_error("--trace: expected a file name, got nothing");
+      o->trace = argv[i];
     } else if (strcmp(a, "-e") == 0) {
       if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
       o->code = argv[i];
@@ -108,6 +118,30 @@ static int parse(int argc, char **argv, options *o) {
   if (i < argc && !o->code) {
     if (strcmp(argv[i], "test") == 0) {
       o->test = 1;
+    } else if (strcmp(argv[i], "timeline") == 0) {
+      o->timeline = 1;
+    } else if (strcmp(argv[i], "scenario") == 0) {
+      o->scenario = 1;
+      if (i + 1 >= argc)
+        return usage_error("scenario: expected a FILE, got nothing");
+      /* --seed and --trace are the host's; the rest goes to the runner */
+      for (int j = i + 2; j < argc; j++) {
+        int seed = strcmp(argv[j], "--seed") == 0;
+        if (!seed && strcmp(argv[j], "--trace") != 0) continue;
+        if (j + 1 >= argc)
+          return usage_error("%s: expected a value, got nothing", argv[j]);
+        if (!seed) {
+          o->trace = argv[++j];
+          continue;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(argv[++j], &end, 10);
+        if (errno || *end || end == argv[j])
+          return usage_error("--seed: expected an integer, got '%s'", argv[j]);
+        o->has_seed = 1;
+        o->seed = (uint64_t)v;
+      }
     } else {
       o->script = argv[i];
     }
@@ -137,6 +171,10 @@ static int load_main(lua_State *L, const options *o) {
   int r;
   if (o->test) {
     r = luaL_loadstring(L, "return require('tend.test').run(...)");
+  } else if (o->scenario) {
+    r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
+  } else if (o->timeline) {
+    r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
   } else if (o->code) {
     r = luaL_loadbuffer(L, o->code, strlen(o->code), "=(command line)");
   } else if (strcmp(o->script, "-") == 0) {
@@ -174,7 +212,7 @@ int main(int argc, char **argv) {
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;
   tend_host_config cfg = {
-      .virtual_time = o.virtual_time < 0 ? o.test : o.virtual_time,
+      .virtual_time = o.scenario ? 1 : o.virtual_time < 0 ? o.test : o.virtual_time,
       .has_seed = o.has_seed,
       .seed = o.seed,
       /* specs fail actors on purpose: only errors are logged there */
@@ -184,6 +222,20 @@ int main(int argc, char **argv) {
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;
+  if (o.trace) {
+    if (tend_trace_open(h, o.trace) != 0) {
+      fprintf(stderr, "tend: --trace: cannot open %s: %s\n", o.trace,
+              strerror(errno));
+      tend_host_close(h);
+      return 2;
+    }
+    char seed[64];
+    snprintf(seed, sizeof seed, "seed %llu", (unsigned long long)h->seed);
+    tend_event e = TEND_EVENT_INIT("trace", NULL);
+    e.path = "/";
+    e.detail = seed;
+    tend_event_emit(h->L, h, &e);
+  }
   lua_State *L = h->L;
   int script = o.script ? o.first_arg - 1 : 0;
   set_arg(L, argc, argv, script);

@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 
 #include "backoff_sup.h"
+#include "event.h"
 #include "lbind.h"
 #include "supervise.h"
 #include "value.h"
@@ -162,6 +163,18 @@ static void fail_with(lua_State *L, tend_host *h, tend_actor *a,
   tend_actor_fail(L, h, a);
 }
 
+/* a has started: it takes messages now. */
+static void started(lua_State *L, tend_host *h, tend_actor *a) {
+  a->state = TEND_ACTOR_RUNNING;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("start", a);
+    e.incarnation = 1;
+    if (a->parent && (a->parent->flags & TEND_AF_BACKOFF))
+      e.incarnation = tend_backoff_incarnation(a->parent);
+    tend_event_emit(L, h, &e);
+  }
+}
+
 /* A follow-up call was pushed above the result: drop the result so the
  * call sits at W_RESULT. Returns nargs (or -1 when nothing was pushed). */
 static int follow(lua_State *L, int nargs) {
@@ -290,11 +303,11 @@ static int finish(lua_State *L, tend_host *h, int status) {
         a->op = TEND_OP_PRE_START;
         r = follow(L, 2);
       } else if (a->state == TEND_ACTOR_STARTING) {
-        a->state = TEND_ACTOR_RUNNING;
+        started(L, h, a);
       }
       break;
     case TEND_OP_PRE_START:
-      if (a->state == TEND_ACTOR_STARTING) a->state = TEND_ACTOR_RUNNING;
+      if (a->state == TEND_ACTOR_STARTING) started(L, h, a);
       if (a->state == TEND_ACTOR_RESTARTING)
         tend_supervise_restart_done(L, h, a);
       break;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backoff_sup.h"
+#include "event.h"
 #include "lbind.h"
 #include "sched.h"
 #include "value.h"
@@ -124,6 +125,17 @@ static void fatal(lua_State *L, tend_host *h, int err, const char *what) {
 void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
   int err = lua_gettop(L);
   h->stats.failures++;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("fail", a);
+    if (lua_istable(L, err)) {
+      lua_getfield(L, err, "kind");
+      lua_getfield(L, err, "message");
+      e.kind = lua_tostring(L, -2);
+      e.message = lua_tostring(L, -1);
+    }
+    tend_event_emit(L, h, &e);
+    lua_settop(L, err);
+  }
   lua_pushvalue(L, err);
   set_extra(L, h, a, "error");
   if (a == h->main) { /* the script itself failed: as lua.c, then exit 1 */
@@ -181,6 +193,14 @@ void tend_supervise_restart_self(lua_State *L, tend_host *h, tend_actor *a) {
 /* Fails p with Escalated, wrapping c's error. */
 static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
                      const char *why) {
+  if (tend_event_on(h)) {
+    tend_actor_push_path(L, h, c);
+    tend_event e = TEND_EVENT_INIT("escalate", p);
+    e.detail = lua_tostring(L, -1);
+    e.reason = why;
+    tend_event_emit(L, h, &e);
+    lua_pop(L, 1);
+  }
   tend_actor_ext *x = tend_actor_ext_get(p);
   if (x) {
     x->escalated_id = c->id;
@@ -249,11 +269,35 @@ static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
   lua_pop(L, 3);
 }
 
+/* The directive event: what was decided for c, by which clause, and how
+ * much of the restart window is used (w: NULL when not a restart). */
+static void emit_directive(lua_State *L, tend_host *h, tend_actor *c,
+                           const char *what, const char *clause,
+                           const tend_window *w, const tend_limit *lim) {
+  if (!tend_event_on(h)) return;
+  tend_event e = TEND_EVENT_INIT("directive", c);
+  e.directive = what;
+  e.clause = clause;
+  if (w && lim->max >= 0) {
+    e.window[0] = tend_window_used(w, lim, tend_clock_now(&h->clock));
+    e.window[1] = lim->max;
+    e.window[2] = lim->within == INT64_MAX ? -1 : lim->within;
+  }
+  e.count = c->restarts;
+  tend_event_emit(L, h, &e);
+}
+
+/* Carries out directive d for the failed child c of p; clause says which
+ * decider clause chose it ("default", "function", a kind, "*", ...;
+ * "permanent" for a permanent child's normal stop). */
 static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
-                  tend_directive d, int normal_exit) {
+                  tend_directive d, const char *clause) {
   int top = lua_gettop(L);
+  int normal_exit = strcmp(clause, "permanent") == 0;
   const tend_strategy *s = push_strategy(L, h, p);
   tend_actor *next;
+  if (d != TEND_RESTART)
+    emit_directive(L, h, c, tend_directive_name(d), clause, NULL, NULL);
   switch (d) {
     case TEND_RESUME:
       log_directive(L, h, s, c, "resume");
@@ -277,14 +321,21 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       }
       break;
     case TEND_RESTART: {
-      if ((p->flags & TEND_AF_BACKOFF) && tend_backoff_child_failed(L, h, p, c))
-        break; /* on_failure: stop it, start a new one after a delay */
+      if (tend_backoff_on_failure(p)) { /* stop it, start anew after a delay */
+        emit_directive(L, h, c, "restart", clause, NULL, NULL);
+        tend_backoff_child_failed(L, h, p, c);
+        break;
+      }
       int one = s->kind == TEND_ONE_FOR_ONE;
       tend_actor_ext *x = tend_actor_ext_get(one ? c : p);
       int ok = -1;
-      if (x)
-        ok = tend_window_allow(one ? &x->child_window : &x->group_window,
-                               &s->limit, tend_clock_now(&h->clock));
+      tend_window *w = NULL;
+      if (x) {
+        w = one ? &x->child_window : &x->group_window;
+        ok = tend_window_allow(w, &s->limit, tend_clock_now(&h->clock));
+      }
+      emit_directive(L, h, c, ok == 1 ? "restart" : "restart limit reached",
+                     clause, w, &s->limit);
       if (ok != 1) {
         if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
           log_directive(L, h, s, c, "restart limit reached; escalate");
@@ -336,14 +387,14 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
       p->state != TEND_ACTOR_RUNNING)
     return -1; /* gone, or its supervisor is going itself */
   if (m->value.type == TEND_VALUE_TRUE) { /* a permanent child's normal stop */
-    apply(L, h, p, c, TEND_RESTART, 1);
+    apply(L, h, p, c, TEND_RESTART, "permanent");
     return -1;
   }
   int top = lua_gettop(L);
   const tend_strategy *s = push_strategy(L, h, p);
   if (s->stopping) {
     lua_settop(L, top);
-    apply(L, h, p, c, TEND_STOP, 0);
+    apply(L, h, p, c, TEND_STOP, "stopping");
     return -1;
   }
   push_extra(L, h, c, "error"); /* top + 2 */
@@ -358,7 +409,7 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     tend_actor_ext *x = tend_actor_ext_get(p);
     if (x == NULL) {
       lua_settop(L, top);
-      apply(L, h, p, c, TEND_ESCALATE, 0);
+      apply(L, h, p, c, TEND_ESCALATE, "out of memory");
       return -1;
     }
     x->deciding_id = c->id;
@@ -371,21 +422,26 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     return 2;
   }
   tend_directive d;
+  const char *clause;
   if (lua_istable(L, decider)) { /* tend.decider{...}: kind, then "*" */
+    clause = kind;
     if (lua_getfield(L, decider, kind) == LUA_TNIL) {
       lua_pop(L, 1);
       lua_getfield(L, decider, "*");
+      clause = lua_isnil(L, -1) ? "no match" : "*";
     }
     int i =
         lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
   } else if ((p->flags & TEND_AF_BACKOFF) && lua_isnil(L, top + 1)) {
     d = TEND_RESTART; /* backoff: every failure, InitError too, backs off */
+    clause = "backoff";
   } else {
     d = default_decision(kind);
+    clause = "default";
   }
+  apply(L, h, p, c, d, clause); /* kind (clause) lives until the settop */
   lua_settop(L, top);
-  apply(L, h, p, c, d, 0);
   return -1;
 }
 
@@ -396,8 +452,10 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
   if (x) x->deciding_id = 0;
   if (c == NULL || !(c->flags & TEND_AF_FAILED) || c->parent != p) return;
   tend_directive d = TEND_ESCALATE;
+  const char *clause = "function";
   if (status != LUA_OK && status != LUA_YIELD) {
     log_hook_error(L, h, p, "decider", idx);
+    clause = "function failed";
   } else {
     int i = lua_type(L, idx) == LUA_TSTRING
                 ? tend_directive_parse(lua_tostring(L, idx))
@@ -412,9 +470,10 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
                     "treated as escalate",
                     lua_tostring(L, -1));
       lua_pop(L, 2);
+      clause = "function returned no directive";
     }
   }
-  apply(L, h, p, c, d, 0);
+  apply(L, h, p, c, d, clause);
 }
 
 int tend_supervise_normal_exit(lua_State *L, tend_host *h, tend_actor *a) {
@@ -518,6 +577,12 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
   a->state = TEND_ACTOR_RUNNING;
   a->restarts++;
   h->stats.restarts++;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT("restart", a);
+    e.count = a->restarts;
+    e.incarnation = a->restarts + 1;
+    tend_event_emit(L, h, &e);
+  }
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
     if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
     c->flags &= ~TEND_AF_SURVIVOR;
