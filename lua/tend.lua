@@ -6,7 +6,8 @@ local tend = {}
 for _, name in ipairs {
   "spawn", "send", "ask", "stop", "alive", "self", "sleep", "now", "after",
   "random", "seed", "stats", "shutdown", "log", "error", "raise",
-  "virtual_time", "executable", "list_dir", "is_dir",
+  "virtual_time", "executable", "list_dir", "is_dir", "trace", "trace_file",
+  "wall_clock",
   "one_for_one", "all_for_one", "rest_for_one", "decider", "describe",
   "default_strategy", "stopping", "guardian_strategy", "tree", "ps", "kill",
   "watch", "unwatch",
@@ -26,11 +27,11 @@ for _, name in ipairs {
   tend[name] = backoff[name]
 end
 
--- tend.testkit loads on first use (it spawns nothing until asked).
+-- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {
   __index = function(t, k)
-    if k == "testkit" then
-      local m = require "tend.testkit"
+    if k == "testkit" or k == "chaos" then
+      local m = require("tend." .. k)
       rawset(t, k, m)
       return m
     end

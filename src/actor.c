@@ -8,6 +8,7 @@
 #include "host.h"
 #include "lbind.h"
 #include "backoff_sup.h"
+#include "lbind.h"
 #include "event.h"
 #include "sched.h"
 #include "supervise.h"
@@ -279,6 +280,9 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     dead_letter(L, h, &v);
     return;
   }
+  if (h->chaos_send_ref > 0 && !h->chaos_bypass &&
+      tend_chaos_intercept(L, h, a, &v, sender_id, sender_gen))
+    return; /* dropped or held back by tend.chaos */
   if ((a->flags & TEND_AF_TYPED) && a->ext->typed->waiting &&
       a->ext->typed->stash && a->mbox.n_user >= a->ext->typed->stash) {
     tend_msg *old = tend_queue_pop(&a->mbox.user); /* stash full: oldest out */

@@ -109,7 +109,8 @@ enum tend_actor_flags {
   TEND_AF_RESTART_WAIT = 256, /* restarting: waits for its children to die */
   TEND_AF_SURVIVOR = 512,     /* child kept through its parent's pre_restart */
   TEND_AF_BACKOFF = 1024,     /* a backoff supervisor (ext->backoff) */
-  TEND_AF_TYPED = 2048        /* handles its own failures (ext->typed) */
+  TEND_AF_TYPED = 2048,       /* handles its own failures (ext->typed) */
+  TEND_AF_FROZEN = 4096       /* tend.chaos.freeze: takes no messages */
 };
 
 typedef struct tend_watch tend_watch;

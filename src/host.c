@@ -178,6 +178,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   if (h == NULL) return NULL;
   h->log_level = cfg->log_level;
   h->trace_fn_ref = LUA_NOREF;
+  h->chaos_receive_ref = h->chaos_send_ref = LUA_NOREF;
   tend_clock_init(&h->clock, cfg->virtual_time);
   h->seed = cfg->has_seed ? cfg->seed
                           : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));

@@ -82,6 +82,10 @@ struct tend_host {
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
 
+  int chaos_receive_ref; /* tend.chaos: filter(ref, msg) before a behavior */
+  int chaos_send_ref;    /* tend.chaos: filter(from, to, msg) at a send */
+  int chaos_bypass;      /* 1 while chaos itself delivers */
+
   FILE *trace_file;      /* --trace: events as JSON lines, or NULL */
   int trace_stderr;      /* tend.trace(true): events on stderr */
   int trace_fn_ref;      /* tend.trace(fn): registry ref, owned here */

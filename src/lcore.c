@@ -334,6 +334,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_strategy_register(L);
   tend_inspect_register(L);
   tend_backoff_register(L);
+  tend_chaos_register(L);
   tend_push_sentinel(L, h, 1);
   lua_setfield(L, -2, "stopped");
   tend_push_sentinel(L, h, 2);

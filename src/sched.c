@@ -98,6 +98,27 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     lua_settop(L, W_MSG);
     return -1;
   }
+  if (h->chaos_receive_ref > 0 && !(a->flags & TEND_AF_TASK)) {
+    tend_value_take_at(L, h, &m->value, W_VALUES);
+    lua_replace(L, W_MSG);
+    tend_msg_release(&h->msgs, m);
+    if (tend_chaos_crash_on(L, h, a, W_MSG)) { /* fails instead */
+      h->stats.messages++;
+      return -1;
+    }
+    lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
+    int n = 2;
+    if (a->flags & TEND_AF_HOOKS) {
+      lua_getfield(L, -1, "receive");
+      lua_insert(L, -2);
+      n = 3;
+    }
+    lua_pushvalue(L, W_MSG);
+    lua_pushvalue(L, W_CTX);
+    a->op = TEND_OP_RECEIVE;
+    h->stats.messages++;
+    return n;
+  }
   int nargs;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {

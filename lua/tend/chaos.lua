@@ -1,0 +1,157 @@
+-- tend.chaos: seeded fault injection (DESIGN §3.6). Rules live here; the C
+-- core calls the two filters below only while some rule exists. Every
+-- injection is a "chaos" trace event. Random choices use tend.random, so a
+-- seed replays them.
+local core = require "tend.core"
+
+local M = {}
+
+local crash_rules = {} -- {path, pred, nth, p, kind, seen}
+local link_rules = {}  -- {from, to, delay | p}
+local frozen = {}      -- list of refs frozen by freeze()
+
+-- A ref, or a path ("/user/db"), or "*" (any), as a path pattern.
+local function path_of(x, what, fn)
+  if x == nil or x == "*" then return "*" end
+  if type(x) == "string" then return x end
+  local ok, p = pcall(function() return x:path() end)
+  if ok and type(p) == "string" then return p end
+  error(string.format("%s: %s: expected a ref, a path or \"*\", got %s", fn, what, type(x)), 3)
+end
+
+local function matches(pattern, ref)
+  return pattern == "*" or (ref ~= nil and ref:path() == pattern)
+end
+
+local function on_receive(ref, msg)
+  for _, r in ipairs(crash_rules) do
+    if matches(r.path, ref) and r.pred(msg) then
+      r.seen = r.seen + 1
+      local hit
+      if r.nth then hit = r.seen % r.nth == 0 else hit = core.random() < r.p end
+      if hit then
+        core.chaos_event(ref, "crash_on")
+        return core.error(r.kind, "injected by tend.chaos.crash_on")
+      end
+    end
+  end
+  return nil
+end
+
+local function on_send(from, to, msg)
+  for _, r in ipairs(link_rules) do
+    if matches(r.from, from) and matches(r.to, to) then
+      if r.delay then
+        core.chaos_event(from or "*", string.format("delay %.3f s", r.delay), to:path())
+        core.after(r.delay, function() core.chaos_deliver(to, msg, from) end)
+        return "held"
+      elseif core.random() < r.p then
+        core.chaos_event(from or "*", "drop", to:path())
+        return "drop"
+      end
+    end
+  end
+  return nil
+end
+
+local function install()
+  core.chaos_filters(#crash_rules > 0 and on_receive or nil,
+    #link_rules > 0 and on_send or nil)
+end
+
+-- crash(ref, err): fail ref as if its behavior raised err (a kind or a
+-- tend.error value; default "ChaosCrash").
+function M.crash(ref, err)
+  core.chaos_event(ref, "crash")
+  core.chaos_crash(ref, err or "ChaosCrash")
+end
+
+-- kill(ref): fail ref with Killed.
+function M.kill(ref)
+  core.chaos_event(ref, "kill")
+  core.kill(ref)
+end
+
+-- flaky(fn, {p = 0.5, error = "ChaosError"}) -> a function that raises
+-- error with probability p, else calls fn.
+function M.flaky(fn, opts)
+  if type(fn) ~= "function" then error("tend.chaos.flaky: fn: expected a function, got " .. type(fn), 2) end
+  opts = opts or {}
+  local p, kind = opts.p or 0.5, opts.error or "ChaosError"
+  if type(p) ~= "number" or p < 0 or p > 1 then
+    error("tend.chaos.flaky: option 'p': expected a number in [0, 1], got " .. tostring(p), 2)
+  end
+  return function(...)
+    if core.random() < p then
+      core.chaos_event(core.self() or "/", "flaky")
+      core.raise(kind, "injected by tend.chaos.flaky")
+    end
+    return fn(...)
+  end
+end
+
+-- crash_on(ref_or_path, pred, {nth = N} | {p = P}, [error kind]): the actor
+-- fails on every Nth matching message it receives, or on each with
+-- probability P.
+function M.crash_on(target, pred, opts)
+  local path = path_of(target, "ref_or_path", "tend.chaos.crash_on")
+  if type(pred) ~= "function" then
+    error("tend.chaos.crash_on: pred: expected a function, got " .. type(pred), 2)
+  end
+  opts = opts or { nth = 1 }
+  if opts.nth ~= nil and (math.type(opts.nth) ~= "integer" or opts.nth < 1) then
+    error("tend.chaos.crash_on: option 'nth': expected an integer >= 1, got " .. tostring(opts.nth), 2)
+  end
+  if opts.p ~= nil and (type(opts.p) ~= "number" or opts.p < 0 or opts.p > 1) then
+    error("tend.chaos.crash_on: option 'p': expected a number in [0, 1], got " .. tostring(opts.p), 2)
+  end
+  crash_rules[#crash_rules + 1] = { path = path, pred = pred, nth = opts.nth,
+    p = opts.p or 1, kind = opts.error or "ChaosCrash", seen = 0 }
+  install()
+end
+
+-- delay(from, to, seconds): messages from `from` to `to` arrive later.
+function M.delay(from, to, seconds)
+  if type(seconds) ~= "number" or not (seconds >= 0) then
+    error("tend.chaos.delay: seconds: expected a number >= 0, got " .. tostring(seconds), 2)
+  end
+  link_rules[#link_rules + 1] = { from = path_of(from, "from", "tend.chaos.delay"),
+    to = path_of(to, "to", "tend.chaos.delay"), delay = seconds }
+  install()
+end
+
+-- drop(from, to, p): each such message is lost with probability p.
+function M.drop(from, to, p)
+  if type(p) ~= "number" or p < 0 or p > 1 then
+    error("tend.chaos.drop: p: expected a number in [0, 1], got " .. tostring(p), 2)
+  end
+  link_rules[#link_rules + 1] = { from = path_of(from, "from", "tend.chaos.drop"),
+    to = path_of(to, "to", "tend.chaos.drop"), p = p }
+  install()
+end
+
+-- freeze(ref, seconds): ref processes nothing for that long (its mailbox
+-- fills), then goes on.
+function M.freeze(ref, seconds)
+  if type(seconds) ~= "number" or not (seconds > 0) then
+    error("tend.chaos.freeze: seconds: expected a number > 0, got " .. tostring(seconds), 2)
+  end
+  core.chaos_event(ref, string.format("freeze %.3f s", seconds))
+  core.chaos_freeze(ref)
+  frozen[#frozen + 1] = ref
+  core.after(seconds, function()
+    core.chaos_thaw(ref)
+    core.chaos_event(ref, "thaw")
+  end)
+end
+
+-- heal(): every rule goes, every frozen actor thaws.
+function M.heal()
+  crash_rules, link_rules = {}, {}
+  install()
+  for _, ref in ipairs(frozen) do core.chaos_thaw(ref) end
+  frozen = {}
+  core.chaos_event("*", "heal")
+end
+
+return M
