@@ -235,14 +235,18 @@ void tend_event_flush(lua_State *L, tend_host *h) {
   uint32_t n = h->trace_queued;
   h->trace_queued = 0;
   for (uint32_t i = 1; i <= n && h->trace_fn_ref > 0; i++) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
-    lua_rawgeti(L, q, i);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-      tend_host_log(h, TEND_LOG_WARN, NULL, "trace function failed: %s; trace off",
-                    lua_tostring(L, -1));
-      luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
-      h->trace_fn_ref = LUA_NOREF;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref); /* the listeners */
+    lua_Integer k = luaL_len(L, -1);
+    for (lua_Integer j = 1; j <= k; j++) {
+      lua_rawgeti(L, -1, j);
+      lua_rawgeti(L, q, i);
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        tend_host_log(h, TEND_LOG_WARN, NULL, "trace function failed: %s",
+                      lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
     }
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
 }

@@ -88,7 +88,7 @@ struct tend_host {
 
   FILE *trace_file;      /* --trace: events as JSON lines, or NULL */
   int trace_stderr;      /* tend.trace(true): events on stderr */
-  int trace_fn_ref;      /* tend.trace(fn): registry ref, owned here */
+  int trace_fn_ref;      /* tend.trace(fn): list of listeners, owned here */
   int trace_queue_ref;   /* table: events waiting for the function */
   uint32_t trace_queued; /* their number */
 };

@@ -209,15 +209,19 @@ static int l_log(lua_State *L) {
   return 0;
 }
 
-/* tend.trace(fn | true | false): events to fn (called between turns with
- * one table per event), or as JSON lines on stderr (true), or neither
- * (false; a --trace file keeps being written). */
+/* tend.trace(fn | true | false): fn joins the listeners (called between
+ * turns with one table per event); true: JSON lines on stderr too; false:
+ * no listeners, nothing on stderr (a --trace file keeps being written). */
 static int l_trace(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (lua_isfunction(L, 1)) {
-    luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+    if (h->trace_fn_ref <= 0) {
+      lua_newtable(L);
+      h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
     lua_pushvalue(L, 1);
-    h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_rawseti(L, -2, luaL_len(L, -2) + 1);
   } else if (lua_isboolean(L, 1)) {
     h->trace_stderr = lua_toboolean(L, 1);
     if (!h->trace_stderr) {

@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
       .seed = o.seed,
       /* specs fail actors on purpose: only errors are logged there */
       .log_level = (tend_log_level)(o.log_level >= 0 ? o.log_level
-                                    : o.test         ? TEND_LOG_ERROR
+                                    : (o.test || o.scenario) ? TEND_LOG_ERROR
                                                      : TEND_LOG_WARN),
   };
   tend_host *h = tend_host_open(&cfg);

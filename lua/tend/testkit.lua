@@ -137,8 +137,55 @@ function Probe:unwatch(ref)
   return ref
 end
 
+-- receive_while(pred [, timeout]) -> the messages received, in order, while
+-- pred(msg) held; the first that fails pred stays for the next expect_*.
+function Probe:receive_while(pred, timeout)
+  timeout = timeout or DEFAULT_TIMEOUT
+  local got = {}
+  local deadline = tend.now() + timeout
+  while true do
+    local left = deadline - tend.now()
+    if left <= 0 then return got end
+    local e = self:receive(left)
+    if e == nil then return got end
+    if not pred(e.msg) then
+      self.queue.first = self.queue.first - 1 -- put it back, first in line
+      self.queue[self.queue.first] = e
+      return got
+    end
+    got[#got + 1] = e.msg
+  end
+end
+
+-- fish_for(pred [, timeout]) -> the first message for which pred holds;
+-- the others are dropped. Fails when none comes in time.
+function Probe:fish_for(pred, timeout)
+  timeout = timeout or DEFAULT_TIMEOUT
+  local deadline = tend.now() + timeout
+  while true do
+    local left = deadline - tend.now()
+    local e = left > 0 and self:receive(left) or nil
+    if e == nil then
+      error(string.format("fish_for: no matching message within %s s", timeout), 2)
+    end
+    if pred(e.msg) then return e.msg end
+  end
+end
+
 function Probe:stop()
   tend.stop(self.ref)
+end
+
+-- within(min, max, fn) -> fn's results; fails unless fn took between min and
+-- max seconds of host time (exact under the virtual clock).
+function M.within(min, max, fn)
+  local t0 = tend.now()
+  local results = table.pack(fn())
+  local took = tend.now() - t0
+  if took < min - 1e-9 or took > max + 1e-9 then
+    error(string.format("within: took %.6f s, expected between %s and %s s", took, min, max), 2)
+  end
+  return table.unpack(results, 1, results.n)
 end
 
 return M

@@ -1,0 +1,294 @@
+-- tend.timeline: a trace drawn as an SVG timeline (DESIGN §6). One lane per
+-- actor (paths sorted, so a subtree's lanes sit together), failures as red
+-- marks, backoff waits as bars, restarts, starts and stops marked, a time
+-- axis with readable ticks, a legend, the seed in the title. Plain string
+-- building; `tend timeline TRACE.jsonl -o OUT.svg` is main().
+local M = {}
+
+---------------------------------------------------------------- JSON lines
+-- Parses one trace line (a flat JSON object whose values are strings,
+-- numbers, booleans, null or arrays of those). Returns the table, or nil
+-- and a reason.
+function M.parse_line(s)
+  local pos = 1
+  local function skip() pos = s:find("[^ \t\r]", pos) or #s + 1 end
+  local function fail(why) error({ why = why .. " at column " .. pos }, 0) end
+  local value
+  local function str()
+    local out, i = {}, pos + 1
+    while true do
+      local c = s:sub(i, i)
+      if c == "" then fail("unterminated string") end
+      if c == '"' then pos = i + 1 return table.concat(out) end
+      if c == "\\" then
+        local e = s:sub(i + 1, i + 1)
+        local map = { n = "\n", t = "\t", r = "\r", b = "\b", f = "\f", ['"'] = '"',
+          ["\\"] = "\\", ["/"] = "/" }
+        if map[e] then out[#out + 1] = map[e]; i = i + 2
+        elseif e == "u" then
+          local hex = s:sub(i + 2, i + 5)
+          if not hex:match("^%x%x%x%x$") then fail("bad \\u escape") end
+          out[#out + 1] = utf8.char(tonumber(hex, 16)); i = i + 6
+        else fail("bad escape") end
+      else
+        out[#out + 1] = c; i = i + 1
+      end
+    end
+  end
+  function value()
+    skip()
+    local c = s:sub(pos, pos)
+    if c == '"' then return str() end
+    if c == "[" then
+      pos = pos + 1
+      local arr = {}
+      skip()
+      if s:sub(pos, pos) == "]" then pos = pos + 1 return arr end
+      while true do
+        arr[#arr + 1] = value()
+        skip()
+        local d = s:sub(pos, pos)
+        pos = pos + 1
+        if d == "]" then return arr end
+        if d ~= "," then fail("expected , or ]") end
+      end
+    end
+    for word, v in pairs { ["true"] = true, ["false"] = false, null = M.null } do
+      if s:sub(pos, pos + #word - 1) == word then pos = pos + #word return v end
+    end
+    local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+    if num and #num > 0 and tonumber(num) then pos = pos + #num return tonumber(num) end
+    fail("unexpected " .. (c == "" and "end of line" or "'" .. c .. "'"))
+  end
+  local ok, res = pcall(function()
+    skip()
+    if s:sub(pos, pos) ~= "{" then fail("expected {") end
+    pos = pos + 1
+    local obj = {}
+    skip()
+    if s:sub(pos, pos) == "}" then pos = pos + 1 return obj end
+    while true do
+      skip()
+      if s:sub(pos, pos) ~= '"' then fail("expected a key") end
+      local k = str()
+      skip()
+      if s:sub(pos, pos) ~= ":" then fail("expected :") end
+      pos = pos + 1
+      obj[k] = value()
+      skip()
+      local d = s:sub(pos, pos)
+      pos = pos + 1
+      if d == "}" then break end
+      if d ~= "," then fail("expected , or }") end
+    end
+    skip()
+    if pos <= #s then fail("trailing text") end
+    return obj
+  end)
+  if ok then return res end
+  if type(res) == "table" then return nil, res.why end
+  return nil, tostring(res)
+end
+M.null = setmetatable({}, { __tostring = function() return "null" end })
+
+-- Reads a trace file; returns the events, or nil and "FILE:LINE: reason".
+function M.read(path)
+  local f, err = io.open(path, "r")
+  if not f then return nil, err end
+  local events, n = {}, 0
+  for line in f:lines() do
+    n = n + 1
+    if line:match("%S") then
+      local e, why = M.parse_line(line)
+      if not e then f:close() return nil, string.format("%s:%d: malformed trace line: %s", path, n, why) end
+      if type(e.t) ~= "number" or type(e.ev) ~= "string" then
+        f:close()
+        return nil, string.format("%s:%d: malformed trace line: needs \"t\" and \"ev\"", path, n)
+      end
+      events[#events + 1] = e
+    end
+  end
+  f:close()
+  return events
+end
+
+---------------------------------------------------------------------- SVG
+local function esc(s)
+  return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
+    ['"'] = "&quot;" }))
+end
+
+-- A tick step of 1, 2 or 5 times a power of ten giving about `n` ticks.
+local function nice_step(span, n)
+  local raw = span / n
+  local p = 10 ^ math.floor(math.log(raw, 10))
+  for _, m in ipairs { 1, 2, 5, 10 } do
+    if m * p >= raw then return m * p end
+  end
+  return 10 * p
+end
+
+local function fmt_t(t)
+  local s = string.format("%.3f", t):gsub("0+$", ""):gsub("%.$", "")
+  return s
+end
+
+-- Renders events as an SVG document (a string).
+function M.render(events, title)
+  local lanes, lane_of = {}, {}
+  local t_max, seed = 0, nil
+  for _, e in ipairs(events) do
+    if e.ev == "trace" and type(e.detail) == "string" then seed = e.detail:match("seed (%-?%d+)") end
+    local p = e.path
+    if type(p) == "string" and p ~= "/" and p ~= "*" and not lane_of[p] then
+      lane_of[p] = true
+      lanes[#lanes + 1] = p
+    end
+    local finish = e.t + ((e.ev == "backoff" and type(e.delay) == "number") and e.delay or 0)
+    if finish > t_max then t_max = finish end
+  end
+  table.sort(lanes)
+  for i, p in ipairs(lanes) do lane_of[p] = i end
+  if t_max <= 0 then t_max = 1 end
+  local left, right, top, lane_h = 260, 30, 70, 24
+  local width = 1100
+  local plot_w = width - left - right
+  local height = top + #lanes * lane_h + 90
+  local function x(t) return left + t / t_max * plot_w end
+  local function y(i) return top + (i - 1) * lane_h + lane_h / 2 end
+  local out = {}
+  local function add(...) out[#out + 1] = string.format(...) end
+  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">',
+    width, height, width, height)
+  add('<rect width="100%%" height="100%%" fill="white"/>')
+  add('<text class="title" x="%d" y="24" font-size="16" font-weight="bold">%s</text>', left,
+    esc(title or ("tend timeline" .. (seed and (" - seed " .. seed) or ""))))
+  -- lanes
+  for i, p in ipairs(lanes) do
+    local depth = select(2, p:gsub("/", "")) - 1
+    local name = p:match("[^/]+$") or p
+    add('<g class="lane" data-path="%s">', esc(p))
+    if i % 2 == 0 then
+      add('<rect x="%d" y="%.1f" width="%d" height="%d" fill="#f4f6f8"/>', left, y(i) - lane_h / 2,
+        plot_w, lane_h)
+    end
+    add('<text x="%d" y="%.1f" dominant-baseline="middle">%s</text>', 8 + depth * 12, y(i), esc(name))
+    add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ccc"/>', left, y(i), left + plot_w, y(i))
+    add('</g>')
+  end
+  -- axis
+  local step = nice_step(t_max, 8)
+  local axis_y = top + #lanes * lane_h + 10
+  add('<g class="axis">')
+  add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', left, axis_y, left + plot_w, axis_y)
+  local t = 0
+  while t <= t_max + 1e-9 do
+    add('<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>', x(t), axis_y, x(t), axis_y + 5)
+    add('<text x="%.1f" y="%d" text-anchor="middle">%s s</text>', x(t), axis_y + 18, fmt_t(t))
+    t = t + step
+  end
+  add('</g>')
+  -- marks
+  add('<g class="marks">')
+  for _, e in ipairs(events) do
+    local i = lane_of[e.path]
+    if type(i) == "number" then
+      local cx, cy = x(e.t), y(i)
+      local label = esc(string.format("t=%s %s %s", fmt_t(e.t), e.ev, e.kind or e.detail or e.reason or ""))
+      if e.ev == "fail" then
+        add('<circle class="fail" cx="%.1f" cy="%.1f" r="5" fill="#d62728"><title>%s</title></circle>', cx, cy, label)
+      elseif e.ev == "backoff" and type(e.delay) == "number" then
+        add('<rect class="backoff" x="%.1f" y="%.1f" width="%.1f" height="8" fill="#ff7f0e" fill-opacity="0.6"><title>%s</title></rect>',
+          cx, cy - 4, math.max(1, x(e.t + e.delay) - cx), label)
+      elseif e.ev == "restart" then
+        add('<path class="restart" d="M %.1f %.1f l 5 8 l -10 0 z" fill="#2ca02c"><title>%s</title></path>', cx, cy - 6, label)
+      elseif e.ev == "start" then
+        add('<line class="start" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#2ca02c" stroke-width="2"><title>%s</title></line>',
+          cx, cy - 7, cx, cy + 7, label)
+      elseif e.ev == "terminated" then
+        add('<rect class="stop" x="%.1f" y="%.1f" width="8" height="8" fill="#555"><title>%s</title></rect>', cx - 4, cy - 4, label)
+      elseif e.ev == "escalate" then
+        add('<path class="escalate" d="M %.1f %.1f l 6 -10 l 6 10 z" fill="#9467bd"><title>%s</title></path>', cx - 6, cy + 4, label)
+      elseif e.ev == "chaos" then
+        add('<text class="chaos" x="%.1f" y="%.1f" text-anchor="middle" fill="#8c564b" font-size="14">*<title>%s</title></text>', cx, cy + 5, label)
+      elseif e.ev == "dead_letter" then
+        add('<circle class="dead_letter" cx="%.1f" cy="%.1f" r="2" fill="#999"><title>%s</title></circle>', cx, cy, label)
+      end
+    end
+  end
+  add('</g>')
+  -- legend
+  local ly = height - 30
+  add('<g class="legend">')
+  local items = {
+    { '<circle cx="%d" cy="%d" r="5" fill="#d62728"/>', "failure" },
+    { '<rect x="%d" y="%d" width="16" height="8" fill="#ff7f0e" fill-opacity="0.6"/>', "backoff wait" },
+    { '<path d="M %d %d l 5 8 l -10 0 z" fill="#2ca02c"/>', "restart" },
+    { '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#2ca02c" stroke-width="2"/>', "start" },
+    { '<rect x="%d" y="%d" width="8" height="8" fill="#555"/>', "terminated" },
+    { '<path d="M %d %d l 6 -10 l 6 10 z" fill="#9467bd"/>', "escalate" },
+    { '<text x="%d" y="%d" fill="#8c564b" font-size="14">*</text>', "chaos" },
+  }
+  for k, it in ipairs(items) do
+    local lx = left + (k - 1) * 110
+    local shape = it[1]
+    if shape:find("<line") then add(shape, lx, ly - 7, lx, ly + 7)
+    elseif shape:find("<rect x=\"%%d\" y=\"%%d\" width=\"16\"") then add(shape, lx - 8, ly - 4)
+    elseif shape:find("<rect") then add(shape, lx - 4, ly - 4)
+    elseif shape:find("l 5 8") then add(shape, lx, ly - 6)
+    elseif shape:find("l 6 %-10") then add(shape, lx - 6, ly + 4)
+    elseif shape:find("<text") then add(shape, lx - 3, ly + 5)
+    else add(shape, lx, ly) end
+    add('<text x="%d" y="%d" dominant-baseline="middle">%s</text>', lx + 12, ly, it[2])
+  end
+  add('</g>')
+  add('</svg>')
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- Writes text to path through a temporary file, so a failure leaves no
+-- partial file behind. Returns true or nil, message.
+function M.write(path, text)
+  local tmp = path .. ".tmp"
+  local f, err = io.open(tmp, "w")
+  if not f then return nil, err end
+  local ok, werr = f:write(text)
+  f:close()
+  if not ok then os.remove(tmp) return nil, werr end
+  local renamed, rerr = os.rename(tmp, path)
+  if not renamed then os.remove(tmp) return nil, rerr end
+  return true
+end
+
+-- tend timeline TRACE.jsonl -o OUT.svg
+function M.main(...)
+  local core = require "tend.core"
+  local args = { ... }
+  local trace, out
+  local i = 1
+  while i <= #args do
+    if args[i] == "-o" then out = args[i + 1]; i = i + 2
+    elseif not trace then trace = args[i]; i = i + 1
+    else
+      io.stderr:write("tend timeline: unexpected argument '" .. args[i] .. "'\n")
+      core.shutdown(2)
+    end
+  end
+  if not trace or not out then
+    io.stderr:write("usage: tend timeline TRACE.jsonl -o OUT.svg\n")
+    core.shutdown(2)
+  end
+  local events, err = M.read(trace)
+  if not events then
+    io.stderr:write("tend timeline: " .. err .. "\n")
+    core.shutdown(1)
+  end
+  local ok, werr = M.write(out, M.render(events))
+  if not ok then
+    io.stderr:write("tend timeline: cannot write " .. out .. ": " .. tostring(werr) .. "\n")
+    core.shutdown(1)
+  end
+  print(string.format("%s: %d events, %s", out, #events, "written"))
+end
+
+return M
