@@ -273,7 +273,8 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
   e.count = b->restarts;
   e.delay_ns = delay;
   e.draw = draw;
-  e.algorithm = b->cfg.delays.algorithm == TEND_ALG_SLOTTED ? "slotted" : "exponential";
+  e.algorithm =
+      b->cfg.delays.algorithm == TEND_ALG_SLOTTED ? "slotted" : "exponential";
   tend_event_emit(L, h, &e);
 }
 
@@ -315,7 +316,8 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   const tend_typed_clause *c = match(ty, kind);
   lua_pop(L, 1);
   if (c == NULL) return 0;
-  static const char *const what[] = {"restart", "resume", "stop", "restart_with_limit",
+  static const char *const what[] = {"restart", "resume", "stop",
+                                     "restart_with_limit",
                                      "restart_with_backoff"};
   tend_event e = TEND_EVENT_INIT("directive", a);
   e.directive = what[c->what];

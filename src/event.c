@@ -30,7 +30,9 @@ static void put(line *b, const char *s, size_t n) {
   b->p[b->n] = '\0';
 }
 
-static void puts_(line *b, const char *s) { put(b, s, strlen(s)); }
+static void puts_(line *b, const char *s) {
+  put(b, s, strlen(s));
+}
 
 /* Appends s as a JSON string. */
 static void put_string(line *b, const char *s) {
@@ -96,8 +98,10 @@ static void to_json(line *b, double t, const char *path, const tend_event *e) {
     put(b, ",", 1);
     put_int(b, e->window[1]);
     put(b, ",", 1);
-    if (e->window[2] < 0) puts_(b, "null");
-    else put_fmt(b, "%.6f", (double)e->window[2] / 1e9);
+    if (e->window[2] < 0)
+      puts_(b, "null");
+    else
+      put_fmt(b, "%.6f", (double)e->window[2] / 1e9);
     put(b, "]", 1);
   }
   if (e->count >= 0) {
@@ -125,8 +129,8 @@ static void to_json(line *b, double t, const char *path, const tend_event *e) {
 
 /* Events worth a log line at info (the others at debug). */
 static int loud(const char *ev) {
-  static const char *const names[] = {"backoff", "reset", "give_up", "stash_drop",
-                                      "chaos", NULL};
+  static const char *const names[] = {"backoff",    "reset", "give_up",
+                                      "stash_drop", "chaos", NULL};
   for (int i = 0; names[i]; i++)
     if (strcmp(ev, names[i]) == 0) return 1;
   return 0;
@@ -136,8 +140,9 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
   char extra[256];
   int n = 0;
   extra[0] = '\0';
-#define ADD(...) \
-  if (n < (int)sizeof extra) n += snprintf(extra + n, sizeof extra - (size_t)n, __VA_ARGS__)
+#define ADD(...)             \
+  if (n < (int)sizeof extra) \
+  n += snprintf(extra + n, sizeof extra - (size_t)n, __VA_ARGS__)
   if (e->directive) ADD(" %s", e->directive);
   if (e->count >= 0) ADD(" #%lld", (long long)e->count);
   if (e->delay_ns >= 0) ADD(" in %.3f s", (double)e->delay_ns / 1e9);
@@ -146,24 +151,25 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
   if (e->to) ADD(" -> %s", e->to);
   if (e->detail) ADD(": %s", e->detail);
 #undef ADD
-  tend_host_log(h, loud(e->ev) ? TEND_LOG_INFO : TEND_LOG_DEBUG, path, "%s%s", e->ev,
-                extra);
+  tend_host_log(h, loud(e->ev) ? TEND_LOG_INFO : TEND_LOG_DEBUG, path, "%s%s",
+                e->ev, extra);
 }
 
 /* Pushes the event as a Lua table (the fields that are set). */
-static void push_table(lua_State *L, double t, const char *path, const tend_event *e) {
+static void push_table(lua_State *L, double t, const char *path,
+                       const tend_event *e) {
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, t);
   lua_setfield(L, -2, "t");
-#define STR(k, v)             \
-  if (v) {                    \
-    lua_pushstring(L, v);     \
-    lua_setfield(L, -2, k);   \
+#define STR(k, v)           \
+  if (v) {                  \
+    lua_pushstring(L, v);   \
+    lua_setfield(L, -2, k); \
   }
-#define NUM(k, v, cond)       \
-  if (cond) {                 \
-    lua_pushnumber(L, v);     \
-    lua_setfield(L, -2, k);   \
+#define NUM(k, v, cond)     \
+  if (cond) {               \
+    lua_pushnumber(L, v);   \
+    lua_setfield(L, -2, k); \
   }
   STR("ev", e->ev);
   STR("path", path);
@@ -177,8 +183,10 @@ static void push_table(lua_State *L, double t, const char *path, const tend_even
     lua_rawseti(L, -2, 1);
     lua_pushinteger(L, e->window[1]);
     lua_rawseti(L, -2, 2);
-    if (e->window[2] >= 0) lua_pushnumber(L, (double)e->window[2] / 1e9);
-    else lua_pushnil(L);
+    if (e->window[2] >= 0)
+      lua_pushnumber(L, (double)e->window[2] / 1e9);
+    else
+      lua_pushnil(L);
     lua_rawseti(L, -2, 3);
     lua_setfield(L, -2, "window");
   }

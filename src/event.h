@@ -33,9 +33,11 @@ typedef struct tend_event {
   const char *detail;    /* a few words, or NULL */
 } tend_event;
 
-#define TEND_EVENT_INIT(name, a)                                          \
-  {(name), (a), NULL, NULL, NULL, NULL, NULL, {-1, -1, -1}, -1, -1, -1, \
-   -1, NULL, NULL, NULL, NULL}
+#define TEND_EVENT_INIT(name, a)                                             \
+  {                                                                          \
+    (name), (a), NULL, NULL, NULL, NULL, NULL, {-1, -1, -1}, -1, -1, -1, -1, \
+        NULL, NULL, NULL, NULL                                               \
+  }
 
 /* Is anyone listening beyond the log? (cheap check before building one) */
 static inline int tend_event_traced(const tend_host *h) {

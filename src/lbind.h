@@ -128,7 +128,8 @@ int tend_l_ctx_unwatch(lua_State *L);
 /* A send to a under tend.chaos: returns 1 when the filter dropped or held
  * the message (v consumed), 0 to deliver it. */
 int tend_chaos_intercept(lua_State *L, tend_host *h, tend_actor *a,
-                         tend_value *v, uint32_t sender_id, uint32_t sender_gen);
+                         tend_value *v, uint32_t sender_id,
+                         uint32_t sender_gen);
 /* The message at stack index msg is about to reach a: returns 1 when a
  * crash_on rule failed a instead (the message is dropped). */
 int tend_chaos_crash_on(lua_State *L, tend_host *h, tend_actor *a, int msg);

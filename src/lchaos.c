@@ -11,7 +11,8 @@
 #include "value.h"
 
 int tend_chaos_intercept(lua_State *L, tend_host *h, tend_actor *a,
-                         tend_value *v, uint32_t sender_id, uint32_t sender_gen) {
+                         tend_value *v, uint32_t sender_id,
+                         uint32_t sender_gen) {
   int top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->chaos_send_ref);
   tend_ref_push(L, h, sender_id, sender_gen);
@@ -19,11 +20,14 @@ int tend_chaos_intercept(lua_State *L, tend_host *h, tend_actor *a,
   tend_value_push(L, h, v);
   int held = 0;
   if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
-    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s", lua_tostring(L, -1));
+    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
+                  lua_tostring(L, -1));
   } else if (lua_type(L, -1) == LUA_TSTRING) {
     held = 1; /* "drop": a dead letter; "held": chaos delivers it later */
-    if (lua_tostring(L, -1)[0] == 'd') tend_actor_dead_letter(L, h, a, v);
-    else tend_value_drop(L, h, v);
+    if (lua_tostring(L, -1)[0] == 'd')
+      tend_actor_dead_letter(L, h, a, v);
+    else
+      tend_value_drop(L, h, v);
   }
   lua_settop(L, top);
   return held;
@@ -35,7 +39,8 @@ int tend_chaos_crash_on(lua_State *L, tend_host *h, tend_actor *a, int msg) {
   tend_actor_push_ref(L, h, a);
   lua_pushvalue(L, msg);
   if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s", lua_tostring(L, -1));
+    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
+                  lua_tostring(L, -1));
     lua_settop(L, top);
     return 0;
   }
@@ -81,7 +86,9 @@ static int l_chaos_deliver(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *to = tend_ref_check(L, 1, "chaos.deliver", "to");
   uint32_t sid = 0, sgen = 0;
-  tend_ref *from = lua_isnoneornil(L, 3) ? NULL : tend_ref_check(L, 3, "chaos.deliver", "from");
+  tend_ref *from = lua_isnoneornil(L, 3)
+                       ? NULL
+                       : tend_ref_check(L, 3, "chaos.deliver", "from");
   if (from) {
     sid = from->id;
     sgen = from->gen;
@@ -101,7 +108,8 @@ static int l_chaos_crash(lua_State *L) {
     tend_error_new(L, lua_tostring(L, 2), "injected by tend.chaos.crash");
     lua_replace(L, 2);
   } else if (!lua_istable(L, 2)) {
-    luaL_error(L, "tend.chaos.crash: err: expected an error kind or value, got %s",
+    luaL_error(L,
+               "tend.chaos.crash: err: expected an error kind or value, got %s",
                tend_typename(L, 2));
   }
   lua_settop(L, 2);

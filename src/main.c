@@ -212,13 +212,15 @@ int main(int argc, char **argv) {
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;
   tend_host_config cfg = {
-      .virtual_time = o.scenario ? 1 : o.virtual_time < 0 ? o.test : o.virtual_time,
+      .virtual_time = o.scenario           ? 1
+                      : o.virtual_time < 0 ? o.test
+                                           : o.virtual_time,
       .has_seed = o.has_seed,
       .seed = o.seed,
       /* specs fail actors on purpose: only errors are logged there */
-      .log_level = (tend_log_level)(o.log_level >= 0 ? o.log_level
+      .log_level = (tend_log_level)(o.log_level >= 0         ? o.log_level
                                     : (o.test || o.scenario) ? TEND_LOG_ERROR
-                                                     : TEND_LOG_WARN),
+                                                             : TEND_LOG_WARN),
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;

@@ -1,0 +1,140 @@
+-- Trace and determinism: JSON lines with fixed keys, byte-identical replay
+-- by seed, another seed another trace; tend.trace listeners.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+local timeline = require "tend.timeline"
+
+TestTrace = {}
+
+function TestTrace:tearDown() H.assert_clean() end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- A restart storm with jitter: backoff supervisors, random crashes.
+local storm = [[
+local tend = require "tend"
+local function flaky(ctx, id)
+  return function(msg, ctx)
+    if tend.random() < 0.3 then tend.raise("Flaky", "worker " .. id) end
+    ctx:reply(id)
+  end
+end
+local sups = {}
+for i = 1, 10 do
+  sups[i] = tend.spawn(tend.backoff.on_failure(flaky, { name = "w", args = { i },
+    min_backoff = 0.5, max_backoff = 20, random_factor = 0.2 }), { name = "s" .. i })
+end
+for round = 1, 30 do
+  for i = 1, 10 do sups[i]:send(round) end
+  tend.sleep(1)
+end
+local s = tend.stats()
+print(s.failures, s.spawned, tend.now())
+]]
+
+function TestTrace:test_same_seed_same_trace_and_stdout_byte_for_byte()
+  local script = H.script(storm)
+  local t1, t2, t3 = os.tmpname(), os.tmpname(), os.tmpname()
+  local out1, _, c1 = H.run({ "--virtual-time", "--seed", "11", "--trace", t1, script })
+  local out2, _, c2 = H.run({ "--virtual-time", "--seed", "11", "--trace", t2, script })
+  local out3 = H.run({ "--virtual-time", "--seed", "12", "--trace", t3, script })
+  lu.assertEquals(c1, 0)
+  lu.assertEquals(c2, 0)
+  local a, b, c = read(t1), read(t2), read(t3)
+  lu.assertTrue(#a > 10000, "a real storm: " .. #a .. " bytes")
+  lu.assertEquals(a, b)
+  lu.assertEquals(out1, out2)
+  lu.assertNotEquals(a, c)
+  lu.assertNotEquals(out1, out3)
+  for _, p in ipairs { t1, t2, t3, script } do os.remove(p) end
+end
+
+function TestTrace:test_lines_have_fixed_keys_and_formats()
+  local script = H.script([[
+local tend = require "tend"
+local a = tend.spawn(function() return function() tend.raise("Boom", "bad \"quote\"") end end,
+  { name = "a", supervisor = nil })
+a:send(1)
+tend.sleep(1)
+tend.stop(a)
+]])
+  local t = os.tmpname()
+  local _, _, code = H.run({ "--virtual-time", "--seed", "3", "--trace", t, script })
+  lu.assertEquals(code, 0)
+  local lines = {}
+  for l in read(t):gmatch("[^\n]+") do lines[#lines + 1] = l end
+  lu.assertEquals(lines[1], '{"t":0.000000,"ev":"trace","path":"/","detail":"seed 3"}')
+  local text = table.concat(lines, "\n")
+  lu.assertStrContains(text, '{"t":0.000000,"ev":"spawn","path":"/user/a"}')
+  lu.assertStrContains(text, '{"t":0.000000,"ev":"fail","path":"/user/a","kind":"Boom","message":"bad \\"quote\\""}')
+  lu.assertStrContains(text, '{"t":0.000000,"ev":"directive","path":"/user/a","directive":"restart","clause":"default","count":0}')
+  lu.assertStrContains(text, '{"t":0.000000,"ev":"restart","path":"/user/a","count":1,"incarnation":2}')
+  lu.assertStrContains(text, '{"t":1.000000,"ev":"terminated","path":"/user/a","reason":"normal"}')
+  for i, l in ipairs(lines) do
+    local e = timeline.parse_line(l)
+    lu.assertNotNil(e, "line " .. i .. " is JSON: " .. l)
+    lu.assertStrMatches(l, '^{"t":%d+%.%d%d%d%d%d%d,"ev":"[%w_]+","path":"[^"]*".*}$')
+  end
+  os.remove(t)
+  os.remove(script)
+end
+
+function TestTrace:test_window_use_in_directive_events()
+  local events = {}
+  tend.trace(function(e) if e.ev == "directive" then events[#events + 1] = e end end)
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() error("x") end end, { name = "c" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { max_retries = 3, within = 10, window = "sliding" } })
+  local c = tend.ask(sup, "c", 1)
+  c:send(1) H.settle()
+  c:send(2) H.settle()
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(#events, 2)
+  lu.assertEquals(events[1].window, { 1, 3, 10.0 })
+  lu.assertEquals(events[2].window, { 2, 3, 10.0 })
+  lu.assertEquals(events[2].clause, "default")
+  H.stop_all(sup)
+end
+
+function TestTrace:test_listeners_get_tables_between_turns()
+  local seen = {}
+  tend.trace(function(e) seen[#seen + 1] = e.ev .. " " .. e.path end)
+  local a = tend.spawn(function() return function() end end, { name = "listened" })
+  H.settle()
+  H.stop_all(a)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "spawn /user/listened", "start /user/listened",
+    "stop /user/listened", "terminated /user/listened" })
+end
+
+function TestTrace:test_backoff_events_carry_delay_draw_and_algorithm()
+  local seen = {}
+  tend.trace(function(e) if e.ev == "backoff" then seen[#seen + 1] = e end end)
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    return function() error("x") end
+  end, { min_backoff = 2, max_backoff = 2, random_factor = 0.5 }))
+  sup:send(1)
+  H.settle()
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(#seen, 1)
+  lu.assertEquals(seen[1].algorithm, "exponential")
+  lu.assertEquals(seen[1].count, 1)
+  lu.assertAlmostEquals(seen[1].delay, 2 * (1 + seen[1].draw * 0.5), 1e-6)
+  H.stop_all(sup)
+end
+
+function TestTrace:test_trace_file_that_cannot_be_opened_is_a_usage_error()
+  local _, err, code = H.run({ "--trace", "/nonexistent/dir/t.jsonl", "-e", "" })
+  lu.assertEquals(code, 2)
+  lu.assertStrContains(err, "--trace: cannot open /nonexistent/dir/t.jsonl")
+end
