@@ -34,10 +34,14 @@ static void puts_(line *b, const char *s) {
   put(b, s, strlen(s));
 }
 
-/* Appends s as a JSON string. */
+/* Appends s as a JSON string (runs of plain bytes copied at once). */
 static void put_string(line *b, const char *s) {
   put(b, "\"", 1);
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    const unsigned char *run = c;
+    while (*c >= 0x20 && *c != '"' && *c != '\\') c++;
+    if (c > run) put(b, (const char *)run, (size_t)(c - run));
+    if (*c == '\0') break;
     char esc[8];
     if (*c == '"' || *c == '\\') {
       esc[0] = '\\';
@@ -63,17 +67,38 @@ static void put_key(line *b, const char *k) {
   put(b, "\":", 2);
 }
 
-static void put_fmt(line *b, const char *fmt, double x) {
-  char num[64];
-  snprintf(num, sizeof num, fmt, x);
-  puts_(b, num);
+static void put_int(line *b, int64_t x) {
+  char num[24];
+  int n = 0;
+  uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+  do {
+    num[sizeof num - 1 - n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (x < 0) num[sizeof num - 1 - n++] = '-';
+  put(b, num + sizeof num - n, (size_t)n);
 }
 
-static void put_int(line *b, int64_t x) {
-  char num[32];
-  snprintf(num, sizeof num, "%lld", (long long)x);
-  puts_(b, num);
+/* Appends micro units as a fixed "%.6f" number: 1500000 -> 1.500000. */
+static void put_micros(line *b, int64_t us) {
+  if (us < 0) {
+    put(b, "-", 1);
+    us = -us;
+  }
+  put_int(b, us / 1000000);
+  char frac[7];
+  int64_t f = us % 1000000;
+  for (int i = 5; i >= 0; i--) {
+    frac[i] = (char)('0' + f % 10);
+    f /= 10;
+  }
+  frac[6] = '.';
+  put(b, frac + 6, 1);
+  put(b, frac, 6);
 }
+
+/* Nanoseconds as seconds with 6 decimals (rounded to the microsecond). */
+static void put_seconds(line *b, int64_t ns) { put_micros(b, (ns + 500) / 1000); }
 
 static void put_field(line *b, const char *k, const char *v) {
   if (v == NULL) return;
@@ -82,9 +107,9 @@ static void put_field(line *b, const char *k, const char *v) {
 }
 
 /* The event as one JSON object, keys in a fixed order. */
-static void to_json(line *b, double t, const char *path, const tend_event *e) {
+static void to_json(line *b, int64_t t, const char *path, const tend_event *e) {
   puts_(b, "{\"t\":");
-  put_fmt(b, "%.6f", t);
+  put_seconds(b, t);
   put_field(b, "ev", e->ev);
   put_field(b, "path", path);
   put_field(b, "kind", e->kind);
@@ -101,7 +126,7 @@ static void to_json(line *b, double t, const char *path, const tend_event *e) {
     if (e->window[2] < 0)
       puts_(b, "null");
     else
-      put_fmt(b, "%.6f", (double)e->window[2] / 1e9);
+      put_seconds(b, e->window[2]);
     put(b, "]", 1);
   }
   if (e->count >= 0) {
@@ -114,11 +139,11 @@ static void to_json(line *b, double t, const char *path, const tend_event *e) {
   }
   if (e->delay_ns >= 0) {
     put_key(b, "delay");
-    put_fmt(b, "%.6f", (double)e->delay_ns / 1e9);
+    put_seconds(b, e->delay_ns);
   }
   if (e->draw >= 0) {
     put_key(b, "draw");
-    put_fmt(b, "%.6f", e->draw);
+    put_micros(b, (int64_t)(e->draw * 1e6 + 0.5));
   }
   put_field(b, "algorithm", e->algorithm);
   put_field(b, "reason", e->reason);
@@ -215,11 +240,14 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   if (path == NULL) path = "/";
   if (logged) log_line(h, path, e);
   if (traced) {
-    double t = (double)tend_clock_now(&h->clock) / 1e9;
+    int64_t now = tend_clock_now(&h->clock);
+    double t = (double)now / 1e9;
     if (h->trace_file || h->trace_stderr) {
-      line b = {NULL, 0, sizeof b.small, {0}};
+      line b;
       b.p = b.small;
-      to_json(&b, t, path, e);
+      b.n = 0;
+      b.cap = sizeof b.small;
+      to_json(&b, now, path, e);
       if (h->trace_file) fwrite(b.p, 1, b.n, h->trace_file);
       if (h->trace_stderr) fwrite(b.p, 1, b.n, stderr);
       if (b.p != b.small) free(b.p);

@@ -147,7 +147,11 @@ function M.render(events, title)
     local finish = e.t + ((e.ev == "backoff" and type(e.delay) == "number") and e.delay or 0)
     if finish > t_max then t_max = finish end
   end
-  table.sort(lanes)
+  -- natural order: "w2" before "w10", and a subtree right after its root
+  local function key(p)
+    return (p:gsub("%d+", function(d) return string.format("%012d", tonumber(d)) end):gsub("/", "\1"))
+  end
+  table.sort(lanes, function(a, b) return key(a) < key(b) end)
   for i, p in ipairs(lanes) do lane_of[p] = i end
   if t_max <= 0 then t_max = 1 end
   local left, right, top, lane_h = 260, 30, 70, 24
@@ -188,9 +192,12 @@ function M.render(events, title)
     t = t + step
   end
   add('</g>')
-  -- marks
+  -- marks (failures last, so they stay on top)
   add('<g class="marks">')
-  for _, e in ipairs(events) do
+  local ordered = {}
+  for _, e in ipairs(events) do if e.ev ~= "fail" then ordered[#ordered + 1] = e end end
+  for _, e in ipairs(events) do if e.ev == "fail" then ordered[#ordered + 1] = e end end
+  for _, e in ipairs(ordered) do
     local i = lane_of[e.path]
     if type(i) == "number" then
       local cx, cy = x(e.t), y(i)
@@ -206,7 +213,7 @@ function M.render(events, title)
         add('<line class="start" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#2ca02c" stroke-width="2"><title>%s</title></line>',
           cx, cy - 7, cx, cy + 7, label)
       elseif e.ev == "terminated" then
-        add('<rect class="stop" x="%.1f" y="%.1f" width="8" height="8" fill="#555"><title>%s</title></rect>', cx - 4, cy - 4, label)
+        add('<rect class="stop" x="%.1f" y="%.1f" width="8" height="8" fill="none" stroke="#555" stroke-width="1.5"><title>%s</title></rect>', cx - 4, cy - 4, label)
       elseif e.ev == "escalate" then
         add('<path class="escalate" d="M %.1f %.1f l 6 -10 l 6 10 z" fill="#9467bd"><title>%s</title></path>', cx - 6, cy + 4, label)
       elseif e.ev == "chaos" then
@@ -225,7 +232,7 @@ function M.render(events, title)
     { '<rect x="%d" y="%d" width="16" height="8" fill="#ff7f0e" fill-opacity="0.6"/>', "backoff wait" },
     { '<path d="M %d %d l 5 8 l -10 0 z" fill="#2ca02c"/>', "restart" },
     { '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#2ca02c" stroke-width="2"/>', "start" },
-    { '<rect x="%d" y="%d" width="8" height="8" fill="#555"/>', "terminated" },
+    { '<rect x="%d" y="%d" width="8" height="8" fill="none" stroke="#555" stroke-width="1.5"/>', "terminated" },
     { '<path d="M %d %d l 6 -10 l 6 10 z" fill="#9467bd"/>', "escalate" },
     { '<text x="%d" y="%d" fill="#8c564b" font-size="14">*</text>', "chaos" },
   }
