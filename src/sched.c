@@ -462,6 +462,7 @@ void tend_sched_run(tend_host *h) {
       co = worker_get(L, h);
     }
     h->yield = TEND_YIELD_NONE;
+    h->quantum--; /* every resume counts: the loop always gets its turn */
     int nres;
     int status = lua_resume(co, L, 0, &nres);
     if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
