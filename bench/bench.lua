@@ -208,8 +208,20 @@ elseif bench == "backoff" then
     { "bytes_per_backoff", math.floor(((s1.c_bytes - s0.c_bytes) + (s1.lua_bytes - s0.lua_bytes)) / n + 0.5) } })
   for i = 1, n do tend.stop(actors[i]) end
 
+elseif bench == "trace" then
+  -- N messages to a dead actor: each is a dead_letter event; run with
+  -- --trace FILE to time the trace writer (events per second).
+  local n = A[1] or 1000000
+  local a = tend.spawn(function() return function() end end)
+  tend.stop(a)
+  tend.sleep(0.001)
+  local t0 = tend.wall_clock()
+  for i = 1, n do a:send(i) end
+  local secs = tend.wall_clock() - t0
+  emit("trace", { { "events", n }, { "secs", secs }, { "rate", math.floor(n / secs + 0.5) } })
+
 else
   io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT"
-    .. " | restart K | backoff N\n")
+    .. " | restart K | backoff N | trace N\n")
   tend.shutdown(2)
 end

@@ -98,7 +98,9 @@ static void put_micros(line *b, int64_t us) {
 }
 
 /* Nanoseconds as seconds with 6 decimals (rounded to the microsecond). */
-static void put_seconds(line *b, int64_t ns) { put_micros(b, (ns + 500) / 1000); }
+static void put_seconds(line *b, int64_t ns) {
+  put_micros(b, (ns + 500) / 1000);
+}
 
 static void put_field(line *b, const char *k, const char *v) {
   if (v == NULL) return;
