@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff_sup.h"
 #include "event.h"
+#include "supervise.h"
+#include "watch.h"
 #include "lbind.h"
 #include "sched.h"
 
@@ -244,12 +247,22 @@ void tend_host_close(tend_host *h) {
   if (h->L) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
+    /* what live ids hold outside Lua (actors left when the host ends at
+     * once): promises, watch records, supervision state */
+    for (uint32_t i = 1; i < h->ids.n; i++) {
+      tend_actor *a = h->ids.v[i].ptr;
+      if (a == NULL) continue;
+      if (a->kind == TEND_ENTITY_PROMISE) {
+        free(a);
+      } else {
+        tend_watch_watcher_died(h->L, h, a);
+        tend_backoff_free(h->L, h, a);
+        tend_supervise_free(a);
+      }
+      h->ids.v[i].ptr = NULL;
+    }
     lua_close(h->L);
     h->L = NULL;
-  }
-  for (uint32_t i = 1; i < h->ids.n; i++) { /* promises are plain malloc */
-    tend_actor *a = h->ids.v[i].ptr;
-    if (a && a->kind == TEND_ENTITY_PROMISE) free(a);
   }
   uv_close((uv_handle_t *)&h->idle, on_close);
   uv_close((uv_handle_t *)&h->uvtimer, on_close);
