@@ -206,6 +206,10 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_pop(L, 1);
   }
   a->restart_type = (uint8_t)o->restart;
+  if (o->max_message_ns) {
+    tend_actor_ext *x = tend_actor_ext_get(a);
+    if (x) x->max_ns = o->max_message_ns;
+  }
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
   a->shutdown_ns = o->shutdown_ns;

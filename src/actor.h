@@ -130,6 +130,8 @@ typedef struct tend_actor_ext {
   uint32_t deciding_gen;
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
+  int64_t max_ns;            /* max_message_time, 0 for none */
+  uint64_t msg_start;        /* uv_hrtime() when the message began */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -182,8 +184,9 @@ typedef struct tend_spawn_opts {
   uint32_t capacity; /* mailbox bound, 0 = unbounded */
   tend_overflow overflow;
   int64_t shutdown_ns;
-  int task;       /* 1: the factory is a task function, run once */
-  int supervisor; /* stack index of the strategy, 0 for the default */
+  int task;               /* 1: the factory is a task function, run once */
+  int supervisor;         /* stack index of the strategy, 0 for the default */
+  int64_t max_message_ns; /* max_message_time, 0 for none */
   tend_restart_type restart;
 } tend_spawn_opts;
 

@@ -209,6 +209,9 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
     return NULL;
   }
   lua_atpanic(h->L, panic);
+  if (tend_preempt_start(h, !cfg->virtual_time) != 0)
+    fprintf(stderr,
+            "tend: no runaway-actor watchdog (thread creation failed)\n");
   *(tend_host **)lua_getextraspace(h->L) = h;
   lua_pushcfunction(h->L, setup);
   lua_pushlightuserdata(h->L, h);
@@ -244,6 +247,7 @@ static void on_close(uv_handle_t *handle) {
 }
 
 void tend_host_close(tend_host *h) {
+  tend_preempt_stop(h);
   if (h->L) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);

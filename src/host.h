@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "log.h"
 #include "mailbox.h"
+#include "preempt.h"
 #include "rng.h"
 #include "slots.h"
 #include "timer.h"
@@ -81,6 +82,12 @@ struct tend_host {
   int failed;         /* 1 when the main chunk raised */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
+
+  tend_preempt preempt;    /* the runaway-actor watchdog */
+  volatile uint64_t steps; /* steps the workers took (the watchdog looks) */
+  volatile int interrupt;  /* Ctrl-C at the REPL while it evaluates */
+  tend_actor *repl_actor;  /* /user/repl, or NULL */
+  void *repl;              /* the REPL's state (repl.c), or NULL */
 
   int chaos_receive_ref; /* tend.chaos: filter(ref, msg) before a behavior */
   int chaos_send_ref;    /* tend.chaos: filter(from, to, msg) at a send */

@@ -17,6 +17,11 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   (void)k;
   tend_host *h = tend_host_of(L);
   tend_actor *a = h->current;
+  if (a->wake_ok == 2) { /* Ctrl-C at the REPL */
+    a->wake_ok = 1;
+    tend_error_new(L, "Interrupted", "interrupted (Ctrl-C)");
+    return lua_error(L);
+  }
   if (a->wake_ok) {
     tend_value_take(L, h, &a->wake_value);
     return 1;

@@ -145,6 +145,8 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
       bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
+    o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
+    if (o->max_message_ns == 0) o->max_message_ns = 1;
   }
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "supervisor") != LUA_TNIL) {

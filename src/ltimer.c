@@ -253,9 +253,14 @@ int tend_l_after(lua_State *L) {
 }
 
 static int sleep_k(lua_State *L, int status, lua_KContext k) {
-  (void)L;
   (void)status;
   (void)k;
+  tend_host *h = tend_host_of(L);
+  if (h->current && h->current->wake_ok == 2) { /* Ctrl-C at the REPL */
+    h->current->wake_ok = 1;
+    tend_error_new(L, "Interrupted", "interrupted (Ctrl-C)");
+    return lua_error(L);
+  }
   return 0;
 }
 

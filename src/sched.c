@@ -80,6 +80,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   a->sender_id = m->sender_id;
   a->sender_gen = m->sender_gen;
   a->terminated_msg = 0;
+  if (a->ext && a->ext->max_ns) a->ext->msg_start = uv_hrtime();
   if (m->kind == TEND_MSG_TERMINATED) { /* DeathWatch: still watched? */
     int w = tend_watch_take(L, h, a, m->sender_id, m->sender_gen);
     if (w == 0) {
@@ -392,6 +393,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
       continue;
     }
     h->quantum--;
+    h->steps++;
     run_calls(L, h, nargs);
   }
   lua_settop(L, W_VALUES);
@@ -464,7 +466,9 @@ void tend_sched_run(tend_host *h) {
     h->yield = TEND_YIELD_NONE;
     h->quantum--; /* every resume counts: the loop always gets its turn */
     int nres;
+    tend_preempt_running(h, co);
     int status = lua_resume(co, L, 0, &nres);
+    tend_preempt_running(h, NULL);
     if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
       lua_pop(co, nres);
       tend_actor *w = h->current; /* the actor that waits owns co now */
