@@ -4,7 +4,7 @@
 PREFIX  ?= /usr/local
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS     = lua5.4 libuv
+PKGS     = lua5.4 libuv readline
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 DEPFLAGS = -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -61,13 +61,17 @@ build/test_core: spec/c/test_core.c $(CORE_SRC) src/*.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_core.c $(CORE_SRC) $(LIBS)
 
+build/test_repl: spec/c/test_repl.c
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_repl.c -lutil
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	build/tend examples/pingpong.lua 100000
 
 test: deps
-	@$(MAKE) --no-print-directory all build/test_core
-	@scripts/test build/tend build/test_core
+	@$(MAKE) --no-print-directory all build/test_core build/test_repl
+	@scripts/test build/tend build/test_core build/test_repl
 
 # The specs under ASan+UBSan, then under valgrind (leaks are errors).
 check: deps

@@ -10,6 +10,7 @@
 
 #include "backoff_sup.h"
 #include "event.h"
+#include "repl.h"
 #include "supervise.h"
 #include "watch.h"
 #include "lbind.h"
@@ -45,9 +46,11 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   double t = (double)tend_clock_now(&h->clock) / 1e9;
+  tend_repl_output(h, 1);
   fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
           path ? path : "", path ? ": " : "", msg);
   fflush(stderr);
+  tend_repl_output(h, 0);
 }
 
 /* ------------------------------------------------------------ the pump */
@@ -76,6 +79,10 @@ static void pump(tend_host *h) {
     tend_timers_fire_due(h);
     tend_sched_run(h);
     tend_event_flush(h->L, h);
+    if (h->repl_wanted && h->main == NULL && !h->repl && !h->shutting_down) {
+      h->repl_wanted = 0; /* tend -i: the script is done, the prompt comes */
+      if (tend_repl_start(h) != 0) tend_host_shutdown(h, 1);
+    }
     if (h->runq_head) break;
     tend_timer *top = tend_timer_heap_top(&h->timers);
     if (!h->clock.is_virtual || top == NULL) break;
@@ -93,6 +100,11 @@ static void on_timer(uv_timer_t *handle) {
 
 static void on_signal(uv_signal_t *handle, int signum) {
   tend_host *h = handle->data;
+  if (signum == SIGINT && tend_repl_active(h)) { /* Ctrl-C at the REPL */
+    tend_repl_interrupt(h);
+    pump(h);
+    return;
+  }
   if (h->shutting_down) { /* second signal: stop at once */
     h->exit_code = 128 + signum;
     h->shutting_down = 2;
@@ -113,6 +125,7 @@ void tend_host_shutdown(tend_host *h, int code) {
   if (h->shutting_down) return;
   h->shutting_down = 1;
   h->exit_code = code;
+  if (h->repl) tend_repl_close(h);
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)
@@ -268,6 +281,7 @@ void tend_host_close(tend_host *h) {
     lua_close(h->L);
     h->L = NULL;
   }
+  if (tend_repl_handle(h)) uv_close(tend_repl_handle(h), on_close);
   uv_close((uv_handle_t *)&h->idle, on_close);
   uv_close((uv_handle_t *)&h->uvtimer, on_close);
   uv_close((uv_handle_t *)&h->sigint, on_close);
@@ -275,6 +289,7 @@ void tend_host_close(tend_host *h) {
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
   tend_trace_close(h);
+  tend_repl_free(h);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_msg_pool_free(&h->msgs);

@@ -88,6 +88,7 @@ struct tend_host {
   volatile int interrupt;  /* Ctrl-C at the REPL while it evaluates */
   tend_actor *repl_actor;  /* /user/repl, or NULL */
   void *repl;              /* the REPL's state (repl.c), or NULL */
+  int repl_wanted;         /* tend -i: start the REPL once main is done */
 
   int chaos_receive_ref; /* tend.chaos: filter(ref, msg) before a behavior */
   int chaos_send_ref;    /* tend.chaos: filter(from, to, msg) at a send */

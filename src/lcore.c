@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "repl.h"
 #include "lbind.h"
 #include "sched.h"
 #include "value.h"
@@ -257,6 +258,41 @@ static int l_wall_clock(lua_State *L) {
   return 1;
 }
 
+/* core.repl_print(...): print for the REPL: the values go above the prompt
+ * and the line being edited is drawn again below them. */
+static int l_repl_print(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, '\n');
+  luaL_pushresult(&b);
+  tend_repl_output(h, 1);
+  fwrite(lua_tostring(L, -1), 1, lua_rawlen(L, -1), stdout);
+  fflush(stdout);
+  tend_repl_output(h, 0);
+  return 0;
+}
+
+/* core.repl_done(): /user/repl finished a chunk. */
+static int l_repl_done(lua_State *L) {
+  tend_repl_done(tend_host_of(L));
+  return 0;
+}
+
+/* core.repl_register(ref): the actor that evaluates REPL lines. */
+static int l_repl_register(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_ref_check(L, 1, "repl_register", "ref");
+  h->repl_actor = tend_ref_actor(h, r);
+  return 0;
+}
+
 /* tend.virtual_time() -> true under the virtual clock */
 static int l_virtual_time(lua_State *L) {
   lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
@@ -332,6 +368,9 @@ int luaopen_tend_core(lua_State *L) {
                                  {"trace", l_trace},
                                  {"trace_file", l_trace_file},
                                  {"wall_clock", l_wall_clock},
+                                 {"repl_print", l_repl_print},
+                                 {"repl_done", l_repl_done},
+                                 {"repl_register", l_repl_register},
                                  {NULL, NULL}};
   tend_host *h = tend_host_of(L);
   luaL_newlib(L, fns);

@@ -12,11 +12,14 @@
 #include "host.h"
 #include "event.h"
 #include "lbind.h"
+#include "repl.h"
 
 static const char usage[] =
     "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
     "       tend [options] -                  read the script from stdin\n"
     "       tend [options] -e CODE            run CODE\n"
+    "       tend [options]                    the REPL (stdin a terminal)\n"
+    "       tend [options] -i SCRIPT [ARGS]   run SCRIPT, then the REPL\n"
     "       tend [options] test [PATH...]     run luaunit specs (default: "
     "spec/)\n"
     "       tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT] [--trace "
@@ -47,6 +50,8 @@ typedef struct options {
   int scenario;       /* tend scenario */
   int timeline;       /* tend timeline */
   const char *trace;  /* --trace FILE, or NULL */
+  int interactive;    /* -i: the REPL after the script */
+  int repl;           /* the REPL alone (a terminal, no script) */
   int first_arg;      /* argv index of the first script argument */
 } options;
 
@@ -105,7 +110,7 @@ static int parse(int argc, char **argv, options *o) {
       if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
       o->code = argv[i];
     } else if (strcmp(a, "-i") == 0) {
-      return usage_error("-i: %s", "the REPL is not built yet");
+      o->interactive = 1;
     } else if (strcmp(a, "--") == 0) {
       i++;
       break;
@@ -147,9 +152,10 @@ static int parse(int argc, char **argv, options *o) {
     }
     i++;
   } else if (!o->code) {
-    if (isatty(0))
-      return usage_error("%s", "the REPL is not built yet; give a SCRIPT");
-    o->script = "-";
+    if (isatty(0) || o->interactive)
+      o->repl = 1; /* the prompt, no script */
+    else
+      o->script = "-";
   }
   o->first_arg = i;
   return -1;
@@ -241,6 +247,13 @@ int main(int argc, char **argv) {
   lua_State *L = h->L;
   int script = o.script ? o.first_arg - 1 : 0;
   set_arg(L, argc, argv, script);
+  if (o.repl) {
+    int code = tend_repl_start(h) == 0 ? tend_host_run(h) : 1;
+    fflush(stdout);
+    tend_host_close(h);
+    return code;
+  }
+  h->repl_wanted = o.interactive;
   if (load_main(L, &o) != 0) {
     tend_host_close(h);
     return 1;

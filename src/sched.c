@@ -514,6 +514,16 @@ void tend_sched_wake(tend_host *h, tend_actor *a, int ok) {
   tend_sched_enqueue(h, a);
 }
 
+void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->promise) {
+    tend_timer_cancel(L, h, a->promise->timeout);
+    tend_promise_free(h, a->promise);
+    a->promise = NULL;
+  }
+  a->wait_seq++; /* its WAKE timer is stale now */
+  tend_sched_wake(h, a, 2);
+}
+
 void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a) {
   tend_sched_dequeue(h, a);
   a->thread = NULL;

@@ -30,6 +30,8 @@ int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
                     lua_KFunction k);
 /* Ends a's wait (ok: 1 as hoped, 0 timed out): a resumes in turn. */
 void tend_sched_wake(tend_host *h, tend_actor *a, int ok);
+/* Ends a's sleep or ask with an Interrupted error (Ctrl-C at the REPL). */
+void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
 /* Drops the coroutine a is parked in (a is being stopped). */
 void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a);
 /* Raises a clear error unless L can wait (an actor's code, yieldable). */
