@@ -90,7 +90,8 @@ format:
 lint:
 	clang-format --dry-run --Werror src/*.c src/*.h spec/c/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	  --inline-suppr --suppress=toomanyconfigs --std=c11 $(PKG_CFLAGS) -Isrc src spec/c
+	  --inline-suppr --suppress=toomanyconfigs --std=c11 \
+	  $(shell pkg-config --cflags lua5.4 libuv 2>/dev/null) -Isrc src spec/c
 
 install: build/tend
 	install -d $(DESTDIR)$(PREFIX)/bin
