@@ -105,6 +105,11 @@ static void on_signal(uv_signal_t *handle, int signum) {
     pump(h);
     return;
   }
+  if (signum == SIGHUP && (h->repl || h->shutting_down)) {
+    tend_host_shutdown(h, 0); /* the REPL's terminal went away: as Ctrl-D */
+    pump(h);
+    return;
+  }
   if (h->shutting_down) { /* second signal: stop at once */
     h->exit_code = 128 + signum;
     h->shutting_down = 2;
@@ -210,7 +215,11 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   uv_timer_init(&h->loop, &h->uvtimer);
   uv_signal_init(&h->loop, &h->sigint);
   uv_signal_init(&h->loop, &h->sigterm);
+  uv_signal_init(&h->loop, &h->sighup);
   h->idle.data = h->uvtimer.data = h->sigint.data = h->sigterm.data = h;
+  h->sighup.data = h;
+  uv_signal_start(&h->sighup, on_signal, SIGHUP);
+  uv_unref((uv_handle_t *)&h->sighup);
   uv_signal_start(&h->sigint, on_signal, SIGINT);
   uv_signal_start(&h->sigterm, on_signal, SIGTERM);
   uv_unref((uv_handle_t *)&h->sigint);
@@ -286,6 +295,7 @@ void tend_host_close(tend_host *h) {
   uv_close((uv_handle_t *)&h->uvtimer, on_close);
   uv_close((uv_handle_t *)&h->sigint, on_close);
   uv_close((uv_handle_t *)&h->sigterm, on_close);
+  uv_close((uv_handle_t *)&h->sighup, on_close);
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
   tend_trace_close(h);

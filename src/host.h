@@ -46,6 +46,7 @@ struct tend_host {
   uv_timer_t uvtimer;       /* armed for the earliest timer (real clock) */
   uv_signal_t sigint;       /* SIGINT: stop the tree, then exit */
   uv_signal_t sigterm;      /* SIGTERM: same */
+  uv_signal_t sighup;       /* SIGHUP: same; at the REPL, as Ctrl-D */
   tend_clock clock;         /* host time */
   tend_rng rng;             /* the one generator */
   uint64_t seed;            /* its seed (tend.seed()) */

@@ -120,7 +120,14 @@ static void on_line(char *line) {
 static void on_stdin(uv_poll_t *p, int status, int events) {
   (void)events;
   repl *r = p->data;
-  if (status < 0 || !r->prompting) return;
+  if (status < 0) { /* stdin is gone (a closed terminal): as Ctrl-D */
+    if (!r->closed) {
+      if (!r->prompting) install(r);
+      on_line(NULL);
+    }
+    return;
+  }
+  if (!r->prompting) return;
   rl_callback_read_char();
   tend_host_poke(host); /* what the line started runs from the loop */
 }

@@ -57,14 +57,12 @@ static void check(int ok, const char *what) {
   }
 }
 
-int main(int argc, char **argv) {
-  const char *tend = argc > 1 ? argv[1] : "build/tend";
-  char home[] = "/tmp/tend-repl-XXXXXX";
-  if (mkdtemp(home) == NULL) return 1;
+/* Starts tend on a new pty with HOME set to home. */
+static int start(const char *tend, const char *home) {
   child = forkpty(&fd, NULL, NULL, NULL);
   if (child < 0) {
     perror("forkpty");
-    return 1;
+    return -1;
   }
   if (child == 0) {
     setenv("TERM", "dumb", 1);
@@ -72,6 +70,60 @@ int main(int argc, char **argv) {
     execl(tend, "tend", (char *)NULL);
     _exit(127);
   }
+  used = 0;
+  return 0;
+}
+
+/* Waits up to 5 s for the child; returns its exit status or -1. */
+static int finish(void) {
+  int status = 0;
+  double end = now() + 5;
+  pid_t done = 0;
+  while (now() < end && (done = waitpid(child, &status, WNOHANG)) == 0)
+    usleep(20000);
+  if (done != child) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
+ * stdin closed in the middle of a line. */
+static void bad_input(const char *tend) {
+  if (start(tend, "/nonexistent/home") != 0) return;
+  check(expect("> ", 5), "the prompt shows without a usable HOME");
+  type("print((1 + 2)\n");
+  check(expect("cannot write the history", 5),
+        "an unwritable history is reported");
+  check(expect(">> ", 5), "unbalanced input asks for more");
+  type("))\n");
+  check(expect("unexpected symbol", 5), "then says what is wrong");
+  type("'goes on'\n");
+  check(expect("goes on\r\n> ", 5), "and goes on");
+  check(strstr(screen, "cannot write the history") == NULL,
+        "the history failure is said once");
+  char big[20000];
+  memcpy(big, "#'", 2);
+  memset(big + 2, 'x', sizeof big - 5);
+  memcpy(big + sizeof big - 3, "'\n", 3);
+  big[sizeof big - 1] = '\0';
+  type(big);
+  check(expect("20000\r\n> ", 10) || expect("> ", 5), "a huge paste is read");
+  type("'\xff\xfe bad utf-8'\n");
+  check(expect("bad utf-8", 5), "invalid UTF-8 goes through");
+  type("1 + ");
+  usleep(200000);
+  close(fd); /* the terminal goes away mid-line */
+  check(finish() == 0, "a closed stdin mid-line exits 0");
+}
+
+int main(int argc, char **argv) {
+  const char *tend = argc > 1 ? argv[1] : "build/tend";
+  char home[] = "/tmp/tend-repl-XXXXXX";
+  if (mkdtemp(home) == NULL) return 1;
+  if (start(tend, home) != 0) return 1;
   check(expect("> ", 5), "the prompt shows");
   type("1 + 2\n");
   check(expect("3\r\n> ", 5), "an expression prints its value");
@@ -107,14 +159,8 @@ int main(int argc, char **argv) {
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
   type("\x04");
-  int status = 0;
-  double end = now() + 5;
-  pid_t done = 0;
-  while (now() < end && (done = waitpid(child, &status, WNOHANG)) == 0)
-    usleep(20000);
-  check(done == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "Ctrl-D stops every actor and exits 0");
-  if (done != child) kill(child, SIGKILL);
+  check(finish() == 0, "Ctrl-D stops every actor and exits 0");
+  close(fd);
   char hist[256];
   snprintf(hist, sizeof hist, "%s/.tend_history", home);
   FILE *f = fopen(hist, "r");
@@ -122,6 +168,7 @@ int main(int argc, char **argv) {
   if (f) fclose(f);
   remove(hist);
   rmdir(home);
+  bad_input(tend);
   printf("repl: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }
