@@ -138,6 +138,20 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
   tend_sched_enqueue(h, a);
 }
 
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen) {
+  tend_actor *a = id ? tend_slots_get(&h->ids, id, gen) : NULL;
+  if (a == NULL || a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)
+    return NULL;
+  return a;
+}
+
+void tend_actor_push_extra(lua_State *L, const tend_host *h, tend_actor *a,
+                           const char *k) {
+  tend_actor_push_extras(L, h, a);
+  lua_getfield(L, -1, k);
+  lua_replace(L, -2);
+}
+
 tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
   if (a->ext == NULL) a->ext = calloc(1, sizeof *a->ext);
   return a->ext;

@@ -251,6 +251,11 @@ void tend_promise_free(tend_host *h, tend_promise *p);
 
 /* a's ext record, allocated on first use; NULL when memory is out. */
 tend_actor_ext *tend_actor_ext_get(tend_actor *a);
+/* The live actor (id, gen) names, or NULL. */
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
+/* Pushes field k of a's extras table. */
+void tend_actor_push_extra(lua_State *L, const tend_host *h, tend_actor *a,
+                           const char *k);
 /* Pushes a's extras table (made on first use). */
 void tend_actor_push_extras(lua_State *L, const tend_host *h, tend_actor *a);
 /* Posts a system message of kind to a (about actor `about`, may be NULL). */

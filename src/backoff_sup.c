@@ -17,21 +17,6 @@ static tend_backoff_sup *B(const tend_actor *a) {
   return a->ext ? a->ext->backoff : NULL;
 }
 
-static tend_actor *live(tend_host *h, uint32_t id, uint32_t gen) {
-  tend_actor *a = id ? tend_slots_get(&h->ids, id, gen) : NULL;
-  if (a == NULL || a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)
-    return NULL;
-  return a;
-}
-
-/* Pushes field k of a's extras. */
-static void push_extra(lua_State *L, tend_host *h, tend_actor *a,
-                       const char *k) {
-  tend_actor_push_extras(L, h, a);
-  lua_getfield(L, -1, k);
-  lua_replace(L, -2);
-}
-
 /* ------------------------------------------------------------ spawning */
 
 int tend_backoff_spawn(lua_State *L, tend_actor *parent, int off,
@@ -160,7 +145,7 @@ void tend_backoff_start(lua_State *L, tend_host *h, tend_actor *a) {
 
 /* Calls the final-stop predicate on the value at msg. */
 static int is_final_stop(lua_State *L, tend_host *h, tend_actor *a, int msg) {
-  push_extra(L, h, a, "final_stop");
+  tend_actor_push_extra(L, h, a, "final_stop");
   lua_pushvalue(L, msg);
   if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
     tend_actor_push_path(L, h, a);
@@ -178,7 +163,7 @@ static int is_final_stop(lua_State *L, tend_host *h, tend_actor *a, int msg) {
 void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
                           uint32_t sid, uint32_t sgen) {
   tend_backoff_sup *b = B(a);
-  tend_actor *c = live(h, b->child_id, b->child_gen);
+  tend_actor *c = tend_actor_live(h, b->child_id, b->child_gen);
   if (c && sid == c->id && sgen == c->gen) { /* from the child: to our parent */
     if (a->parent)
       tend_actor_send(L, h, a->parent->id, a->parent->gen, msg, a->id, a->gen);
@@ -199,7 +184,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
       tend_actor_dead_letter(L, h, a, NULL);
       return;
     }
-    push_extra(L, h, a, "reply");
+    tend_actor_push_extra(L, h, a, "reply");
     tend_actor_send(L, h, sid, sgen, -1, a->id, a->gen);
     lua_pop(L, 1);
   } else if (b->cfg.stash) {
@@ -404,7 +389,7 @@ void tend_backoff_timer(lua_State *L, tend_host *h, tend_actor *a,
       ty->backoff_restarts = 0;
       tend_event_emit(L, h, &e);
     } else if (b && tag == b->incarnation &&
-               live(h, b->child_id, b->child_gen)) {
+               tend_actor_live(h, b->child_id, b->child_gen)) {
       tend_delay_reset(&b->cfg.delays, &b->delays);
       b->restarts = 0;
       tend_event_emit(L, h, &e);

@@ -37,21 +37,6 @@ static const char *const spec_keys[] = {"mode",
 static const char *const jitters[] = {"akka",         "capped", "full", "equal",
                                       "decorrelated", "none",   NULL};
 
-static int find(const char *const *list, const char *s) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], s) == 0) return i;
-  return -1;
-}
-
-static int bad(lua_State *L, const char *fn, const char *opt,
-               const char *expected, int idx) {
-  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TSTRING)
-    return luaL_error(L, "%s: option '%s': expected %s, got %s (%s)", fn, opt,
-                      expected, lua_tostring(L, idx), luaL_typename(L, idx));
-  return luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt,
-                    expected, tend_typename(L, idx));
-}
-
 /* Reads seconds at field k (> 0, finite); def when absent (-1: required). */
 static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
                        double def) {
@@ -59,7 +44,8 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
   double s = def;
   if (ty != LUA_TNIL) {
     s = ty == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-    if (!(s > 0) || isinf(s)) bad(L, fn, k, "a number of seconds > 0", -1);
+    if (!(s > 0) || isinf(s))
+      tend_bad_option(L, fn, k, "a number of seconds > 0", -1);
   } else if (def < 0) {
     luaL_error(L, "%s: option '%s' is required (a number of seconds > 0)", fn,
                k);
@@ -71,7 +57,8 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
 
 static int flag(lua_State *L, int t, const char *k, const char *fn) {
   int ty = lua_getfield(L, t, k);
-  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) bad(L, fn, k, "a boolean", -1);
+  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+    tend_bad_option(L, fn, k, "a boolean", -1);
   int v = lua_toboolean(L, -1);
   lua_pop(L, 1);
   return v;
@@ -89,14 +76,16 @@ static void parse_delays(lua_State *L, int t, const char *fn,
     else if (strcmp(a, "slotted") == 0)
       c->algorithm = TEND_ALG_SLOTTED;
     else
-      bad(L, fn, "algorithm", "\"exponential\" or \"slotted\"", -1);
+      tend_bad_option(L, fn, "algorithm", "\"exponential\" or \"slotted\"", -1);
   }
   lua_pop(L, 1);
   if (lua_getfield(L, t, "jitter") != LUA_TNIL) {
-    int j = lua_type(L, -1) == LUA_TSTRING ? find(jitters, lua_tostring(L, -1))
-                                           : -1;
+    int j = lua_type(L, -1) == LUA_TSTRING
+                ? tend_find_name(jitters, lua_tostring(L, -1))
+                : -1;
     if (j < 0)
-      bad(L, fn, "jitter",
+      tend_bad_option(
+          L, fn, "jitter",
           "\"akka\", \"capped\", \"full\", \"equal\", \"decorrelated\" or "
           "\"none\"",
           -1);
@@ -108,7 +97,7 @@ static void parse_delays(lua_State *L, int t, const char *fn,
     if (lua_getfield(L, t, "ceiling") != LUA_TNIL) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
           lua_tointeger(L, -1) > 62)
-        bad(L, fn, "ceiling", "an integer in 1..62", -1);
+        tend_bad_option(L, fn, "ceiling", "an integer in 1..62", -1);
       c->ceiling = (uint32_t)lua_tointeger(L, -1);
     }
     lua_pop(L, 1);
@@ -130,7 +119,7 @@ static void parse_delays(lua_State *L, int t, const char *fn,
   if (lua_getfield(L, t, "random_factor") != LUA_TNIL) {
     double rf = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
     if (!(rf >= 0 && rf <= 1))
-      bad(L, fn, "random_factor", "a number in [0, 1]", -1);
+      tend_bad_option(L, fn, "random_factor", "a number in [0, 1]", -1);
     c->random_factor = rf;
   }
   lua_pop(L, 1);
@@ -152,7 +141,7 @@ void tend_backoff_parse(lua_State *L, int t, const char *fn,
   while (lua_next(L, t)) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING ||
-        find(spec_keys, lua_tostring(L, -1)) < 0)
+        tend_find_name(spec_keys, lua_tostring(L, -1)) < 0)
       luaL_error(
           L,
           "%s: unknown option '%s' (expected one of: mode, factory, name, "
@@ -169,27 +158,28 @@ void tend_backoff_parse(lua_State *L, int t, const char *fn,
   else if (strcmp(mode, "on_stop") == 0)
     c->mode = TEND_BACKOFF_ON_STOP;
   else
-    bad(L, fn, "mode", "\"on_failure\" or \"on_stop\"", -1);
+    tend_bad_option(L, fn, "mode", "\"on_failure\" or \"on_stop\"", -1);
   lua_pop(L, 1);
   if (lua_getfield(L, t, "factory") != LUA_TFUNCTION)
-    bad(L, fn, "factory", "a function", -1);
+    tend_bad_option(L, fn, "factory", "a function", -1);
   lua_pop(L, 1);
   int ty = lua_getfield(L, t, "name");
   size_t len = 0;
   const char *name = ty == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
   if (ty != LUA_TNIL &&
       (name == NULL || len == 0 || strchr(name, '/') || name[0] == '$'))
-    bad(L, fn, "name", "a non-empty string without '/', not starting with '$'",
-        -1);
+    tend_bad_option(L, fn, "name",
+                    "a non-empty string without '/', not starting with '$'",
+                    -1);
   lua_pop(L, 1);
   if (lua_getfield(L, t, "args") != LUA_TNIL && !lua_istable(L, -1))
-    bad(L, fn, "args", "a table (list)", -1);
+    tend_bad_option(L, fn, "args", "a table (list)", -1);
   lua_pop(L, 1);
   parse_delays(L, t, fn, &c->delays);
   c->max_retries = -1;
   if (lua_getfield(L, t, "max_retries") != LUA_TNIL) {
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < -1)
-      bad(L, fn, "max_retries", "an integer >= -1", -1);
+      tend_bad_option(L, fn, "max_retries", "an integer >= -1", -1);
     c->max_retries = lua_tointeger(L, -1);
   }
   lua_pop(L, 1);
@@ -198,15 +188,15 @@ void tend_backoff_parse(lua_State *L, int t, const char *fn,
     if (strcmp(r, "manual") == 0)
       c->manual_reset = 1;
     else if (strcmp(r, "auto") != 0)
-      bad(L, fn, "reset", "\"auto\" or \"manual\"", -1);
+      tend_bad_option(L, fn, "reset", "\"auto\" or \"manual\"", -1);
   }
   lua_pop(L, 1);
   c->reset_after_ns =
       seconds(L, t, "reset_after", fn, (double)c->delays.min_ns / 1e9);
   if (lua_getfield(L, t, "supervisor_strategy") != LUA_TNIL) {
     if (!tend_strategy_test(L, -1))
-      bad(L, fn, "supervisor_strategy",
-          "a strategy (tend.one_for_one{...}, ...)", -1);
+      tend_bad_option(L, fn, "supervisor_strategy",
+                      "a strategy (tend.one_for_one{...}, ...)", -1);
     c->has_strategy = 1;
   }
   lua_pop(L, 1);
@@ -216,7 +206,7 @@ void tend_backoff_parse(lua_State *L, int t, const char *fn,
   if (lua_getfield(L, t, "stash") != LUA_TNIL) {
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
         lua_tointeger(L, -1) > UINT32_MAX)
-      bad(L, fn, "stash", "an integer >= 1", -1);
+      tend_bad_option(L, fn, "stash", "an integer >= 1", -1);
     c->stash = (uint32_t)lua_tointeger(L, -1);
   }
   lua_pop(L, 1);
@@ -228,7 +218,8 @@ void tend_backoff_parse(lua_State *L, int t, const char *fn,
     if (c->mode != TEND_BACKOFF_ON_STOP)
       luaL_error(L, "%s: option 'final_stop_message' is for on_stop only", fn);
     if (!lua_isfunction(L, -1))
-      bad(L, fn, "final_stop_message", "a function(msg) -> boolean", -1);
+      tend_bad_option(L, fn, "final_stop_message", "a function(msg) -> boolean",
+                      -1);
     c->final_stop = 1;
   }
   lua_pop(L, 1);
@@ -319,17 +310,6 @@ static int l_delays_reset(lua_State *L) {
 
 /* ------------------------------------------------------------ describe */
 
-static void add_secs(luaL_Buffer *b, lua_State *L, int64_t ns) {
-  lua_pushfstring(L, "%f", (double)ns / 1e9);
-  const char *s = lua_tostring(L, -1);
-  size_t n = strlen(s);
-  while (n > 0 && s[n - 1] == '0') n--;
-  if (n > 0 && s[n - 1] == '.') n--;
-  lua_pushlstring(L, s, n);
-  lua_remove(L, -2);
-  luaL_addvalue(b);
-}
-
 /* Pushes the words for the spec at idx. */
 void tend_backoff_describe(lua_State *L, int idx) {
   tend_backoff_cfg c;
@@ -345,7 +325,7 @@ void tend_backoff_describe(lua_State *L, int idx) {
   if (d->algorithm == TEND_ALG_SLOTTED) {
     luaL_addstring(&b,
                    "slot_time * (2^e - 1), e drawn in [0, slot], slot_time ");
-    add_secs(&b, L, d->slot_ns);
+    tend_add_seconds(&b, L, d->slot_ns);
     lua_pushfstring(
         L, " s, ceiling %d%s", (int)d->ceiling,
         d->stay_at_ceiling ? " (stays there)" : " (then back to slot 1)");
@@ -361,7 +341,7 @@ void tend_backoff_describe(lua_State *L, int idx) {
       s.n++;
       if (base == prev) break;
       if (i) luaL_addstring(&b, ", ");
-      add_secs(&b, L, base);
+      tend_add_seconds(&b, L, base);
       prev = base;
     }
     luaL_addstring(&b, " s");
@@ -386,7 +366,7 @@ void tend_backoff_describe(lua_State *L, int idx) {
     luaL_addstring(&b, "; reset when the child calls ctx:reset_backoff()");
   } else {
     luaL_addstring(&b, "; reset after ");
-    add_secs(&b, L, c.reset_after_ns);
+    tend_add_seconds(&b, L, c.reset_after_ns);
     luaL_addstring(&b, " s of running");
   }
   if (c.stash) {

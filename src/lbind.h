@@ -2,6 +2,7 @@
 #ifndef TEND_LBIND_H
 #define TEND_LBIND_H
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include "host.h"
@@ -29,6 +30,8 @@ tend_ref *tend_ref_test(lua_State *L, int idx);
 /* The ref at idx, or a Lua error naming argument arg of function fn. */
 tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn,
                          const char *arg);
+/* ref:send(msg) / tend.send(ref, msg) */
+int tend_l_send(lua_State *L);
 /* The live actor a ref names, or NULL. */
 tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
 /* The ref at idx remembers path at the top of the stack (popped). */
@@ -144,6 +147,13 @@ void tend_push_sentinel(lua_State *L, tend_host *h, int i);
 void tend_random_install(lua_State *L);
 /* Reads a type name for error messages. */
 const char *tend_typename(lua_State *L, int idx);
+/* Raises "fn: option 'opt': expected E, got V" for the value at idx. */
+int tend_bad_option(lua_State *L, const char *fn, const char *opt,
+                    const char *expected, int idx);
+/* The index of s in a NULL-ended list of names, or -1. */
+int tend_find_name(const char *const *list, const char *s);
+/* Adds ns as seconds without trailing zeros ("60", "1.5") to b. */
+void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
 
 /* ---- modules.c (generated): embedded lua/ modules ---- */
 void tend_modules_preload(lua_State *L);

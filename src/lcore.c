@@ -27,6 +27,32 @@ const char *tend_typename(lua_State *L, int idx) {
   }
 }
 
+int tend_bad_option(lua_State *L, const char *fn, const char *opt,
+                    const char *expected, int idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TSTRING)
+    return luaL_error(L, "%s: option '%s': expected %s, got %s (%s)", fn, opt,
+                      expected, lua_tostring(L, idx), luaL_typename(L, idx));
+  return luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt,
+                    expected, tend_typename(L, idx));
+}
+
+int tend_find_name(const char *const *list, const char *s) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], s) == 0) return i;
+  return -1;
+}
+
+void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
+  lua_pushfstring(L, "%f", (double)ns / 1e9);
+  const char *s = lua_tostring(L, -1); /* "60.000000" -> "60" */
+  size_t n = strlen(s);
+  while (n > 0 && s[n - 1] == '0') n--;
+  if (n > 0 && s[n - 1] == '.') n--;
+  lua_pushlstring(L, s, n);
+  lua_remove(L, -2);
+  luaL_addvalue(b);
+}
+
 void tend_push_sentinel(lua_State *L, tend_host *h, int i) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
   lua_rawgeti(L, -1, i);
@@ -38,16 +64,6 @@ static int l_spawn(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (h->user == NULL) luaL_error(L, "tend.spawn: the host is shutting down");
   return tend_spawn_under(L, h->user, 0, "tend.spawn");
-}
-
-/* tend.send(ref, msg) */
-static int l_send(lua_State *L) {
-  tend_host *h = tend_host_of(L);
-  tend_ref *r = tend_ref_check(L, 1, "tend.send", "ref");
-  tend_actor *me = h->current;
-  lua_settop(L, 2);
-  tend_actor_send(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0);
-  return 0;
 }
 
 /* tend.stop(ref): stop any actor (normal stop). */
@@ -346,7 +362,7 @@ static int l_is_dir(lua_State *L) {
 
 int luaopen_tend_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"spawn", l_spawn},
-                                 {"send", l_send},
+                                 {"send", tend_l_send},
                                  {"ask", tend_l_ask},
                                  {"stop", l_stop},
                                  {"alive", l_alive},

@@ -20,15 +20,6 @@ tend_actor *tend_ctx_check(lua_State *L, int idx) {
 
 /* ------------------------------------------------------------ options */
 
-static int bad_option(lua_State *L, const char *fn, const char *opt,
-                      const char *expected, int idx) {
-  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TSTRING)
-    return luaL_error(L, "%s: option '%s': expected %s, got %s (%s)", fn, opt,
-                      expected, lua_tostring(L, idx), luaL_typename(L, idx));
-  return luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt,
-                    expected, tend_typename(L, idx));
-}
-
 static const char *const spawn_keys[] = {
     "name",       "args",    "mailbox",          "shutdown",
     "supervisor", "restart", "max_message_time", NULL};
@@ -38,19 +29,14 @@ static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
 static const char *const restart_names[] = {"permanent", "transient",
                                             "temporary", NULL};
 
-static int find(const char *const *list, const char *s) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], s) == 0) return i;
-  return -1;
-}
-
 /* Raises unless every key of the table at t is in keys. */
 static void check_keys(lua_State *L, int t, const char *const *keys,
                        const char *fn, const char *prefix) {
   lua_pushnil(L);
   while (lua_next(L, t)) {
     lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING || find(keys, lua_tostring(L, -1)) < 0) {
+    if (lua_type(L, -1) != LUA_TSTRING ||
+        tend_find_name(keys, lua_tostring(L, -1)) < 0) {
       const char *key = luaL_tolstring(L, -1, NULL);
       luaL_Buffer b;
       luaL_buffinit(L, &b);
@@ -68,10 +54,10 @@ static void check_keys(lua_State *L, int t, const char *const *keys,
 static int64_t check_duration(lua_State *L, int idx, const char *fn,
                               const char *opt, int allow_huge) {
   if (lua_type(L, idx) != LUA_TNUMBER)
-    bad_option(L, fn, opt, "a number of seconds >= 0", idx);
+    tend_bad_option(L, fn, opt, "a number of seconds >= 0", idx);
   double s = lua_tonumber(L, idx);
   if (!(s >= 0) || (isinf(s) && !allow_huge))
-    bad_option(L, fn, opt, "a number of seconds >= 0", idx);
+    tend_bad_option(L, fn, opt, "a number of seconds >= 0", idx);
   return isinf(s) ? INT64_MAX : tend_clock_ns(s);
 }
 
@@ -91,14 +77,16 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
         lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
     if (name == NULL || len == 0 || len > 255 || strchr(name, '/') ||
         name[0] == '$' || strlen(name) != len)
-      bad_option(L, fn, "name",
-                 "a non-empty string without '/', not starting with '$'", -1);
+      tend_bad_option(L, fn, "name",
+                      "a non-empty string without '/', not starting with '$'",
+                      -1);
     o->name = lua_gettop(L); /* stays on the stack for the caller */
   } else {
     lua_pop(L, 1);
   }
   if (lua_getfield(L, idx, "args") != LUA_TNIL) {
-    if (!lua_istable(L, -1)) bad_option(L, fn, "args", "a table (list)", -1);
+    if (!lua_istable(L, -1))
+      tend_bad_option(L, fn, "args", "a table (list)", -1);
     o->args = lua_gettop(L);
   } else {
     lua_pop(L, 1);
@@ -106,21 +94,22 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   if (lua_getfield(L, idx, "mailbox") != LUA_TNIL) {
     int mb = lua_gettop(L);
     if (!lua_istable(L, mb))
-      bad_option(L, fn, "mailbox", "a table {capacity=N, overflow=...}", mb);
+      tend_bad_option(L, fn, "mailbox", "a table {capacity=N, overflow=...}",
+                      mb);
     check_keys(L, mb, mailbox_keys, fn, "mailbox.");
     if (lua_getfield(L, mb, "capacity") != LUA_TNIL) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
           lua_tointeger(L, -1) > UINT32_MAX)
-        bad_option(L, fn, "mailbox.capacity", "an integer >= 1", -1);
+        tend_bad_option(L, fn, "mailbox.capacity", "an integer >= 1", -1);
       o->capacity = (uint32_t)lua_tointeger(L, -1);
     }
     if (lua_getfield(L, mb, "overflow") != LUA_TNIL) {
       int i = lua_type(L, -1) == LUA_TSTRING
-                  ? find(overflow_names, lua_tostring(L, -1))
+                  ? tend_find_name(overflow_names, lua_tostring(L, -1))
                   : -1;
       if (i < 0)
-        bad_option(L, fn, "mailbox.overflow",
-                   "\"drop_new\", \"drop_old\" or \"fail\"", -1);
+        tend_bad_option(L, fn, "mailbox.overflow",
+                        "\"drop_new\", \"drop_old\" or \"fail\"", -1);
       o->overflow = (tend_overflow)i;
     }
     lua_settop(L, mb - 1);
@@ -132,11 +121,11 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "restart") != LUA_TNIL) {
     int i = lua_type(L, -1) == LUA_TSTRING
-                ? find(restart_names, lua_tostring(L, -1))
+                ? tend_find_name(restart_names, lua_tostring(L, -1))
                 : -1;
     if (i < 0)
-      bad_option(L, fn, "restart",
-                 "\"permanent\", \"transient\" or \"temporary\"", -1);
+      tend_bad_option(L, fn, "restart",
+                      "\"permanent\", \"transient\" or \"temporary\"", -1);
     o->restart = i == 0   ? TEND_PERMANENT
                  : i == 1 ? TEND_TRANSIENT
                           : TEND_TEMPORARY;
@@ -144,15 +133,16 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
-      bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
+      tend_bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
     o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
     if (o->max_message_ns == 0) o->max_message_ns = 1;
   }
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "supervisor") != LUA_TNIL) {
     if (!tend_strategy_test(L, -1))
-      bad_option(L, fn, "supervisor",
-                 "a strategy (tend.one_for_one{...}, tend.stopping, ...)", -1);
+      tend_bad_option(L, fn, "supervisor",
+                      "a strategy (tend.one_for_one{...}, tend.stopping, ...)",
+                      -1);
     o->supervisor = lua_gettop(L); /* stays on the stack for the caller */
   } else {
     lua_pop(L, 1);

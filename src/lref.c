@@ -69,10 +69,11 @@ static void push_path(lua_State *L, tend_host *h, int idx) {
   }
 }
 
-/* ref:send(msg): the sender is the running actor, if any. */
-static int l_ref_send(lua_State *L) {
+/* ref:send(msg) and tend.send(ref, msg): the sender is the running actor,
+ * if any. */
+int tend_l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_ref *r = tend_ref_check(L, 1, "send", "self");
+  tend_ref *r = tend_ref_check(L, 1, "send", "ref");
   tend_actor *me = h->current;
   lua_settop(L, 2);
   tend_actor_send(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0);
@@ -122,7 +123,7 @@ static int l_ref_eq(lua_State *L) {
 }
 
 void tend_ref_open(lua_State *L) {
-  static const luaL_Reg methods[] = {{"send", l_ref_send},
+  static const luaL_Reg methods[] = {{"send", tend_l_send},
                                      {"tell", l_ref_tell},
                                      {"path", l_ref_path},
                                      {"name", l_ref_name},

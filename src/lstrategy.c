@@ -16,15 +16,6 @@ const tend_strategy *tend_strategy_test(lua_State *L, int idx) {
   return luaL_testudata(L, idx, TEND_STRATEGY_MT);
 }
 
-static int bad(lua_State *L, const char *fn, const char *opt,
-               const char *expected, int idx) {
-  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TSTRING)
-    return luaL_error(L, "%s: option '%s': expected %s, got %s (%s)", fn, opt,
-                      expected, lua_tostring(L, idx), luaL_typename(L, idx));
-  return luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt,
-                    expected, tend_typename(L, idx));
-}
-
 static int is_decider_table(lua_State *L, int idx) {
   if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return 0;
   luaL_getmetatable(L, TEND_DECIDER_MT);
@@ -96,14 +87,14 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
     }
     if (lua_getfield(L, 1, "max_retries") != LUA_TNIL) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < -1)
-        bad(L, fn, "max_retries", "an integer >= -1", -1);
+        tend_bad_option(L, fn, "max_retries", "an integer >= -1", -1);
       max_retries = lua_tointeger(L, -1);
     }
     if (lua_getfield(L, 1, "within") != LUA_TNIL) {
       double w = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
       if (!(w > 0))
-        bad(L, fn, "within", "a number of seconds > 0 (math.huge: no window)",
-            -1);
+        tend_bad_option(L, fn, "within",
+                        "a number of seconds > 0 (math.huge: no window)", -1);
       within = isinf(w) ? INT64_MAX : tend_clock_ns(w);
       if (within == 0) within = 1;
     }
@@ -114,7 +105,7 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
       else if (strcmp(w, "fixed") == 0)
         s.limit.window = TEND_WINDOW_FIXED;
       else
-        bad(L, fn, "window", "\"sliding\" or \"fixed\"", -1);
+        tend_bad_option(L, fn, "window", "\"sliding\" or \"fixed\"", -1);
     }
     if (lua_getfield(L, 1, "on_limit") != LUA_TNIL) {
       const char *o = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
@@ -123,18 +114,20 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
       else if (strcmp(o, "escalate") == 0)
         s.on_limit = TEND_ON_LIMIT_ESCALATE;
       else
-        bad(L, fn, "on_limit", "\"stop_child\" or \"escalate\"", -1);
+        tend_bad_option(L, fn, "on_limit", "\"stop_child\" or \"escalate\"",
+                        -1);
     }
     if (lua_getfield(L, 1, "log") != LUA_TNIL) {
-      if (!lua_isboolean(L, -1)) bad(L, fn, "log", "a boolean", -1);
+      if (!lua_isboolean(L, -1)) tend_bad_option(L, fn, "log", "a boolean", -1);
       s.log = lua_toboolean(L, -1);
     }
     if (lua_getfield(L, 1, "decider") != LUA_TNIL) {
       decider = lua_gettop(L);
       if (!lua_isfunction(L, decider)) {
         if (!lua_istable(L, decider))
-          bad(L, fn, "decider", "a function(err, child) or tend.decider{...}",
-              decider);
+          tend_bad_option(L, fn, "decider",
+                          "a function(err, child) or tend.decider{...}",
+                          decider);
         if (!is_decider_table(L, decider)) { /* a plain table: make it one */
           lua_pushcfunction(L, l_decider);
           lua_pushvalue(L, decider);
@@ -167,17 +160,6 @@ static int l_rest_for_one(lua_State *L) {
 
 /* ------------------------------------------------------------ describe */
 
-static void add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
-  lua_pushfstring(L, "%f", (double)ns / 1e9);
-  const char *s = lua_tostring(L, -1); /* trim "60.000000" to "60" */
-  size_t n = strlen(s);
-  while (n > 0 && s[n - 1] == '0') n--;
-  if (n > 0 && s[n - 1] == '.') n--;
-  lua_pushlstring(L, s, n);
-  lua_remove(L, -2);
-  luaL_addvalue(b);
-}
-
 /* Pushes the words for strategy s (decider at uservalue). */
 static void describe_strategy(lua_State *L, int idx) {
   const tend_strategy *s = tend_strategy_test(L, idx);
@@ -209,7 +191,7 @@ static void describe_strategy(lua_State *L, int idx) {
       luaL_addstring(&b, " in total");
     } else {
       luaL_addstring(&b, " per ");
-      add_seconds(&b, L, s->limit.within);
+      tend_add_seconds(&b, L, s->limit.within);
       luaL_addstring(&b, s->limit.window == TEND_WINDOW_SLIDING
                              ? " s (sliding window)"
                              : " s (fixed window)");

@@ -36,21 +36,6 @@ static void resume_subtree(tend_host *h, tend_actor *a) {
     resume_subtree(h, c);
 }
 
-static tend_actor *live_actor(tend_host *h, uint32_t id, uint32_t gen) {
-  tend_actor *a = tend_slots_get(&h->ids, id, gen);
-  if (a == NULL || a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)
-    return NULL;
-  return a;
-}
-
-/* Pushes field k of a's extras (nil when absent). */
-static void push_extra(lua_State *L, tend_host *h, tend_actor *a,
-                       const char *k) {
-  tend_actor_push_extras(L, h, a);
-  lua_getfield(L, -1, k);
-  lua_replace(L, -2);
-}
-
 /* Sets field k of a's extras to the value at the top (popped). */
 static void set_extra(lua_State *L, tend_host *h, tend_actor *a,
                       const char *k) {
@@ -63,7 +48,7 @@ static void set_extra(lua_State *L, tend_host *h, tend_actor *a,
 /* Pushes p's strategy userdata (nil for the default); returns its config. */
 static const tend_strategy *push_strategy(lua_State *L, tend_host *h,
                                           tend_actor *p) {
-  push_extra(L, h, p, "supervisor");
+  tend_actor_push_extra(L, h, p, "supervisor");
   const tend_strategy *s = tend_strategy_test(L, -1);
   return s ? s : &default_strategy;
 }
@@ -206,7 +191,7 @@ static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
     x->escalated_id = c->id;
     x->escalated_gen = c->gen;
   }
-  push_extra(L, h, c, "error");
+  tend_actor_push_extra(L, h, c, "error");
   tend_actor_push_path(L, h, c);
   lua_pushfstring(L, "%s %s", why, lua_tostring(L, -1));
   tend_error_wrap(L, -3, "Escalated", lua_tostring(L, -1));
@@ -235,7 +220,7 @@ static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
     return;
   }
   if (m != failed) {
-    push_extra(L, h, failed, cause_key);
+    tend_actor_push_extra(L, h, failed, cause_key);
     set_extra(L, h, m, "cause");
     lua_pushnil(L);
     set_extra(L, h, m, "failed_msg");
@@ -262,7 +247,7 @@ static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
                           tend_actor *c, const char *what) {
   if (!s->log) return;
   tend_actor_push_path(L, h, c);
-  push_extra(L, h, c, "error");
+  tend_actor_push_extra(L, h, c, "error");
   tend_error_describe(L, -1);
   tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -3), "%s; %s (restarts %u)",
                 lua_tostring(L, -1), what, (unsigned)c->restarts);
@@ -305,7 +290,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       resume_subtree(h, c);
       if (c->ext && c->ext->escalated_id) { /* resumes what it escalated */
         tend_actor *e =
-            live_actor(h, c->ext->escalated_id, c->ext->escalated_gen);
+            tend_actor_live(h, c->ext->escalated_id, c->ext->escalated_gen);
         c->ext->escalated_id = 0;
         if (e && (e->flags & TEND_AF_FAILED)) {
           e->flags &= ~TEND_AF_FAILED;
@@ -382,7 +367,7 @@ static tend_directive default_decision(const char *kind) {
 
 int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
                                 const tend_msg *m) {
-  tend_actor *c = live_actor(h, m->sender_id, m->sender_gen);
+  tend_actor *c = tend_actor_live(h, m->sender_id, m->sender_gen);
   if (c == NULL || c->parent != p || !(c->flags & TEND_AF_FAILED) ||
       p->state != TEND_ACTOR_RUNNING)
     return -1; /* gone, or its supervisor is going itself */
@@ -397,8 +382,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     apply(L, h, p, c, TEND_STOP, "stopping");
     return -1;
   }
-  push_extra(L, h, c, "error"); /* top + 2 */
-  lua_getfield(L, -1, "kind");  /* top + 3 */
+  tend_actor_push_extra(L, h, c, "error"); /* top + 2 */
+  lua_getfield(L, -1, "kind");             /* top + 3 */
   const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : "Error";
   if (lua_type(L, top + 1) == LUA_TUSERDATA)
     lua_getiuservalue(L, top + 1, 1); /* top + 4: the decider */
@@ -448,7 +433,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
 void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
                             int status, int idx) {
   tend_actor_ext *x = p->ext;
-  tend_actor *c = x ? live_actor(h, x->deciding_id, x->deciding_gen) : NULL;
+  tend_actor *c =
+      x ? tend_actor_live(h, x->deciding_id, x->deciding_gen) : NULL;
   if (x) x->deciding_id = 0;
   if (c == NULL || !(c->flags & TEND_AF_FAILED) || c->parent != p) return;
   tend_directive d = TEND_ESCALATE;
@@ -514,13 +500,13 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a, int own) {
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   if (!own) { /* restarted with a sibling or its parent: the cause is set */
   } else {
-    push_extra(L, h, a, "error");
+    tend_actor_push_extra(L, h, a, "error");
     set_extra(L, h, a, "cause");
   }
   if (push_hook(L, h, a, "pre_restart")) {
     push_self(L, h, a);
-    push_extra(L, h, a, "cause");
-    push_extra(L, h, a, "failed_msg");
+    tend_actor_push_extra(L, h, a, "cause");
+    tend_actor_push_extra(L, h, a, "failed_msg");
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_PRE_RESTART;
     return 4;
@@ -555,7 +541,7 @@ int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
 int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
   if (push_hook(L, h, a, "post_restart")) {
     push_self(L, h, a);
-    push_extra(L, h, a, "cause");
+    tend_actor_push_extra(L, h, a, "cause");
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_POST_RESTART;
     return 3;
