@@ -23,13 +23,17 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Reads until `want` shows up (or seconds pass); 1 if it did. */
+/* Reads until `want` shows up (or seconds pass); 1 if it did. The text up
+ * to it is consumed. */
 static int expect(const char *want, double seconds) {
   double end = now() + seconds;
   for (;;) {
     screen[used] = '\0';
-    if (strstr(screen, want)) {
-      used = 0;
+    char *hit = strstr(screen, want);
+    if (hit) { /* keep what came after it for the next expect */
+      size_t from = (size_t)(hit - screen) + strlen(want);
+      memmove(screen, screen + from, used - from + 1);
+      used -= from;
       return 1;
     }
     double left = end - now();
