@@ -19,12 +19,12 @@ int tend_chaos_intercept(lua_State *L, tend_host *h, tend_actor *a,
   tend_actor_push_ref(L, h, a);
   tend_value_push(L, h, v);
   int held = 0;
-  if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+  if (lua_pcall(L, 3, 2, 0) != LUA_OK) { /* -> taken, dead */
     tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
                   lua_tostring(L, -1));
-  } else if (lua_type(L, -1) == LUA_TSTRING) {
-    held = 1; /* "drop": a dead letter; "held": chaos delivers it later */
-    if (lua_tostring(L, -1)[0] == 'd')
+  } else if (lua_toboolean(L, -2)) {
+    held = 1; /* dropped (a dead letter), or delivered later by chaos */
+    if (lua_toboolean(L, -1))
       tend_actor_dead_letter(L, h, a, v);
     else
       tend_value_drop(L, h, v);

@@ -43,23 +43,23 @@ static repl *R(const tend_host *h) {
   return h->repl;
 }
 
-/* Calls tend.repl.<fn>(arg) protected; pushes its result (or nil). */
-static void call_lua(lua_State *L, const char *fn, const char *arg) {
+/* Calls tend.repl.<fn>(arg) protected; pushes its nres results (nils on
+ * an error, which is reported). */
+static void call_lua(lua_State *L, const char *fn, const char *arg, int nres) {
+  int top = lua_gettop(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "tend.repl");
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    lua_pushnil(L);
-    return;
+  int ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
+  if (ok) {
+    lua_getfield(L, -1, fn);
+    lua_remove(L, -2);
+    if (arg) lua_pushstring(L, arg);
+    ok = lua_pcall(L, arg ? 1 : 0, nres, 0) == LUA_OK;
   }
-  lua_getfield(L, -1, fn);
-  lua_remove(L, -2);
-  if (arg) lua_pushstring(L, arg);
-  if (lua_pcall(L, arg ? 1 : 0, 1, 0) != LUA_OK) {
+  if (!ok) {
     fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    lua_pushnil(L);
+    lua_settop(L, top);
+    for (int i = 0; i < nres; i++) lua_pushnil(L);
   }
 }
 
@@ -108,11 +108,10 @@ static void on_line(char *line) {
   }
   unprompt(r);
   lua_State *L = h->L;
-  call_lua(L, "line", line);
-  const char *what = lua_tostring(L, -1);
-  r->more = what && strcmp(what, "more") == 0;
-  r->evaluating = what && strcmp(what, "run") == 0;
-  lua_pop(L, 1);
+  call_lua(L, "line", line, 2); /* -> more, running */
+  r->more = lua_toboolean(L, -2);
+  r->evaluating = lua_toboolean(L, -1);
+  lua_pop(L, 2);
   free(line);
   install(r);
 }
@@ -149,7 +148,7 @@ static char **complete(const char *text, int start, int end) {
   lua_State *L = host->L;
   for (int i = 0; i < r->n_matches; i++) free(r->matches[i]);
   r->n_matches = 0;
-  call_lua(L, "complete", text);
+  call_lua(L, "complete", text, 1);
   if (lua_istable(L, -1)) {
     lua_Integer n = luaL_len(L, -1);
     for (lua_Integer i = 1; i <= n && r->n_matches < MAX_COMPLETIONS; i++) {
@@ -180,7 +179,7 @@ int tend_repl_start(tend_host *h) {
   rl_readline_name = "tend";
   rl_attempted_completion_function = complete;
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^#~[]";
-  call_lua(h->L, "start", NULL); /* spawns /user/repl, sets the helpers */
+  call_lua(h->L, "start", NULL, 1); /* spawns /user/repl, sets the helpers */
   lua_pop(h->L, 1);
   if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
     fprintf(stderr, "tend: cannot watch stdin\n");
@@ -214,7 +213,7 @@ void tend_repl_interrupt(tend_host *h) {
     return;
   }
   /* at the prompt: drop the line (and a pending incomplete chunk) */
-  call_lua(h->L, "reset", NULL);
+  call_lua(h->L, "reset", NULL, 1);
   lua_pop(h->L, 1);
   r->more = 0;
   if (r->prompting) {

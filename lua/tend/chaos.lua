@@ -44,10 +44,10 @@ local function on_send(from, to, msg)
       if r.delay then
         core.chaos_event(from or "*", string.format("delay %.3f s", r.delay), to:path())
         core.after(r.delay, function() core.chaos_deliver(to, msg, from) end)
-        return "held"
+        return true, false -- taken, to be delivered later
       elseif core.random() < r.p then
         core.chaos_event(from or "*", "drop", to:path())
-        return "drop"
+        return true, true -- taken: a dead letter
       end
     end
   end

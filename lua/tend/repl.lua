@@ -94,26 +94,26 @@ function M.start()
   print(string.format("tend %s (%s); help() for help, Ctrl-D to leave", tend.version, _VERSION))
 end
 
--- A line typed: "more" (the chunk goes on), "run" (sent to /user/repl),
--- "error" (printed), "empty".
+-- A line typed -> more (the chunk goes on), running (sent to /user/repl;
+-- it calls core.repl_done() when it is done).
 function M.line(text)
   pending = pending and (pending .. "\n" .. text) or text
-  if not pending:match("%S") then pending = nil return "empty" end
+  if not pending:match("%S") then pending = nil return false, false end
   local chunk, err = load("return " .. pending, "=stdin")
   if not chunk then chunk, err = load(pending, "=stdin") end
   if not chunk then
-    if err:match("<eof>$") then return "more" end
+    if err:match("<eof>$") then return true, false end
     pending = nil
     print(err)
-    return "error"
+    return false, false
   end
   pending = nil
   if not tend.alive(repl_actor) then
     print("the REPL actor is gone; the line cannot run")
-    return "error"
+    return false, false
   end
   repl_actor:send(chunk)
-  return "run"
+  return false, true
 end
 
 function M.reset() pending = nil end
