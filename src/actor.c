@@ -345,8 +345,14 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
 
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                      int idx, uint32_t sender_id, uint32_t sender_gen) {
+  tend_actor_send_in(L, h, id, gen, idx, sender_id, sender_gen, 0);
+}
+
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store) {
   tend_value v;
-  if (tend_value_store(L, h, idx, &v) != 0)
+  if (tend_value_store_in(L, h, idx, &v, store) != 0)
     luaL_error(L, "out of message slots");
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
 }

@@ -205,6 +205,10 @@ tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name);
  * (sender_id, sender_gen). A dead target takes it as a dead letter. */
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                      int idx, uint32_t sender_id, uint32_t sender_gen);
+/* Same, with the value store at stack index store (see value.h). */
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store);
 /* Same, with an already-stored value whose ownership passes to the call. */
 void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
                            uint32_t gen, tend_value v, uint32_t sender_id,

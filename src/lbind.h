@@ -30,8 +30,8 @@ tend_ref *tend_ref_test(lua_State *L, int idx);
 /* The ref at idx, or a Lua error naming argument arg of function fn. */
 tend_ref *tend_ref_check(lua_State *L, int idx, const char *fn,
                          const char *arg);
-/* ref:send(msg) / tend.send(ref, msg) */
-int tend_l_send(lua_State *L);
+/* Pushes ref:send / tend.send (a closure over the value store). */
+void tend_push_send(lua_State *L, tend_host *h);
 /* The live actor a ref names, or NULL. */
 tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
 /* The ref at idx remembers path at the top of the stack (popped). */

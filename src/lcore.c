@@ -362,7 +362,7 @@ static int l_is_dir(lua_State *L) {
 
 int luaopen_tend_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"spawn", l_spawn},
-                                 {"send", tend_l_send},
+
                                  {"ask", tend_l_ask},
                                  {"stop", l_stop},
                                  {"alive", l_alive},
@@ -390,6 +390,8 @@ int luaopen_tend_core(lua_State *L) {
                                  {NULL, NULL}};
   tend_host *h = tend_host_of(L);
   luaL_newlib(L, fns);
+  tend_push_send(L, h);
+  lua_setfield(L, -2, "send");
   tend_strategy_register(L);
   tend_inspect_register(L);
   tend_backoff_register(L);

@@ -279,15 +279,35 @@ static int l_ctx_tostring(lua_State *L) {
   return 1;
 }
 
+/* Pushes the canonical ref of the live actor a, whose record is at stack
+ * index ctx, or falls back to tend_actor_push_ref. */
+static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
+                            int ctx) {
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TNIL) {
+    lua_pop(L, 1);
+    tend_actor_push_ref(L, h, a);
+  }
+}
+
 /* ctx.sender / ctx.self / ctx.parent, else a method. Upvalues: 1 methods,
- * 2 "sender", 3 "self", 4 "parent" (interned: compared by identity). */
+ * 2 "sender", 3 "self", 4 "parent" (interned: compared by identity), 5 the
+ * anchor table (actor id -> record), so the hot path skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_ctx_check(L, 1);
   if (lua_rawequal(L, 2, lua_upvalueindex(2))) {
-    tend_ref_push(L, h, a->sender_id, a->sender_gen);
+    tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);
+    if (s == NULL) {
+      tend_ref_push(L, h, a->sender_id, a->sender_gen);
+    } else {
+      lua_rawgeti(L, lua_upvalueindex(5), s->id);
+      push_cached_ref(L, h, s, lua_gettop(L));
+    }
   } else if (lua_rawequal(L, 2, lua_upvalueindex(3))) {
-    tend_actor_push_ref(L, h, a);
+    if (a->state == TEND_ACTOR_DEAD)
+      tend_actor_push_ref(L, h, a);
+    else
+      push_cached_ref(L, h, a, 1);
   } else if (lua_rawequal(L, 2, lua_upvalueindex(4))) {
     if (a->parent)
       tend_actor_push_ref(L, h, a->parent);
@@ -324,7 +344,8 @@ void tend_ctx_open(lua_State *L) {
   lua_pushliteral(L, "sender");
   lua_pushliteral(L, "self");
   lua_pushliteral(L, "parent");
-  lua_pushcclosure(L, l_ctx_index, 4);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tend_host_of(L)->anchors_ref);
+  lua_pushcclosure(L, l_ctx_index, 5);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_ctx_newindex);
   lua_setfield(L, -2, "__newindex");

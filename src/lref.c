@@ -70,14 +70,20 @@ static void push_path(lua_State *L, tend_host *h, int idx) {
 }
 
 /* ref:send(msg) and tend.send(ref, msg): the sender is the running actor,
- * if any. */
-int tend_l_send(lua_State *L) {
+ * if any. Upvalue 1: the value store (the hot path skips the registry). */
+static int l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_ref_check(L, 1, "send", "ref");
   tend_actor *me = h->current;
   lua_settop(L, 2);
-  tend_actor_send(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0);
+  tend_actor_send_in(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0,
+                     lua_upvalueindex(1));
   return 0;
+}
+
+void tend_push_send(lua_State *L, tend_host *h) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);
+  lua_pushcclosure(L, l_send, 1);
 }
 
 /* ref:tell(msg, sender): explicit sender (nil for none). */
@@ -123,13 +129,14 @@ static int l_ref_eq(lua_State *L) {
 }
 
 void tend_ref_open(lua_State *L) {
-  static const luaL_Reg methods[] = {{"send", tend_l_send},
-                                     {"tell", l_ref_tell},
+  static const luaL_Reg methods[] = {{"tell", l_ref_tell},
                                      {"path", l_ref_path},
                                      {"name", l_ref_name},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_REF_MT);
   luaL_newlib(L, methods);
+  tend_push_send(L, tend_host_of(L));
+  lua_setfield(L, -2, "send");
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_ref_tostring);
   lua_setfield(L, -2, "__tostring");

@@ -21,6 +21,11 @@ static int give_slot(tend_host *h, uint32_t slot) {
 }
 
 int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out) {
+  return tend_value_store_in(L, h, idx, out, 0);
+}
+
+int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
+                        int store) {
   switch (lua_type(L, idx)) {
     case LUA_TNIL:
     case LUA_TNONE: out->type = TEND_VALUE_NIL; return 0;
@@ -38,12 +43,17 @@ int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out) {
       return 0;
     default: {
       if (h->n_free_values == 0 && h->values_top == UINT32_MAX) return -1;
-      idx = lua_absindex(L, idx);
       uint32_t slot = take_slot(h);
-      lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref); /* push store */
-      lua_pushvalue(L, idx);
-      lua_rawseti(L, -2, slot); /* store[slot] = value */
-      lua_pop(L, 1);            /* pop store */
+      if (store) { /* the caller holds the store (an upvalue) */
+        lua_pushvalue(L, idx);
+        lua_rawseti(L, store, slot);
+      } else {
+        idx = lua_absindex(L, idx);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref); /* push store */
+        lua_pushvalue(L, idx);
+        lua_rawseti(L, -2, slot); /* store[slot] = value */
+        lua_pop(L, 1);            /* pop store */
+      }
       out->type = TEND_VALUE_REF;
       out->u.slot = slot;
       return 0;

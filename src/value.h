@@ -12,6 +12,10 @@
 /* Stores the value at stack index idx (not popped). Returns 0, or -1 when
  * memory is exhausted. */
 int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
+/* Same, with the value store at stack index store (0: from the registry;
+ * a pseudo-index such as an upvalue is fine). */
+int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
+                        int store);
 /* Pushes v and keeps it stored. */
 void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
 /* Pushes v and releases it. */
