@@ -301,16 +301,16 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   if (h->chaos_send_ref > 0 && !h->chaos_bypass &&
       tend_chaos_intercept(L, h, a, &v, sender_id, sender_gen))
     return; /* dropped or held back by tend.chaos */
+  uint32_t capacity = a->capacity;
+  tend_overflow overflow = (tend_overflow)a->overflow;
   if ((a->flags & TEND_AF_TYPED) && a->ext->typed->waiting &&
-      a->ext->typed->stash && a->mbox.n_user >= a->ext->typed->stash) {
-    tend_msg *old = tend_queue_pop(&a->mbox.user); /* stash full: oldest out */
-    a->mbox.n_user--;
-    dead_letter(L, h, &old->value);
-    tend_msg_release(&h->msgs, old);
+      a->ext->typed->stash) { /* waiting for a backoff restart: a stash */
+    capacity = a->ext->typed->stash;
+    overflow = TEND_OVERFLOW_DROP_OLD;
   }
-  if (a->capacity && a->mbox.n_user >= a->capacity) {
-    switch ((tend_overflow)a->overflow) {
-      case TEND_OVERFLOW_DROP_NEW: dead_letter(L, h, &v); return;
+  if (capacity && a->mbox.n_user >= capacity) {
+    switch (overflow) {
+      case TEND_OVERFLOW_DROP_NEW: tend_actor_dead_letter(L, h, a, &v); return;
       case TEND_OVERFLOW_DROP_OLD: {
         tend_msg *old = tend_queue_pop(&a->mbox.user);
         a->mbox.n_user--;
@@ -319,7 +319,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
         break;
       }
       case TEND_OVERFLOW_FAIL:
-        dead_letter(L, h, &v);
+        tend_actor_dead_letter(L, h, a, &v);
         if (a->state < TEND_ACTOR_STOPPING) {
           lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
           tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
@@ -331,7 +331,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   }
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) {
-    dead_letter(L, h, &v);
+    tend_actor_dead_letter(L, h, a, &v);
     return;
   }
   m->kind = TEND_MSG_USER;
