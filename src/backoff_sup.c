@@ -17,6 +17,38 @@ static tend_backoff_sup *B(const tend_actor *a) {
   return a->ext ? a->ext->backoff : NULL;
 }
 
+/* a gives up (a give_up event), then stops for why. count < 0: none. */
+static void give_up(lua_State *L, tend_host *h, tend_actor *a, int64_t count,
+                    const char *detail, tend_stop_reason why) {
+  tend_event e = TEND_EVENT_INIT("give_up", a);
+  e.count = count;
+  e.detail = detail;
+  tend_event_emit(L, h, &e);
+  tend_actor_stop(L, h, a, why);
+}
+
+/* The next delay of a's backoff, and its backoff event (restart count n). */
+static int64_t next_delay(lua_State *L, tend_host *h, tend_actor *a,
+                          const tend_delay_cfg *c, tend_delay_state *s,
+                          int64_t n) {
+  double draw;
+  int64_t delay = tend_delay_next(c, s, &h->rng, &draw);
+  tend_event e = TEND_EVENT_INIT("backoff", a);
+  e.count = n;
+  e.delay_ns = delay;
+  e.draw = draw;
+  e.algorithm = c->algorithm == TEND_ALG_SLOTTED ? "slotted" : "exponential";
+  tend_event_emit(L, h, &e);
+  return delay;
+}
+
+/* A typed actor's backoff starts over: delays from the first, restarts 0. */
+static void typed_reset(tend_typed *ty) {
+  tend_delay_state zero = {0, 0, 1};
+  ty->delays = zero;
+  ty->backoff_restarts = 0;
+}
+
 /* ------------------------------------------------------------ spawning */
 
 int tend_backoff_spawn(lua_State *L, tend_actor *parent, int off,
@@ -237,16 +269,11 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     return;
   }
   if (b->cfg.max_retries >= 0 && b->restarts >= (uint64_t)b->cfg.max_retries) {
-    tend_event e = TEND_EVENT_INIT("give_up", p);
-    e.count = b->restarts;
-    e.detail = "max_retries reached";
-    tend_event_emit(L, h, &e);
-    tend_actor_stop(L, h, p, TEND_STOP_BY_PARENT);
+    give_up(L, h, p, b->restarts, "max_retries reached", TEND_STOP_BY_PARENT);
     return;
   }
-  double draw;
-  int64_t delay = tend_delay_next(&b->cfg.delays, &b->delays, &h->rng, &draw);
   b->restarts++;
+  int64_t delay = next_delay(L, h, p, &b->cfg.delays, &b->delays, b->restarts);
   tend_timer *t =
       tend_timer_arm(L, h, TEND_TIMER_BACKOFF_START, p, delay, 0, 0);
   if (t == NULL) {
@@ -254,13 +281,6 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     return;
   }
   t->tag = b->incarnation;
-  tend_event e = TEND_EVENT_INIT("backoff", p);
-  e.count = b->restarts;
-  e.delay_ns = delay;
-  e.draw = draw;
-  e.algorithm =
-      b->cfg.delays.algorithm == TEND_ALG_SLOTTED ? "slotted" : "exponential";
-  tend_event_emit(L, h, &e);
 }
 
 void tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
@@ -274,9 +294,7 @@ void tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
     tend_event_emit(L, h, &e);
   } else if (a->ext && a->ext->typed) {
     tend_typed *ty = a->ext->typed;
-    tend_delay_state zero = {0, 0, 1};
-    ty->delays = zero;
-    ty->backoff_restarts = 0;
+    typed_reset(ty);
   } else {
     luaL_error(
         L, "ctx:reset_backoff: this actor is not under a backoff supervisor");
@@ -315,10 +333,7 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
     case TEND_TYPED_RESTART_WITH_LIMIT:
       if (tend_window_allow(&x->child_window, &c->limit,
                             tend_clock_now(&h->clock)) != 1) {
-        tend_event g = TEND_EVENT_INIT("give_up", a);
-        g.detail = "restart limit reached";
-        tend_event_emit(L, h, &g);
-        tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
+        give_up(L, h, a, -1, "restart limit reached", TEND_STOP_FAILURE);
         break;
       }
       /* fall through */
@@ -326,28 +341,19 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
     case TEND_TYPED_RESTART_WITH_BACKOFF: {
       if (c->max_restarts >= 0 &&
           ty->backoff_restarts >= (uint64_t)c->max_restarts) {
-        tend_event g = TEND_EVENT_INIT("give_up", a);
-        g.count = ty->backoff_restarts;
-        g.detail = "max_restarts reached";
-        tend_event_emit(L, h, &g);
-        tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
+        give_up(L, h, a, ty->backoff_restarts, "max_restarts reached",
+                TEND_STOP_FAILURE);
         break;
       }
-      double draw;
-      int64_t delay = tend_delay_next(&c->delays, &ty->delays, &h->rng, &draw);
       ty->backoff_restarts++;
+      int64_t delay =
+          next_delay(L, h, a, &c->delays, &ty->delays, ty->backoff_restarts);
       ty->incarnation++;
       ty->waiting = 1;
       ty->stash = c->stash;
       tend_supervise_suspend_failed(a);
       tend_timer *t = tend_timer_arm(L, h, TEND_TIMER_RESTART, a, delay, 0, 0);
       if (t) t->tag = ty->incarnation;
-      tend_event b = TEND_EVENT_INIT("backoff", a);
-      b.count = ty->backoff_restarts;
-      b.delay_ns = delay;
-      b.draw = draw;
-      b.algorithm = "exponential";
-      tend_event_emit(L, h, &b);
       break;
     }
   }
@@ -384,9 +390,7 @@ void tend_backoff_timer(lua_State *L, tend_host *h, tend_actor *a,
     tend_event e = TEND_EVENT_INIT("reset", a);
     if (ty && tag == ty->incarnation && !ty->waiting &&
         !(a->flags & TEND_AF_FAILED)) {
-      tend_delay_state zero = {0, 0, 1};
-      ty->delays = zero;
-      ty->backoff_restarts = 0;
+      typed_reset(ty);
       tend_event_emit(L, h, &e);
     } else if (b && tag == b->incarnation &&
                tend_actor_live(h, b->child_id, b->child_gen)) {
