@@ -90,48 +90,37 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     }
     a->terminated_msg = w == 1;
   }
-  if (a->flags & TEND_AF_BACKOFF) { /* forwarded, stashed or answered in C */
-    tend_value_take_at(L, h, &m->value, W_VALUES);
-    lua_replace(L, W_MSG);
-    uint32_t sid = m->sender_id, sgen = m->sender_gen;
-    tend_msg_release(&h->msgs, m);
-    tend_backoff_receive(L, h, a, W_MSG, sid, sgen);
-    lua_settop(L, W_MSG);
-    return -1;
-  }
-  if (h->chaos_receive_ref > 0 && !(a->flags & TEND_AF_TASK)) {
+  /* a backoff supervisor, or a chaos rule, looks at the message first */
+  int early = (a->flags & TEND_AF_BACKOFF) ||
+              (h->chaos_receive_ref > 0 && !(a->flags & TEND_AF_TASK));
+  if (early) {
     tend_value_take_at(L, h, &m->value, W_VALUES);
     lua_replace(L, W_MSG);
     tend_msg_release(&h->msgs, m);
+    if (a->flags & TEND_AF_BACKOFF) { /* forwarded, stashed or answered */
+      tend_backoff_receive(L, h, a, W_MSG, a->sender_id, a->sender_gen);
+      lua_settop(L, W_MSG);
+      return -1;
+    }
     if (tend_chaos_crash_on(L, h, a, W_MSG)) { /* fails instead */
       h->stats.messages++;
       return -1;
     }
-    lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
-    int n = 2;
-    if (a->flags & TEND_AF_HOOKS) {
-      lua_getfield(L, -1, "receive");
-      lua_insert(L, -2);
-      n = 3;
-    }
-    lua_pushvalue(L, W_MSG);
-    lua_pushvalue(L, W_CTX);
-    a->op = TEND_OP_RECEIVE;
-    h->stats.messages++;
-    return n;
   }
-  int nargs;
+  int nargs = 2;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
     lua_getfield(L, -1, "receive");
     lua_insert(L, -2); /* receive hooks */
     nargs = 3;
-  } else {
-    nargs = 2;
   }
-  tend_value_take_at(L, h, &m->value, W_VALUES);
-  tend_msg_release(&h->msgs, m);
-  lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
+  if (early) {
+    lua_pushvalue(L, W_MSG);
+  } else {
+    tend_value_take_at(L, h, &m->value, W_VALUES);
+    tend_msg_release(&h->msgs, m);
+    lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
+  }
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
