@@ -185,12 +185,10 @@ static int setup(lua_State *L) {
   tend_modules_preload(L);
   h->user = tend_actor_guardian(L, h, "user");
   h->system = tend_actor_guardian(L, h, "system");
-  luaopen_tend_core(L); /* tasks under /system fail alone: stopping */
-  lua_getfield(L, -1, "stopping");
   tend_actor_push_extras(L, h, h->system);
-  lua_insert(L, -2);
+  tend_strategy_push_stopping(L); /* tasks under /system fail alone */
   lua_setfield(L, -2, "supervisor");
-  lua_pop(L, 2);
+  lua_pop(L, 1);
   return 0;
 }
 
