@@ -12,9 +12,13 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(PKG_CFLAGS) -iquote src $(CFLAGS)
 LIBS       = $(PKG_LIBS) -lm
 
-SRC      = $(wildcard src/*.c)
+# Four layers, each calling only the ones before it: base < runtime < api < cli
+# (scripts/layers.lua checks it; `make lint`).
+LAYERS   = base runtime api cli
+SRC      = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
+HDR      = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h))
 LUA_SRC  = $(shell find lua -name '*.lua' | sort)
-CORE_SRC = src/slots.c src/timer.c src/rng.c src/mailbox.c src/clock.c src/strategy.c src/backoff.c
+CORE_SRC = $(wildcard src/base/*.c)
 
 OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
@@ -32,7 +36,7 @@ build/gen/modules.c: scripts/embed-lua $(LUA_SRC)
 	scripts/embed-lua $@ $(LUA_SRC)
 
 build/obj/%.o: src/%.c
-	@mkdir -p build/obj
+	@mkdir -p $(dir $@)
 	@echo "  CC $<"
 	@$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -45,7 +49,7 @@ build/tend: $(OBJ)
 	@$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LIBS)
 
 build/asan/%.o: src/%.c
-	@mkdir -p build/asan
+	@mkdir -p $(dir $@)
 	@echo "  CC (asan) $<"
 	@$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -57,7 +61,7 @@ build/asan/tend: $(ASAN_OBJ)
 	@echo "  LD $@"
 	@$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(LIBS)
 
-build/test_core: spec/c/test_core.c $(CORE_SRC) src/*.h
+build/test_core: spec/c/test_core.c $(CORE_SRC) src/base/*.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_core.c $(CORE_SRC) $(LIBS)
 
@@ -85,10 +89,13 @@ bench: deps
 	scripts/bench
 
 format:
-	clang-format -i src/*.c src/*.h spec/c/*.c
+	clang-format -i $(SRC) $(HDR) spec/c/*.c
 
-lint:
-	clang-format --dry-run --Werror src/*.c src/*.h spec/c/*.c
+# The layers (no upward include or call, no Lua in base, no file over 700
+# lines), then format and cppcheck.
+lint: all
+	build/tend scripts/layers.lua src build/obj
+	clang-format --dry-run --Werror $(SRC) $(HDR) spec/c/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --suppress=toomanyconfigs --std=c11 \
 	  $(shell pkg-config --cflags lua5.4 libuv 2>/dev/null) -Isrc src spec/c
@@ -100,4 +107,4 @@ install: build/tend
 clean:
 	rm -rf build
 
--include $(wildcard build/obj/*.d build/asan/*.d)
+-include $(wildcard build/obj/*/*.d build/asan/*/*.d)

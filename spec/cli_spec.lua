@@ -151,7 +151,7 @@ io.stdout:flush()
 tend.sleep(30)
 print("never")
 ]])
-  local out = io.popen("(" .. "'" .. require("tend").executable() .. "' " .. path ..
+  local out = io.popen("(" .. "'" .. require("tend.internal").executable() .. "' " .. path ..
     " & pid=$!; sleep 0.3; kill -TERM $pid; wait $pid; echo status=$?)", "r")
   local text = out:read("a")
   out:close()

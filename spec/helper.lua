@@ -54,7 +54,7 @@ end
 -- Runs the tend binary with the given argument list (and stdin text);
 -- returns stdout, stderr, exit code.
 function H.run(args, stdin)
-  local words = { quote(tend.executable()) }
+  local words = { quote(require("tend.internal").executable()) }
   for _, a in ipairs(args) do words[#words + 1] = quote(a) end
   local out, err = os.tmpname(), os.tmpname()
   local cmd = table.concat(words, " ") .. " >" .. out .. " 2>" .. err

@@ -1,6 +1,7 @@
--- tend.backoff, tend.supervise and tend.retry: builders that produce specs
--- (plain data). The C core validates them (core.backoff_check, and again
--- at spawn) and runs every state machine, delay and timer.
+-- tend.backoff and tend.retry: builders that produce backoff specs (plain
+-- data). The C core validates them (core.backoff_check, and again at spawn)
+-- and runs every state machine, delay and timer. The typed builders
+-- (tend.supervise, tend.restart_with_backoff, ...) are C constructors.
 local core = require "tend.core"
 
 local M = {}
@@ -90,99 +91,6 @@ setmetatable(M, {
     return check(setmetatable(copy(t), Spec), "tend.backoff", 2)
   end,
 })
-
----------------------------------------------------------- typed supervision
-local Supervised = core.supervised_mt()
-Supervised.__index = Supervised
-
-local Strategy = {}
-Strategy.__index = Strategy
-
-local function strategy(t) return setmetatable(t, Strategy) end
-
--- tend.supervise(factory):on_failure(kind_or_"*", strategy)...
-function M.supervise(factory)
-  if type(factory) ~= "function" then
-    error("tend.supervise: factory: expected a function, got " .. type(factory), 2)
-  end
-  return setmetatable({ factory = factory, clauses = {} }, Supervised)
-end
-
-function Supervised:on_failure(kind, strat)
-  if type(kind) ~= "string" then
-    error("on_failure: kind: expected an error kind or \"*\", got " .. type(kind), 2)
-  end
-  if getmetatable(strat) ~= Strategy then
-    error("on_failure: strategy: expected tend.restart, tend.resume, tend.stop_on_failure, "
-      .. "tend.restart_with_limit(...) or tend.restart_with_backoff(...), got " .. type(strat), 2)
-  end
-  local s = setmetatable({ factory = self.factory, clauses = {} }, Supervised)
-  for i, c in ipairs(self.clauses) do s.clauses[i] = c end
-  s.clauses[#s.clauses + 1] = { kind = kind, strategy = strat }
-  return s
-end
-
-M.restart = strategy { what = "restart" }
-M.resume = strategy { what = "resume" }
-M.stop_on_failure = strategy { what = "stop" }
-
-local function positive(v, what, fn)
-  if type(v) ~= "number" or not (v > 0) then
-    error(string.format("%s: %s: expected a number > 0, got %s", fn, what, tostring(v)), 3)
-  end
-end
-
-function M.restart_with_limit(n, within)
-  if math.type(n) ~= "integer" or n < -1 then
-    error("tend.restart_with_limit: n: expected an integer >= -1, got " .. tostring(n), 2)
-  end
-  positive(within, "within", "tend.restart_with_limit")
-  return strategy { what = "restart_with_limit", max = n, within = within }
-end
-
-function M.restart_with_backoff(min, max, random_factor)
-  positive(min, "min_backoff", "tend.restart_with_backoff")
-  positive(max, "max_backoff", "tend.restart_with_backoff")
-  if max < min then
-    error("tend.restart_with_backoff: max_backoff: expected a number >= min_backoff ("
-      .. min .. "), got " .. max, 2)
-  end
-  random_factor = random_factor or 0
-  if type(random_factor) ~= "number" or random_factor < 0 or random_factor > 1 then
-    error("tend.restart_with_backoff: random_factor: expected a number in [0, 1], got "
-      .. tostring(random_factor), 2)
-  end
-  return strategy { what = "restart_with_backoff", min_backoff = min, max_backoff = max,
-    random_factor = random_factor }
-end
-
-local function with_field(self, k, v, fn)
-  if self.what ~= "restart_with_backoff" then
-    error(fn .. ": only for tend.restart_with_backoff(...)", 3)
-  end
-  local s = strategy(copy(self))
-  s[k] = v
-  return s
-end
-
-function Strategy:with_reset_after(seconds)
-  positive(seconds, "seconds", "with_reset_after")
-  return with_field(self, "reset_after", seconds, "with_reset_after")
-end
-
-function Strategy:with_max_restarts(n)
-  if math.type(n) ~= "integer" or n < -1 then
-    error("with_max_restarts: n: expected an integer >= -1, got " .. tostring(n), 2)
-  end
-  return with_field(self, "max_restarts", n, "with_max_restarts")
-end
-
-function Strategy:with_stash(n)
-  if math.type(n) ~= "integer" or n < 1 then
-    error("with_stash: n: expected an integer >= 1, got " .. tostring(n), 2)
-  end
-  return with_field(self, "stash", n, "with_stash")
-end
 
 ------------------------------------------------------------------- retry
 local retry_keys = { min_backoff = true, max_backoff = true, random_factor = true,

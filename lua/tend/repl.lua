@@ -10,6 +10,7 @@ local M = {}
 
 local pending     -- the incomplete chunk so far
 local repl_actor  -- /user/repl
+local host        -- what src/cli/repl.c gave: print, done, register
 
 local HELP = [[
 tend REPL: Lua 5.4 with actors running while you type.
@@ -68,9 +69,12 @@ local helpers = {
   end,
 }
 
-function M.start()
+-- fns: the C side of the prompt: print (above the prompt), done (the
+-- prompt comes back), register (the actor that runs the lines).
+function M.start(fns)
+  host = fns
   _G.tend = tend
-  _G.print = core.repl_print
+  _G.print = fns.print
   for name, f in pairs(helpers) do
     _G[name] = f
     if tend[name] == nil then tend[name] = f end
@@ -87,15 +91,15 @@ function M.start()
       else
         print(results[2])
       end
-      core.repl_done()
+      host.done()
     end
   end, { name = "repl" })
-  core.repl_register(repl_actor)
+  host.register(repl_actor)
   print(string.format("tend %s (%s); help() for help, Ctrl-D to leave", tend.version, _VERSION))
 end
 
 -- A line typed -> more (the chunk goes on), running (sent to /user/repl;
--- it calls core.repl_done() when it is done).
+-- it calls done() when it is done).
 function M.line(text)
   pending = pending and (pending .. "\n" .. text) or text
   if not pending:match("%S") then pending = nil return false, false end

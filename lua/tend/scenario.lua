@@ -4,6 +4,7 @@
 -- 1 if the scenario raised (a failed check is an error). With --seeds it
 -- runs every seed as its own process and prints one line per seed.
 local core = require "tend.core"
+local internal = require "tend.internal"
 local timeline = require "tend.timeline"
 
 local M = {}
@@ -71,7 +72,7 @@ local function fail_usage(msg)
 end
 
 local function run_seeds(file, from, to, extra)
-  local exe = core.executable()
+  local exe = internal.executable()
   local bad = {}
   for seed = from, to do
     local cmd = string.format("%q scenario %q --seed %d%s 2>/dev/null", exe, file, seed, extra)
@@ -121,7 +122,7 @@ function M.run(file, ...)
   end
   local events = {}
   core.trace(function(e) events[#events + 1] = e end)
-  local wall0 = core.wall_clock()
+  local wall0 = internal.wall_clock()
   local ok, why = xpcall(chunk, function(e)
     return debug.traceback(type(e) == "table" and tostring(e) or e, 2)
   end)
@@ -134,7 +135,7 @@ function M.run(file, ...)
   if not ok then print("scenario failed: " .. tostring(why)) end
   summary(events, core.seed(), not ok)
   io.stderr:write(string.format("wall time %.3f s for %.3f s of virtual time\n",
-    core.wall_clock() - wall0, core.now()))
+    internal.wall_clock() - wall0, core.now()))
   if svg then
     local written, werr = timeline.write(svg, timeline.render(events,
       "tend scenario " .. file .. " - seed " .. core.seed()))

@@ -3,14 +3,15 @@
 -- Specs define global Test* tables, as luaunit expects; they run in the
 -- actor /user/main, so they can ask, sleep and spawn.
 local tend = require "tend"
+local internal = require "tend.internal"
 
 local M = {}
 
 local function spec_files(paths)
   local files = {}
   for _, path in ipairs(paths) do
-    if tend.is_dir(path) then
-      local names = assert(tend.list_dir(path))
+    if internal.is_dir(path) then
+      local names = assert(internal.list_dir(path))
       for _, name in ipairs(names) do
         if name:match("_spec%.lua$") then files[#files + 1] = path .. "/" .. name end
       end

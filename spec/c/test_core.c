@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "mailbox.h"
-#include "rng.h"
-#include "slots.h"
-#include "strategy.h"
-#include "backoff.h"
-#include "timer.h"
+#include "base/clock.h"
+#include "base/mailbox.h"
+#include "base/rng.h"
+#include "base/slots.h"
+#include "base/strategy.h"
+#include "base/backoff.h"
+#include "base/timer.h"
 
 static int passed, failed; /* tests (functions) */
 static int broken;         /* failed checks in the running test */
@@ -121,8 +121,8 @@ static void test_rng(void) {
 }
 
 static void test_mailbox_fifo_and_pool(void) {
-  tend_msg_pool p;
-  tend_msg_pool_init(&p);
+  tend_pool p;
+  tend_pool_init(&p, sizeof(tend_msg));
   tend_queue q = {NULL, NULL};
   for (int i = 0; i < 3000; i++) {
     tend_msg *m = tend_msg_alloc(&p);
@@ -132,7 +132,7 @@ static void test_mailbox_fifo_and_pool(void) {
     m->value.u.i = i;
     tend_queue_push(&q, m);
   }
-  CHECK(p.allocated == 3072);
+  CHECK(p.carved == 3072);
   int fifo = 1;
   for (int i = 0; i < 3000; i++) {
     tend_msg *m = tend_queue_pop(&q);
@@ -142,8 +142,8 @@ static void test_mailbox_fifo_and_pool(void) {
   CHECK(fifo);
   CHECK(tend_queue_pop(&q) == NULL && q.tail == NULL);
   for (int i = 0; i < 3000; i++) tend_msg_release(&p, tend_msg_alloc(&p));
-  CHECK(p.allocated == 3072); /* recycled, not allocated again */
-  tend_msg_pool_free(&p);
+  CHECK(p.carved == 3072); /* recycled, not allocated again */
+  tend_pool_free(&p);
 }
 
 static void test_clock(void) {

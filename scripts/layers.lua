@@ -1,0 +1,218 @@
+-- scripts/layers.lua: checks that the sources keep their four layers,
+-- base < runtime < api < cli, where a layer uses only itself and those below.
+--
+--   build/tend scripts/layers.lua [SRC_DIR [OBJ_DIR]]   (src, build/obj)
+--
+-- Violations, one line each as "layers: <file>: <what>", then exit 1:
+--   1. a quoted include must name its layer folder ("runtime/actor.h"),
+--      exist under SRC_DIR and not be in a layer above the file's own;
+--   2. src/base includes no Lua header (lua*, lauxlib*, lualib*);
+--   3. src/base and src/runtime register no Lua functions (luaL_Reg);
+--   4. no object OBJ_DIR/<layer>/<name>.o uses a symbol (nm -u) that an
+--      object of a layer above defines (nm -g --defined-only);
+--   5. no .c or .h file has more than 700 lines.
+-- Also reported, without failing: the loops in the call graph among the
+-- runtime files (Tarjan's strongly connected components).
+-- Every .c and .h file must sit in a layer folder; build/obj/modules.o
+-- (generated, outside the layer folders) is ignored.
+
+local LAYERS = { "base", "runtime", "api", "cli" }
+local RANK = {}
+for i, name in ipairs(LAYERS) do RANK[name] = i end
+local MAX_LINES = 700
+
+local src_dir = (arg[1] or "src"):gsub("(.)/+$", "%1")
+local obj_dir = (arg[2] or "build/obj"):gsub("(.)/+$", "%1")
+
+local failed = false
+local function violation(file, what)
+  print(("layers: %s: %s"):format(file, what))
+  failed = true
+end
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- The output lines of a shell command.
+local function lines_of(cmd)
+  local out = {}
+  local p = assert(io.popen(cmd))
+  for line in p:lines() do out[#out + 1] = line end
+  p:close()
+  return out
+end
+
+local function is_dir(path) return os.execute("test -d " .. quote(path)) == true end
+
+-- The layer a relative path starts with ("runtime/actor.c" -> "runtime").
+local function layer_of(rel)
+  local top = rel:match("^([^/]+)/")
+  return RANK[top] and top or nil
+end
+
+-- Paths of the files under dir matching a find(1) test, relative to dir.
+local function find(dir, test)
+  local out = {}
+  for _, path in ipairs(lines_of(("cd %s && find . -type f %s | sort"):format(quote(dir), test))) do
+    out[#out + 1] = path:gsub("^%./", "")
+  end
+  return out
+end
+
+-- Sources: includes, Lua and size (rules 1, 2, 3, 5) --------------------
+
+-- Blanks out comments, keeping their newlines.
+local function strip_comments(text)
+  text = text:gsub("/%*.-%*/", function(c) return (c:gsub("[^\n]", "")) end)
+  return (text:gsub("//[^\n]*", ""))
+end
+
+local function is_lua_header(name)
+  local base = name:match("[^/]*$")
+  return base:find("^lua") or base:find("^lauxlib")
+end
+
+local function check_include(file, layer, name, exists)
+  local target = layer_of(name)
+  if not target then
+    local what = 'includes "%s": include headers with their layer folder'
+    return violation(file, what:format(name))
+  end
+  if not exists[name] then
+    violation(file, ("includes %s, which is not in %s"):format(name, src_dir))
+  end
+  if RANK[target] > RANK[layer] then
+    violation(file, ("includes %s, and %s is above %s"):format(name, target, layer))
+  end
+end
+
+local function check_source(rel, exists)
+  local file, layer = src_dir .. "/" .. rel, layer_of(rel)
+  if not layer then return violation(file, "is not in a layer folder (base, runtime, api, cli)") end
+  local f = assert(io.open(file, "rb"))
+  local text = f:read("a")
+  f:close()
+  local code = strip_comments(text)
+  for line in code:gmatch("[^\n]+") do
+    local open, name, close = line:match('^%s*#%s*include%s*([<"])([^>"]+)([>"])')
+    if open == '"' then check_include(file, layer, name, exists) end
+    if name and layer == "base" and is_lua_header(name) then
+      violation(file, ("includes %s%s%s: no Lua in base"):format(open, name, close))
+    end
+  end
+  if RANK[layer] < RANK.api and code:find("%f[%w_]luaL_Reg%f[^%w_]") then
+    violation(file, "registers Lua functions (luaL_Reg): only src/api may")
+  end
+  local n = select(2, text:gsub("\n", "")) + (text:find("[^\n]$") and 1 or 0)
+  if n > MAX_LINES then violation(file, ("has %d lines, more than %d"):format(n, MAX_LINES)) end
+end
+
+-- Objects: calls between layers (rule 4) ---------------------------------
+
+-- Each object's used symbols, and the object defining each global symbol.
+local function read_objects(rels)
+  local objs, definer = {}, {}
+  for _, rel in ipairs(rels) do
+    local path = quote(obj_dir .. "/" .. rel)
+    local src = rel:gsub("%.o$", ".c")
+    local o = { layer = layer_of(rel), src = src, name = src:match("/(.*)"), uses = {} }
+    for _, l in ipairs(lines_of("nm -u " .. path)) do o.uses[#o.uses + 1] = l:match("(%S+)$") end
+    for _, l in ipairs(lines_of("nm -g --defined-only " .. path)) do
+      local sym = l:match("%S+%s+%a%s+(%S+)$")
+      if sym and not definer[sym] then definer[sym] = o end
+    end
+    objs[#objs + 1] = o
+  end
+  return objs, definer
+end
+
+local function check_calls(objs, definer)
+  for _, o in ipairs(objs) do
+    for _, sym in ipairs(o.uses) do
+      local d = definer[sym]
+      if d and RANK[d.layer] > RANK[o.layer] then
+        violation(src_dir .. "/" .. o.src, ("calls %s, defined in %s/%s (%s is above %s)")
+          :format(sym, src_dir, d.src, d.layer, o.layer))
+      end
+    end
+  end
+end
+
+-- Report: loops among the runtime files ----------------------------------
+
+-- Strongly connected components of graph (node -> set of nodes), Tarjan.
+local function tarjan(nodes, graph)
+  local index, low, on_stack, stack, comps, next_index = {}, {}, {}, {}, {}, 0
+  local function visit(v)
+    next_index = next_index + 1
+    index[v], low[v] = next_index, next_index
+    stack[#stack + 1], on_stack[v] = v, true
+    for w in pairs(graph[v]) do
+      if not index[w] then
+        visit(w)
+        low[v] = math.min(low[v], low[w])
+      elseif on_stack[w] then
+        low[v] = math.min(low[v], index[w])
+      end
+    end
+    if low[v] == index[v] then
+      local comp = {}
+      repeat
+        local w = table.remove(stack)
+        on_stack[w] = nil
+        comp[#comp + 1] = w
+      until w == v
+      comps[#comps + 1] = comp
+    end
+  end
+  for _, v in ipairs(nodes) do if not index[v] then visit(v) end end
+  return comps
+end
+
+local function report_runtime_loops(objs, definer)
+  local nodes, graph = {}, {}
+  for _, o in ipairs(objs) do
+    if o.layer == "runtime" then
+      nodes[#nodes + 1], graph[o.name] = o.name, {}
+      for _, sym in ipairs(o.uses) do
+        local d = definer[sym]
+        if d and d.layer == "runtime" and d ~= o then graph[o.name][d.name] = true end
+      end
+    end
+  end
+  local loops, in_loops = {}, 0
+  for _, comp in ipairs(tarjan(nodes, graph)) do
+    if #comp >= 2 then
+      table.sort(comp)
+      loops[#loops + 1], in_loops = table.concat(comp, " "), in_loops + #comp
+    end
+  end
+  table.sort(loops)
+  for _, loop in ipairs(loops) do
+    print("layers: note: runtime files calling each other in a loop: " .. loop)
+  end
+  print(("layers: note: %d runtime files are in loops"):format(in_loops))
+end
+
+local function main()
+  if not is_dir(src_dir) then violation(src_dir, "no such directory") end
+  local exists, sources = {}, find(src_dir, "-name '*.[ch]'")
+  for _, rel in ipairs(find(src_dir, "")) do exists[rel] = true end
+  for _, rel in ipairs(sources) do check_source(rel, exists) end
+
+  local rels = {}
+  if is_dir(obj_dir) then
+    for _, rel in ipairs(find(obj_dir, "-name '*.o'")) do
+      if layer_of(rel) then rels[#rels + 1] = rel end
+    end
+  end
+  if #rels == 0 then violation(obj_dir, ("no objects in %s: run make first"):format(obj_dir)) end
+  local objs, definer = read_objects(rels)
+  check_calls(objs, definer)
+  report_runtime_loops(objs, definer)
+
+  if failed then os.exit(1) end
+  print(("layers: ok (%d files in %d layers; no upward include or call)"):format(#sources, #LAYERS))
+  os.exit(0)
+end
+
+main()

@@ -1,0 +1,89 @@
+/* api: what the files of the Lua face (tend.core) share. Each file
+ * defines its Lua functions and registers them itself: tend_open_<file>
+ * adds its functions to the tend.core table at the top of the stack and
+ * creates its metatables. lcore.c calls each of them. */
+#ifndef TEND_API_H
+#define TEND_API_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "runtime/host.h"
+#include "runtime/ref.h"
+
+/* ---- checks: each raises "fn: ..." naming what was expected and given */
+/* The ref at idx, or an error naming argument arg of function fn. */
+tend_ref *tend_check_ref(lua_State *L, int idx, const char *fn,
+                         const char *arg);
+/* The actor whose ctx is at idx. */
+tend_actor *tend_check_ctx(lua_State *L, int idx);
+/* A delay in seconds at idx: a number, not NaN, >= 0 (> 0 when positive). */
+double tend_check_seconds(lua_State *L, int idx, const char *fn,
+                          const char *arg, int positive);
+/* Raises "fn: option 'opt': expected E, got V" for the value at idx. */
+int tend_bad_option(lua_State *L, const char *fn, const char *opt,
+                    const char *expected, int idx);
+/* Raises unless every key of the table at t is in keys (NULL-ended). */
+void tend_check_keys(lua_State *L, int t, const char *const *keys,
+                     const char *fn, const char *prefix);
+/* The index of s in a NULL-ended list of names, or -1. */
+int tend_find_name(const char *const *list, const char *s);
+/* Adds ns as seconds without trailing zeros ("60", "1.5") to b. */
+void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
+
+/* ---- lctx.c */
+/* Adds fns to the methods of ctx (each file registers its own). */
+void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns);
+
+/* ---- lspawn.c */
+/* Parses spawn options at idx (may be none/nil) for function fn; raises on
+ * bad input before anything is created. Values it points at by stack
+ * index are left on the stack. */
+void tend_spawn_parse(lua_State *L, int idx, const char *fn,
+                      tend_spawn_opts *o);
+/* tend.spawn / ctx:spawn body: factory or spec at 1+off, opts at 2+off;
+ * pushes the ref. */
+int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn);
+
+/* ---- lstrategy.c */
+/* The strategy at idx, or NULL. */
+const tend_strategy *tend_strategy_test(lua_State *L, int idx);
+/* Pushes the decider of the strategy at idx and returns its index, or
+ * returns 0 (nothing pushed) when it has none. */
+int tend_strategy_push_decider(lua_State *L, int idx);
+
+/* ---- lbackoff.c, ltyped.c: specs, spawned by tend_spawn_under */
+int tend_backoff_is_spec(lua_State *L, int idx);
+/* Pushes the words for the backoff spec at idx (tend.describe). */
+void tend_backoff_describe(lua_State *L, int idx);
+int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
+                            const char *fn);
+int tend_typed_is_spec(lua_State *L, int idx);
+int tend_typed_spawn_spec(lua_State *L, tend_actor *parent, int off,
+                          const char *fn);
+
+/* ---- the open functions, one per file */
+void tend_open_ref(lua_State *L);      /* lref.c */
+void tend_open_ctx(lua_State *L);      /* lctx.c */
+void tend_open_spawn(lua_State *L);    /* lspawn.c */
+void tend_open_timer(lua_State *L);    /* ltimer.c */
+void tend_open_ask(lua_State *L);      /* lask.c */
+void tend_open_error(lua_State *L);    /* lerror.c */
+void tend_open_strategy(lua_State *L); /* lstrategy.c */
+void tend_open_backoff(lua_State *L);  /* lbackoff.c */
+void tend_open_typed(lua_State *L);    /* ltyped.c */
+void tend_open_inspect(lua_State *L);  /* linspect.c */
+void tend_open_chaos(lua_State *L);    /* lchaos.c */
+void tend_open_hostlib(lua_State *L);  /* lhost.c */
+
+/* ---- lcore.c */
+/* Opens the Lua face on a new host's state (the host's `open` hook):
+ * metatables, math.random on the host generator, and package.preload
+ * entries for tend.core and tend.internal. */
+int tend_api_open(lua_State *L);
+int luaopen_tend_core(lua_State *L);
+/* tend.internal: what only the test runner, the scenario runner, the
+ * benchmarks and the REPL use (linternal.c). */
+int luaopen_tend_internal(lua_State *L);
+
+#endif

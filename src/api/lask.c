@@ -1,0 +1,63 @@
+/* lask: tend.ask / ctx:ask. The asker sends with a promise as the sender
+ * (runtime/promise.h), then waits; the first message to the promise is
+ * the reply. */
+#include <math.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/promise.h"
+#include "runtime/sched.h"
+#include "runtime/value.h"
+
+#define DEFAULT_ASK_TIMEOUT 5.0
+
+/* Continues an ask once woken: stack [1] ref [2] msg [3] timeout. */
+static int ask_k(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  (void)k;
+  tend_host *h = tend_host_of(L);
+  if (tend_sched_woken(L, h) == TEND_WAKE_OK) { /* raises if interrupted */
+    tend_value_take(L, h, &h->current->wake_value);
+    return 1;
+  }
+  lua_getglobal(L, "tostring");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  lua_pushfstring(L, "no reply from %s within %s s", lua_tostring(L, -1),
+                  lua_tostring(L, 3));
+  tend_error_new(L, "Timeout", lua_tostring(L, -1));
+  luaL_where(L, 1);
+  lua_setfield(L, -2, "where");
+  return lua_error(L);
+}
+
+/* tend.ask(ref, msg [, timeout]) -> reply; raises Timeout. */
+static int l_ask(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "ask", "ref");
+  double timeout = DEFAULT_ASK_TIMEOUT;
+  if (!lua_isnoneornil(L, 3))
+    timeout = tend_check_seconds(L, 3, "ask", "timeout", 1);
+  lua_settop(L, 3);
+  lua_pushnumber(L, timeout);
+  lua_replace(L, 3);
+  tend_actor *a = tend_sched_check_wait(L, h, "ask");
+  tend_promise *p = tend_promise_new(L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
+  tend_actor_send(L, h, r->id, r->gen, 2, p->id, p->gen);
+  /* answered at once when the target was itself a promise */
+  return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,
+                         ask_k);
+}
+
+static int l_ctx_ask(lua_State *L) {
+  tend_check_ctx(L, 1);
+  lua_remove(L, 1);
+  return l_ask(L);
+}
+
+void tend_open_ask(lua_State *L) {
+  static const luaL_Reg fns[] = {{"ask", l_ask}, {NULL, NULL}};
+  static const luaL_Reg ctx[] = {{"ask", l_ctx_ask}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+  tend_ctx_add_methods(L, ctx);
+}

@@ -1,0 +1,445 @@
+/* lbackoff: backoff specs from Lua, validated here (DESIGN §3.4, §5.5).
+ * A spec is a table with metatable "tend.BackoffSpec" (made by the builders
+ * in lua/tend/backoff.lua, or tend.backoff{...}); tend.spawn(spec) checks it
+ * with tend_backoff_parse and starts a backoff supervisor (backoff_sup.c).
+ * Also: tend.backoff.delays, describe for specs, and the delay generator
+ * behind tend.retry. */
+#include <math.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "base/backoff.h"
+#include "runtime/backoff_sup.h"
+#include "runtime/error.h"
+
+#define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
+
+#define DELAYS_MT "tend.Delays"
+
+static const char *const spec_keys[] = {"mode",
+                                        "factory",
+                                        "name",
+                                        "args",
+                                        "min_backoff",
+                                        "max_backoff",
+                                        "random_factor",
+                                        "algorithm",
+                                        "jitter",
+                                        "slot_time",
+                                        "ceiling",
+                                        "stay_at_ceiling",
+                                        "reset",
+                                        "reset_after",
+                                        "max_retries",
+                                        "supervisor_strategy",
+                                        "reply_while_stopped",
+                                        "stash",
+                                        "final_stop_message",
+                                        "default_stopping_strategy",
+                                        NULL};
+static const char *const jitters[] = {"akka",         "capped", "full", "equal",
+                                      "decorrelated", "none",   NULL};
+
+/* Reads seconds at field k (> 0, finite); def when absent (-1: required). */
+static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
+                       double def) {
+  int ty = lua_getfield(L, t, k);
+  double s = def;
+  if (ty != LUA_TNIL) {
+    s = ty == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+    if (!(s > 0) || isinf(s))
+      tend_bad_option(L, fn, k, "a number of seconds > 0", -1);
+  } else if (def < 0) {
+    luaL_error(L, "%s: option '%s' is required (a number of seconds > 0)", fn,
+               k);
+  }
+  lua_pop(L, 1);
+  int64_t ns = tend_clock_ns(s);
+  return ns > 0 ? ns : 1;
+}
+
+static int flag(lua_State *L, int t, const char *k, const char *fn) {
+  int ty = lua_getfield(L, t, k);
+  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+    tend_bad_option(L, fn, k, "a boolean", -1);
+  int v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Parses the delay options of the table at t into c. */
+static void parse_delays(lua_State *L, int t, const char *fn,
+                         tend_delay_cfg *c) {
+  memset(c, 0, sizeof *c);
+  c->ceiling = 10;
+  if (lua_getfield(L, t, "algorithm") != LUA_TNIL) {
+    const char *a = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (strcmp(a, "exponential") == 0)
+      c->algorithm = TEND_ALG_EXPONENTIAL;
+    else if (strcmp(a, "slotted") == 0)
+      c->algorithm = TEND_ALG_SLOTTED;
+    else
+      tend_bad_option(L, fn, "algorithm", "\"exponential\" or \"slotted\"", -1);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "jitter") != LUA_TNIL) {
+    int j = lua_type(L, -1) == LUA_TSTRING
+                ? tend_find_name(jitters, lua_tostring(L, -1))
+                : -1;
+    if (j < 0)
+      tend_bad_option(
+          L, fn, "jitter",
+          "\"akka\", \"capped\", \"full\", \"equal\", \"decorrelated\" or "
+          "\"none\"",
+          -1);
+    c->jitter = (tend_jitter)j;
+  }
+  lua_pop(L, 1);
+  if (c->algorithm == TEND_ALG_SLOTTED) {
+    c->slot_ns = seconds(L, t, "slot_time", fn, -1);
+    if (lua_getfield(L, t, "ceiling") != LUA_TNIL) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+          lua_tointeger(L, -1) > 62)
+        tend_bad_option(L, fn, "ceiling", "an integer in 1..62", -1);
+      c->ceiling = (uint32_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    c->stay_at_ceiling = flag(L, t, "stay_at_ceiling", fn);
+    c->min_ns = seconds(L, t, "min_backoff", fn, (double)c->slot_ns / 1e9);
+    c->max_ns = seconds(L, t, "max_backoff", fn, (double)c->min_ns / 1e9);
+  } else {
+    c->min_ns = seconds(L, t, "min_backoff", fn, -1);
+    c->max_ns = seconds(L, t, "max_backoff", fn, -1);
+    if (c->max_ns < c->min_ns) {
+      lua_getfield(L, t, "max_backoff");
+      lua_getfield(L, t, "min_backoff");
+      luaL_error(L,
+                 "%s: option 'max_backoff': expected a number >= min_backoff "
+                 "(%s), got %s",
+                 fn, lua_tostring(L, -1), lua_tostring(L, -2));
+    }
+  }
+  if (lua_getfield(L, t, "random_factor") != LUA_TNIL) {
+    double rf = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
+    if (!(rf >= 0 && rf <= 1))
+      tend_bad_option(L, fn, "random_factor", "a number in [0, 1]", -1);
+    c->random_factor = rf;
+  }
+  lua_pop(L, 1);
+}
+
+int tend_backoff_is_spec(lua_State *L, int idx) {
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return 0;
+  luaL_getmetatable(L, TEND_BACKOFF_SPEC_MT);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+/* Validates the spec at t into c; raises naming the option for fn. */
+static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
+  t = lua_absindex(L, t);
+  memset(c, 0, sizeof *c);
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING ||
+        tend_find_name(spec_keys, lua_tostring(L, -1)) < 0)
+      luaL_error(
+          L,
+          "%s: unknown option '%s' (expected one of: mode, factory, name, "
+          "args, min_backoff, max_backoff, random_factor, algorithm, jitter, "
+          "slot_time, ceiling, stay_at_ceiling, reset, reset_after, "
+          "max_retries, supervisor_strategy, reply_while_stopped, stash, "
+          "final_stop_message, default_stopping_strategy)",
+          fn, luaL_tolstring(L, -1, NULL));
+  }
+  lua_getfield(L, t, "mode");
+  const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  if (strcmp(mode, "on_failure") == 0)
+    c->mode = TEND_BACKOFF_ON_FAILURE;
+  else if (strcmp(mode, "on_stop") == 0)
+    c->mode = TEND_BACKOFF_ON_STOP;
+  else
+    tend_bad_option(L, fn, "mode", "\"on_failure\" or \"on_stop\"", -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "factory") != LUA_TFUNCTION)
+    tend_bad_option(L, fn, "factory", "a function", -1);
+  lua_pop(L, 1);
+  int ty = lua_getfield(L, t, "name");
+  size_t len = 0;
+  const char *name = ty == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+  if (ty != LUA_TNIL &&
+      (name == NULL || len == 0 || strchr(name, '/') || name[0] == '$'))
+    tend_bad_option(L, fn, "name",
+                    "a non-empty string without '/', not starting with '$'",
+                    -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "args") != LUA_TNIL && !lua_istable(L, -1))
+    tend_bad_option(L, fn, "args", "a table (list)", -1);
+  lua_pop(L, 1);
+  parse_delays(L, t, fn, &c->delays);
+  c->max_retries = -1;
+  if (lua_getfield(L, t, "max_retries") != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < -1)
+      tend_bad_option(L, fn, "max_retries", "an integer >= -1", -1);
+    c->max_retries = lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "reset") != LUA_TNIL) {
+    const char *r = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (strcmp(r, "manual") == 0)
+      c->manual_reset = 1;
+    else if (strcmp(r, "auto") != 0)
+      tend_bad_option(L, fn, "reset", "\"auto\" or \"manual\"", -1);
+  }
+  lua_pop(L, 1);
+  c->reset_after_ns =
+      seconds(L, t, "reset_after", fn, (double)c->delays.min_ns / 1e9);
+  if (lua_getfield(L, t, "supervisor_strategy") != LUA_TNIL) {
+    if (!tend_strategy_test(L, -1))
+      tend_bad_option(L, fn, "supervisor_strategy",
+                      "a strategy (tend.one_for_one{...}, ...)", -1);
+    c->has_strategy = 1;
+  }
+  lua_pop(L, 1);
+  c->reply_while_stopped =
+      lua_getfield(L, t, "reply_while_stopped") != LUA_TNIL;
+  lua_pop(L, 1);
+  if (lua_getfield(L, t, "stash") != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+        lua_tointeger(L, -1) > UINT32_MAX)
+      tend_bad_option(L, fn, "stash", "an integer >= 1", -1);
+    c->stash = (uint32_t)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  if (c->stash && c->reply_while_stopped)
+    luaL_error(
+        L, "%s: options 'stash' and 'reply_while_stopped' exclude each other",
+        fn);
+  if (lua_getfield(L, t, "final_stop_message") != LUA_TNIL) {
+    if (c->mode != TEND_BACKOFF_ON_STOP)
+      luaL_error(L, "%s: option 'final_stop_message' is for on_stop only", fn);
+    if (!lua_isfunction(L, -1))
+      tend_bad_option(L, fn, "final_stop_message", "a function(msg) -> boolean",
+                      -1);
+    c->final_stop = 1;
+  }
+  lua_pop(L, 1);
+  c->default_stopping = flag(L, t, "default_stopping_strategy", fn);
+  if (c->default_stopping && c->mode != TEND_BACKOFF_ON_STOP)
+    luaL_error(L, "%s: option 'default_stopping_strategy' is for on_stop only",
+               fn);
+}
+
+/* core.backoff_check(spec) -> true | false, message (for the builders) */
+static int check_protected(lua_State *L) {
+  tend_backoff_cfg c;
+  parse(L, 1, lua_tostring(L, 2), &c);
+  return 0;
+}
+
+static int l_backoff_check(lua_State *L) {
+  lua_pushcfunction(L, check_protected);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_pcall(L, 2, 0, 0) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_insert(L, -2);
+  return 2;
+}
+
+/* ------------------------------------------------------------ delays */
+
+typedef struct delays {
+  tend_delay_cfg cfg;
+  tend_delay_state state;
+} delays;
+
+/* core.backoff_delays(opts, n) -> {d1, ..., dn} in seconds; drawn from a
+ * copy of the host's generator, so the running system is not disturbed. */
+static int l_backoff_delays(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0 || n > 1000000)
+    luaL_error(
+        L, "tend.backoff.delays: n: expected an integer in 0..1000000, got %I",
+        n);
+  tend_delay_cfg c;
+  parse_delays(L, 1, "tend.backoff.delays", &c);
+  tend_delay_state s;
+  tend_delay_reset(&c, &s);
+  tend_rng copy = h->rng;
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    double draw;
+    lua_pushnumber(L, (double)tend_delay_next(&c, &s, &copy, &draw) / 1e9);
+    lua_rawseti(L, -2, i);
+  }
+  return 1;
+}
+
+/* core.backoff_delay_generator(opts) -> g; g:next() -> seconds, draw;
+ * g:reset(). Draws from the host's generator (tend.retry). */
+static int l_delay_generator(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  delays *d = lua_newuserdatauv(L, sizeof *d, 0);
+  parse_delays(L, 1, lua_isstring(L, 2) ? lua_tostring(L, 2) : "tend.retry",
+               &d->cfg);
+  tend_delay_reset(&d->cfg, &d->state);
+  luaL_setmetatable(L, DELAYS_MT);
+  return 1;
+}
+
+static int l_delays_next(lua_State *L) {
+  delays *d = luaL_checkudata(L, 1, DELAYS_MT);
+  double draw;
+  int64_t ns =
+      tend_delay_next(&d->cfg, &d->state, &tend_host_of(L)->rng, &draw);
+  lua_pushnumber(L, (double)ns / 1e9);
+  lua_pushnumber(L, draw);
+  return 2;
+}
+
+static int l_delays_reset(lua_State *L) {
+  delays *d = luaL_checkudata(L, 1, DELAYS_MT);
+  tend_delay_reset(&d->cfg, &d->state);
+  return 0;
+}
+
+/* ------------------------------------------------------------ describe */
+
+void tend_backoff_describe(lua_State *L, int idx) {
+  tend_backoff_cfg c;
+  parse(L, idx, "tend.describe", &c);
+  const tend_delay_cfg *d = &c.delays;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b,
+                 c.mode == TEND_BACKOFF_ON_FAILURE
+                     ? "backoff on failure: restart the child after a failure"
+                     : "backoff on stop: restart the child whenever it stops");
+  luaL_addstring(&b, "; delays ");
+  if (d->algorithm == TEND_ALG_SLOTTED) {
+    luaL_addstring(&b,
+                   "slot_time * (2^e - 1), e drawn in [0, slot], slot_time ");
+    tend_add_seconds(&b, L, d->slot_ns);
+    lua_pushfstring(
+        L, " s, ceiling %d%s", (int)d->ceiling,
+        d->stay_at_ceiling ? " (stays there)" : " (then back to slot 1)");
+    luaL_addvalue(&b);
+  } else {
+    tend_delay_state s;
+    tend_delay_reset(d, &s);
+    int64_t prev = -1;
+    for (int i = 0; i < 12; i++) {
+      int64_t base = d->min_ns;
+      for (uint32_t k = 0; k < s.n && base < d->max_ns; k++) base *= 2;
+      if (base > d->max_ns) base = d->max_ns;
+      s.n++;
+      if (base == prev) break;
+      if (i) luaL_addstring(&b, ", ");
+      tend_add_seconds(&b, L, base);
+      prev = base;
+    }
+    luaL_addstring(&b, " s");
+    if (d->jitter == TEND_JITTER_AKKA || d->jitter == TEND_JITTER_CAPPED) {
+      if (d->random_factor > 0) {
+        lua_pushfstring(L, " +0-%d %%", (int)(d->random_factor * 100 + 0.5));
+        luaL_addvalue(&b);
+        if (d->jitter == TEND_JITTER_CAPPED)
+          luaL_addstring(&b, " (capped at the maximum)");
+      }
+    } else if (d->jitter != TEND_JITTER_NONE) {
+      lua_pushfstring(L, " with %s jitter", tend_jitter_name(d->jitter));
+      luaL_addvalue(&b);
+    }
+  }
+  if (c.max_retries >= 0) {
+    lua_pushfstring(L, "; at most %I restarts, then stop",
+                    (lua_Integer)c.max_retries);
+    luaL_addvalue(&b);
+  }
+  if (c.manual_reset) {
+    luaL_addstring(&b, "; reset when the child calls ctx:reset_backoff()");
+  } else {
+    luaL_addstring(&b, "; reset after ");
+    tend_add_seconds(&b, L, c.reset_after_ns);
+    luaL_addstring(&b, " s of running");
+  }
+  if (c.stash) {
+    lua_pushfstring(L, "; while stopped, stash up to %d messages",
+                    (int)c.stash);
+    luaL_addvalue(&b);
+  } else if (c.reply_while_stopped) {
+    luaL_addstring(&b, "; while stopped, answer with a fixed reply");
+  } else {
+    luaL_addstring(&b, "; while stopped, messages go to dead letters");
+  }
+  luaL_pushresult(&b);
+}
+
+/* core.backoff_mt(): the spec metatable, for the Lua builders to add their
+ * methods to. */
+static int l_backoff_mt(lua_State *L) {
+  luaL_getmetatable(L, TEND_BACKOFF_SPEC_MT);
+  return 1;
+}
+
+/* Pushes field k of the spec at t; returns its index (0 and nothing
+ * pushed when it is nil). */
+static int field(lua_State *L, int t, const char *k) {
+  if (lua_getfield(L, t, k) != LUA_TNIL) return lua_gettop(L);
+  lua_pop(L, 1);
+  return 0;
+}
+
+int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
+                            const char *fn) {
+  tend_host *h = tend_host_of(L);
+  int spec = 1 + off;
+  lua_settop(L, 2 + off);
+  tend_backoff_cfg cfg;
+  parse(L, spec, fn, &cfg);
+  tend_spawn_opts o;
+  tend_spawn_parse(L, 2 + off, fn, &o);
+  if (o.strategy)
+    luaL_error(L,
+               "%s: option 'supervisor': a backoff supervisor's strategy for "
+               "its child is set with with_supervisor_strategy",
+               fn);
+  tend_backoff_child child = {0, 0, 0, 0, 0, NULL, 0};
+  child.factory = field(L, spec, "factory");
+  child.args = field(L, spec, "args");
+  child.name = field(L, spec, "name");
+  child.reply = field(L, spec, "reply_while_stopped");
+  child.final_stop = field(L, spec, "final_stop_message");
+  int strategy = field(L, spec, "supervisor_strategy");
+  if (strategy) {
+    child.strategy = tend_strategy_test(L, strategy);
+    child.decider = tend_strategy_push_decider(L, strategy);
+  }
+  tend_backoff_spawn(L, h, parent, &cfg, &child, &o, fn);
+  return 1;
+}
+
+void tend_open_backoff(lua_State *L) {
+  static const luaL_Reg fns[] = {{"backoff_check", l_backoff_check},
+                                 {"backoff_delays", l_backoff_delays},
+                                 {"backoff_delay_generator", l_delay_generator},
+                                 {"backoff_mt", l_backoff_mt},
+                                 {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"next", l_delays_next}, {"reset", l_delays_reset}, {NULL, NULL}};
+  luaL_newmetatable(L, TEND_BACKOFF_SPEC_MT);
+  lua_pop(L, 1);
+  luaL_newmetatable(L, DELAYS_MT);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_setfuncs(L, fns, 0);
+}

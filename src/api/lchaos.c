@@ -1,0 +1,174 @@
+/* lchaos: the C side of tend.chaos (lua/tend/chaos.lua keeps the rules).
+ * While rules exist, chaos.lua sets two Lua filters; this file installs C
+ * hooks in the host (h->send_filter, h->receive_filter) that call them:
+ * one at every send (delay, drop), one before a behavior gets a message
+ * (crash_on). Both run protected and cannot wait. */
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/event.h"
+#include "runtime/sched.h"
+#include "runtime/supervise.h"
+#include "runtime/value.h"
+
+/* The registry keys of the Lua filters (the addresses are the keys). */
+static const char send_key = 's', receive_key = 'r';
+static int bypass; /* 1 while chaos itself delivers (no filter) */
+
+static int send_filter(lua_State *L, tend_host *h, tend_actor *a,
+                       tend_value *v, uint32_t sender_id, uint32_t sender_gen) {
+  if (bypass) return 0;
+  int top = lua_gettop(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &send_key);
+  tend_ref_push(L, h, sender_id, sender_gen);
+  tend_actor_push_ref(L, h, a);
+  tend_value_push(L, h, v);
+  int held = 0;
+  if (lua_pcall(L, 3, 2, 0) != LUA_OK) { /* -> taken, dead */
+    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
+                  lua_tostring(L, -1));
+  } else if (lua_toboolean(L, -2)) {
+    held = 1; /* dropped (a dead letter), or delivered later by chaos */
+    if (lua_toboolean(L, -1))
+      tend_actor_dead_letter(L, h, a, v);
+    else
+      tend_value_drop(L, h, v);
+  }
+  lua_settop(L, top);
+  return held;
+}
+
+static int receive_filter(lua_State *L, tend_host *h, tend_actor *a, int msg) {
+  int top = lua_gettop(L);
+  msg = lua_absindex(L, msg);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &receive_key);
+  tend_actor_push_ref(L, h, a);
+  lua_pushvalue(L, msg);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+    tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
+                  lua_tostring(L, -1));
+    lua_settop(L, top);
+    return 0;
+  }
+  if (lua_isnil(L, -1)) {
+    lua_settop(L, top);
+    return 0;
+  }
+  return 1; /* the error is at the top */
+}
+
+static tend_actor *check_actor(lua_State *L, int idx, const char *fn) {
+  tend_ref *r = tend_check_ref(L, idx, fn, "ref");
+  return tend_ref_actor(tend_host_of(L), r);
+}
+
+/* core.chaos_filters(receive_fn | nil, send_fn | nil): installs the
+ * hooks while there is a function to call. */
+static int l_chaos_filters(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  int receive = lua_isfunction(L, 1), send = lua_isfunction(L, 2);
+  if (receive)
+    lua_pushvalue(L, 1);
+  else
+    lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &receive_key);
+  if (send)
+    lua_pushvalue(L, 2);
+  else
+    lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &send_key);
+  h->receive_filter = receive ? receive_filter : NULL;
+  h->send_filter = send ? send_filter : NULL;
+  return 0;
+}
+
+/* core.chaos_deliver(to, msg, from | nil): a send that bypasses the send
+ * filter (a delayed message arriving). */
+static int l_chaos_deliver(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *to = tend_check_ref(L, 1, "chaos.deliver", "to");
+  uint32_t sid = 0, sgen = 0;
+  tend_ref *from = lua_isnoneornil(L, 3)
+                       ? NULL
+                       : tend_check_ref(L, 3, "chaos.deliver", "from");
+  if (from) {
+    sid = from->id;
+    sgen = from->gen;
+  }
+  bypass = 1;
+  tend_actor_send(L, h, to->id, to->gen, 2, sid, sgen);
+  bypass = 0;
+  return 0;
+}
+
+/* core.chaos_crash(ref, err): fails the actor as if its behavior raised
+ * err (an error value, or a kind). */
+static int l_chaos_crash(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = check_actor(L, 1, "tend.chaos.crash");
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    tend_error_new(L, lua_tostring(L, 2), "injected by tend.chaos.crash");
+    lua_replace(L, 2);
+  } else if (!lua_istable(L, 2)) {
+    luaL_error(L,
+               "tend.chaos.crash: err: expected an error kind or value, got %s",
+               tend_typename(L, 2));
+  }
+  lua_settop(L, 2);
+  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  if (a == h->current) return lua_error(L); /* crashing itself */
+  tend_actor_fail(L, h, a);
+  return 0;
+}
+
+/* core.chaos_freeze(ref) / core.chaos_thaw(ref): the actor takes no
+ * messages while frozen (its mailbox fills). */
+static int l_chaos_freeze(lua_State *L) {
+  tend_actor *a = check_actor(L, 1, "tend.chaos.freeze");
+  if (a && !(a->flags & (TEND_AF_FROZEN | TEND_AF_GUARDIAN))) {
+    a->flags |= TEND_AF_FROZEN;
+    a->suspends++;
+  }
+  return 0;
+}
+
+static int l_chaos_thaw(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = check_actor(L, 1, "tend.chaos.thaw");
+  if (a && (a->flags & TEND_AF_FROZEN)) {
+    a->flags &= ~TEND_AF_FROZEN;
+    if (a->suspends) a->suspends--;
+    if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+  }
+  return 0;
+}
+
+/* core.chaos_event(ref_or_path, detail [, to]): a "chaos" trace event. */
+static int l_chaos_event(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_event e = TEND_EVENT_INIT(TEND_EV_CHAOS, NULL);
+  lua_settop(L, 3);
+  e.to = lua_isstring(L, 3) ? lua_tostring(L, 3) : NULL;
+  tend_ref *r = tend_ref_test(L, 1);
+  if (r) {
+    lua_getfield(L, 1, "path");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    e.path = lua_tostring(L, -1);
+  } else {
+    e.path = luaL_optstring(L, 1, "*");
+  }
+  e.detail = luaL_checkstring(L, 2);
+  tend_event_emit(L, h, &e);
+  return 0;
+}
+
+void tend_open_chaos(lua_State *L) {
+  static const luaL_Reg fns[] = {{"chaos_filters", l_chaos_filters},
+                                 {"chaos_deliver", l_chaos_deliver},
+                                 {"chaos_crash", l_chaos_crash},
+                                 {"chaos_freeze", l_chaos_freeze},
+                                 {"chaos_thaw", l_chaos_thaw},
+                                 {"chaos_event", l_chaos_event},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

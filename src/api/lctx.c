@@ -1,0 +1,161 @@
+/* lctx: the ctx a behavior receives (the actor's own record, tend.Ctx):
+ * its metatable, its fields (self, parent, sender) and the methods that
+ * are about the actor itself. Other files add their methods (spawn, after,
+ * ask, watch, log, ...) with tend_ctx_add_methods. */
+#include "api/api.h"
+#include "runtime/backoff_sup.h"
+#include "runtime/error.h"
+#include "runtime/lifecycle.h"
+#include "runtime/typed.h"
+
+tend_actor *tend_check_ctx(lua_State *L, int idx) {
+  tend_actor *a = lua_touserdata(L, idx);
+  if (a == NULL || lua_islightuserdata(L, idx) ||
+      lua_rawlen(L, idx) != sizeof *a || a->magic != TEND_ACTOR_MAGIC)
+    luaL_error(L, "expected a ctx (call it as ctx:method(...)), got %s",
+               tend_typename(L, idx));
+  return a;
+}
+
+/* ------------------------------------------------------------ methods */
+
+static int l_ctx_children(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  lua_newtable(L);
+  int i = 0;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
+    tend_actor_push_ref(L, h, c);
+    lua_rawseti(L, -2, ++i);
+  }
+  return 1;
+}
+
+static int l_ctx_reply(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  lua_settop(L, 2);
+  if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
+    tend_actor_dead_letter(L, h, NULL, NULL);
+    return 0;
+  }
+  tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);
+  return 0;
+}
+
+/* ctx:stop([ref]): stop self, or a child of this actor. */
+static int l_ctx_stop(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  if (lua_isnoneornil(L, 2)) {
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+    return 0;
+  }
+  tend_ref *r = tend_check_ref(L, 2, "ctx:stop", "ref");
+  tend_actor *c = tend_ref_actor(h, r);
+  if (c == NULL) return 0; /* already dead */
+  if (c != a && c->parent != a)
+    luaL_error(L, "ctx:stop: %s is not a child of this actor (use tend.stop)",
+               luaL_tolstring(L, 2, NULL));
+  tend_actor_stop(L, h, c, c == a ? TEND_STOP_NORMAL : TEND_STOP_BY_PARENT);
+  return 0;
+}
+
+/* ctx:reset_backoff(): the child of a backoff supervisor (or a typed
+ * actor) resets its backoff (manual reset). */
+static int l_ctx_reset_backoff(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  if (!tend_backoff_reset(L, h, a) && !tend_typed_reset(a))
+    luaL_error(
+        L, "ctx:reset_backoff: this actor is not under a backoff supervisor");
+  return 0;
+}
+
+static int l_ctx_tostring(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  if (a->state == TEND_ACTOR_DEAD) {
+    lua_pushliteral(L, "Ctx(dead)");
+    return 1;
+  }
+  tend_actor_push_path(L, h, a);
+  lua_pushfstring(L, "Ctx(%s)", lua_tostring(L, -1));
+  return 1;
+}
+
+/* Pushes the canonical ref of the live actor a, whose record is at stack
+ * index ctx, or falls back to tend_actor_push_ref. */
+static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
+                            int ctx) {
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TNIL) {
+    lua_pop(L, 1);
+    tend_actor_push_ref(L, h, a);
+  }
+}
+
+/* ctx.sender / ctx.self / ctx.parent, else a method. Upvalues: 1 methods,
+ * 2 "sender", 3 "self", 4 "parent" (interned: compared by identity), 5 the
+ * anchor table (actor id -> record), so the hot path skips the registry. */
+static int l_ctx_index(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_check_ctx(L, 1);
+  if (lua_rawequal(L, 2, lua_upvalueindex(2))) {
+    tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);
+    if (s == NULL) {
+      tend_ref_push(L, h, a->sender_id, a->sender_gen);
+    } else {
+      lua_rawgeti(L, lua_upvalueindex(5), s->id);
+      push_cached_ref(L, h, s, lua_gettop(L));
+    }
+  } else if (lua_rawequal(L, 2, lua_upvalueindex(3))) {
+    if (a->state == TEND_ACTOR_DEAD)
+      tend_actor_push_ref(L, h, a);
+    else
+      push_cached_ref(L, h, a, 1);
+  } else if (lua_rawequal(L, 2, lua_upvalueindex(4))) {
+    if (a->parent)
+      tend_actor_push_ref(L, h, a->parent);
+    else
+      lua_pushnil(L);
+  } else {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+  }
+  return 1;
+}
+
+static int l_ctx_newindex(lua_State *L) {
+  return luaL_error(L, "ctx is read-only (cannot set '%s')",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns) {
+  luaL_getmetatable(L, TEND_CTX_MT);
+  lua_getfield(L, -1, "methods");
+  luaL_setfuncs(L, fns, 0);
+  lua_pop(L, 2);
+}
+
+void tend_open_ctx(lua_State *L) {
+  static const luaL_Reg methods[] = {{"children", l_ctx_children},
+                                     {"reply", l_ctx_reply},
+                                     {"stop", l_ctx_stop},
+                                     {"reset_backoff", l_ctx_reset_backoff},
+                                     {NULL, NULL}};
+  luaL_newmetatable(L, TEND_CTX_MT);
+  luaL_newlib(L, methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods"); /* tend_ctx_add_methods adds here */
+  lua_pushliteral(L, "sender");
+  lua_pushliteral(L, "self");
+  lua_pushliteral(L, "parent");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tend_host_of(L)->anchors_ref);
+  lua_pushcclosure(L, l_ctx_index, 5);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_ctx_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushcfunction(L, l_ctx_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,53 @@
+/* lerror: tend.error, tend.raise and the methods of error values (the
+ * values themselves: runtime/error.h). */
+#include <lauxlib.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+
+/* Builds an error value from (kind, message, data) at 1..3 for fn. */
+static void build(lua_State *L, const char *fn) {
+  const char *kind = luaL_checkstring(L, 1);
+  if (*kind == '\0') luaL_argerror(L, 1, "kind must not be empty");
+  const char *message = luaL_optstring(L, 2, kind);
+  if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
+    luaL_error(L, "%s: data: expected a table, got %s", fn,
+               luaL_typename(L, 3));
+  tend_error_new(L, kind, message);
+  if (lua_istable(L, 3)) {
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "data");
+  }
+}
+
+/* tend.error(kind [, message [, data]]) -> error value */
+static int l_error_new(lua_State *L) {
+  build(L, "tend.error");
+  return 1;
+}
+
+/* tend.raise(kind [, message [, data]]): raises an error value whose
+ * `where` is the caller's position. */
+static int l_error_raise(lua_State *L) {
+  build(L, "tend.raise");
+  luaL_where(L, 1);
+  lua_setfield(L, -2, "where");
+  return lua_error(L);
+}
+
+static int l_error_tostring(lua_State *L) {
+  tend_error_describe(L, 1);
+  return 1;
+}
+
+void tend_open_error(lua_State *L) {
+  static const luaL_Reg fns[] = {
+      {"error", l_error_new}, {"raise", l_error_raise}, {NULL, NULL}};
+  luaL_newmetatable(L, TEND_ERROR_MT);
+  lua_pushcfunction(L, l_error_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushliteral(L, "tend.Error");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+  luaL_setfuncs(L, fns, 0);
+}

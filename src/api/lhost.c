@@ -1,0 +1,251 @@
+/* lhost: the host from Lua: stopping and addressing any actor, the clock,
+ * the generator (also behind math.random), statistics, logging, tracing
+ * and shutdown. */
+#include <errno.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/event.h"
+#include "runtime/lifecycle.h"
+#include "runtime/sched.h"
+
+/* tend.stop(ref): stop any actor (normal stop). */
+static int l_stop(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.stop", "ref");
+  tend_actor *a = tend_ref_actor(h, r);
+  if (a && !(a->flags & TEND_AF_GUARDIAN))
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  return 0;
+}
+
+/* tend.alive(ref) -> boolean (an ask's reply ref: true while pending) */
+static int l_alive(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.alive", "ref");
+  tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
+  lua_pushboolean(
+      L, a && (a->kind == TEND_ENTITY_PROMISE || tend_ref_actor(h, r)));
+  return 1;
+}
+
+/* tend.self() -> ref of the running actor, or nil */
+static int l_self(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (h->current)
+    tend_actor_push_ref(L, h, h->current);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+/* tend.now() -> seconds on the host clock */
+static int l_now(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_pushnumber(L, (double)tend_clock_now(&h->clock) / 1e9);
+  return 1;
+}
+
+/* tend.random([m [, n]]): as math.random, from the host generator. */
+static int l_random(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer lo, hi;
+  switch (lua_gettop(L)) {
+    case 0: lua_pushnumber(L, tend_rng_double(&h->rng)); return 1;
+    case 1:
+      lo = 1;
+      hi = luaL_checkinteger(L, 1);
+      if (hi == 0) { /* all bits */
+        lua_pushinteger(L, (lua_Integer)tend_rng_next(&h->rng));
+        return 1;
+      }
+      break;
+    case 2:
+      lo = luaL_checkinteger(L, 1);
+      hi = luaL_checkinteger(L, 2);
+      break;
+    default:
+      return luaL_error(L, "random: expected 0, 1 or 2 arguments, got %d",
+                        lua_gettop(L));
+  }
+  luaL_argcheck(L, lo <= hi, lua_gettop(L), "interval is empty");
+  uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  lua_pushinteger(L,
+                  (lua_Integer)((uint64_t)lo + tend_rng_upto(&h->rng, span)));
+  return 1;
+}
+
+/* math.randomseed(n): reseeds the host generator. */
+static int l_randomseed(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer n = luaL_checkinteger(L, 1);
+  h->seed = (uint64_t)n;
+  tend_rng_seed(&h->rng, h->seed);
+  return 0;
+}
+
+/* tend.seed() -> the seed of this run */
+static int l_seed(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)tend_host_of(L)->seed);
+  return 1;
+}
+
+static void set_count(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* tend.stats() -> counters */
+static int l_stats(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  uint32_t actors = 0;
+  for (uint32_t i = 1; i < h->ids.n; i++) {
+    tend_actor *a = h->ids.v[i].ptr;
+    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN))
+      actors++;
+  }
+  lua_createtable(L, 0, 10);
+  set_count(L, "spawned", h->stats.spawned);
+  set_count(L, "messages", h->stats.messages);
+  set_count(L, "dead_letters", h->stats.dead_letters);
+  set_count(L, "failures", h->stats.failures);
+  set_count(L, "restarts", h->stats.restarts);
+  set_count(L, "actors", actors);
+  set_count(L, "timers", h->timers.n);
+  set_count(L, "runnable", h->runq_len);
+  set_count(L, "lua_bytes", h->lua_bytes);
+  set_count(L, "c_bytes",
+            (uint64_t)h->ids.cap * sizeof(tend_slot) +
+                h->timers.records.carved * sizeof(tend_timer) +
+                (uint64_t)h->timers.cap * sizeof(tend_timer *) +
+                h->msgs.carved * sizeof(tend_msg) +
+                (uint64_t)h->cap_free_values * sizeof(uint32_t));
+  return 1;
+}
+
+/* tend.shutdown([code]): stops the whole tree, then the host exits with
+ * code (default 0). Inside an actor it does not return. */
+static int l_shutdown(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer code = luaL_optinteger(L, 1, 0);
+  if (code < 0 || code > 255)
+    luaL_error(L, "tend.shutdown: code: expected an integer in 0..255, got %I",
+               code);
+  tend_host_shutdown(h, (int)code);
+  if (h->current && lua_isyieldable(L))
+    return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
+  return 0;
+}
+
+/* A log line from a (NULL: the host): level at index first, then the
+ * format and its arguments. */
+static int log_line(lua_State *L, tend_actor *a, int first, const char *fn) {
+  tend_host *h = tend_host_of(L);
+  int level = tend_log_parse(luaL_checkstring(L, first));
+  if (level < 0)
+    luaL_error(L, "%s: level: expected error, warn, info or debug, got %s", fn,
+               lua_tostring(L, first));
+  if ((tend_log_level)level > h->log_level) return 0;
+  int n = lua_gettop(L);
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "format");
+  for (int i = first + 1; i <= n; i++) lua_pushvalue(L, i);
+  lua_call(L, n - first, 1);
+  if (a)
+    tend_actor_push_path(L, h, a);
+  else
+    lua_pushnil(L);
+  tend_host_log(h, (tend_log_level)level, lua_tostring(L, -1), "%s",
+                lua_tostring(L, -2));
+  return 0;
+}
+
+/* tend.log(level, fmt, ...): a log line for the running actor (or host). */
+static int l_log(lua_State *L) {
+  return log_line(L, tend_host_of(L)->current, 1, "tend.log");
+}
+
+/* ctx:log(level, fmt, ...) */
+static int l_ctx_log(lua_State *L) {
+  return log_line(L, tend_check_ctx(L, 1), 2, "ctx:log");
+}
+
+/* tend.trace(fn | true | false): fn joins the listeners (called between
+ * turns with one table per event); true: JSON lines on stderr too; false:
+ * no listeners, nothing on stderr (a --trace file keeps being written). */
+static int l_trace(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (lua_isfunction(L, 1)) {
+    if (h->trace_fn_ref <= 0) {
+      lua_newtable(L);
+      h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+  } else if (lua_isboolean(L, 1)) {
+    h->trace_stderr = lua_toboolean(L, 1);
+    if (!h->trace_stderr) {
+      luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+      h->trace_fn_ref = LUA_NOREF;
+    }
+  } else {
+    luaL_error(L, "tend.trace: expected a function or a boolean, got %s",
+               tend_typename(L, 1));
+  }
+  return 0;
+}
+
+/* tend.trace_file(path): writes the trace to path from now on (what
+ * --trace does); returns true, or nil and a message. */
+static int l_trace_file(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  const char *path = luaL_checkstring(L, 1);
+  tend_trace_close(h);
+  if (tend_trace_open(h, path) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* tend.virtual_time() -> true under the virtual clock */
+static int l_virtual_time(lua_State *L) {
+  lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
+  return 1;
+}
+
+void tend_open_hostlib(lua_State *L) {
+  static const luaL_Reg fns[] = {{"stop", l_stop},
+                                 {"alive", l_alive},
+                                 {"self", l_self},
+                                 {"now", l_now},
+                                 {"random", l_random},
+                                 {"seed", l_seed},
+                                 {"stats", l_stats},
+                                 {"shutdown", l_shutdown},
+                                 {"log", l_log},
+                                 {"trace", l_trace},
+                                 {"trace_file", l_trace_file},
+                                 {"virtual_time", l_virtual_time},
+                                 {NULL, NULL}};
+  static const luaL_Reg ctx[] = {{"log", l_ctx_log}, {NULL, NULL}};
+  tend_host *h = tend_host_of(L);
+  luaL_setfuncs(L, fns, 0);
+  tend_ctx_add_methods(L, ctx);
+  tend_push_sentinel(L, h, TEND_SENTINEL_STOPPED);
+  lua_setfield(L, -2, "stopped");
+  tend_push_sentinel(L, h, TEND_SENTINEL_UNHANDLED);
+  lua_setfield(L, -2, "unhandled");
+  lua_pushliteral(L, TEND_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_getglobal(L, "math"); /* math.random: the host generator too */
+  lua_pushcfunction(L, l_random);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, l_randomseed);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+}

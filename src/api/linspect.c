@@ -1,0 +1,154 @@
+/* linspect: looking inside and reaching in: tend.tree, tend.ps,
+ * tend.kill, DeathWatch from Lua (ctx:watch, tend.watch). */
+#include <string.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/supervise.h"
+#include "runtime/watch.h"
+
+static const char *state_name(const tend_actor *a) {
+  if (a->failure == TEND_FAILURE_PENDING) return "failed";
+  if (a->suspends) return "suspended";
+  switch ((tend_actor_state)a->state) {
+    case TEND_ACTOR_STARTING:
+      return a->op == TEND_OP_TASK ? "running" : "starting";
+    case TEND_ACTOR_RUNNING:
+      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
+    case TEND_ACTOR_RESTARTING: return "restarting";
+    case TEND_ACTOR_STOPPING: return "stopping";
+    case TEND_ACTOR_DEAD: return "dead";
+  }
+  return "?";
+}
+
+/* Appends a row for a and its subtree to the list at `list`. */
+static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
+                    int depth) {
+  lua_createtable(L, 0, 6);
+  tend_actor_push_path(L, h, a);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, state_name(a));
+  lua_setfield(L, -2, "state");
+  lua_pushinteger(L, a->restarts);
+  lua_setfield(L, -2, "restarts");
+  lua_pushinteger(L, a->mbox.n_user);
+  lua_setfield(L, -2, "mailbox");
+  lua_pushinteger(L, depth);
+  lua_setfield(L, -2, "depth");
+  tend_actor_push_ref(L, h, a);
+  lua_setfield(L, -2, "ref");
+  lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    ps_walk(L, h, c, list, depth + 1);
+}
+
+/* tend.ps() -> {{path, state, restarts, mailbox, depth, ref}, ...} in tree
+ * order (the /user tree, then /system) */
+static int l_ps(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_newtable(L);
+  int list = lua_gettop(L);
+  if (h->user) ps_walk(L, h, h->user, list, 0);
+  if (h->system) ps_walk(L, h, h->system, list, 0);
+  return 1;
+}
+
+/* tend.tree() -> the tree as text, one actor a line */
+static int l_tree(lua_State *L) {
+  l_ps(L);
+  int list = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_Integer n = luaL_len(L, list);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "depth");
+    lua_getfield(L, -2, "path");
+    lua_getfield(L, -3, "state");
+    lua_getfield(L, -4, "restarts");
+    lua_getfield(L, -5, "mailbox");
+    const char *path = lua_tostring(L, -4);
+    const char *slash = strrchr(path, '/');
+    lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
+                    slash && lua_tointeger(L, -5) > 0 ? slash + 1 : path,
+                    lua_tostring(L, -3), lua_tointeger(L, -2),
+                    lua_tointeger(L, -1));
+    for (lua_Integer d = lua_tointeger(L, -6); d > 0; d--)
+      luaL_addstring(&b, "  ");
+    luaL_addvalue(&b);
+    lua_pop(L, 6);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* tend.kill(ref): fails the actor with Killed, as if its code raised it. */
+static int l_kill(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.kill", "ref");
+  tend_actor *a = tend_ref_actor(h, r);
+  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  tend_actor_push_path(L, h, a);
+  lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
+  tend_error_new(L, "Killed", lua_tostring(L, -1));
+  if (a == h->current) return lua_error(L); /* killing itself: raise here */
+  tend_actor_fail(L, h, a);
+  return 0;
+}
+
+/* The watcher for a watch call: ctx at 1 (ctx form) or the running actor. */
+static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
+                           const char *fn) {
+  if (ctx_form) return tend_check_ctx(L, 1);
+  if (h->current == NULL) luaL_error(L, "%s: only an actor can watch", fn);
+  return h->current;
+}
+
+static int watch(lua_State *L, int ctx_form, const char *fn) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *w = watcher(L, h, ctx_form, fn);
+  int at = ctx_form ? 2 : 1;
+  tend_ref *r = tend_check_ref(L, at, fn, "ref");
+  if (w->state == TEND_ACTOR_DEAD) return 0;
+  tend_watch_add(L, h, w, r->id, r->gen,
+                 lua_isnoneornil(L, at + 1) ? 0 : at + 1);
+  lua_pushvalue(L, at);
+  return 1;
+}
+
+static int unwatch(lua_State *L, int ctx_form, const char *fn) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *w = watcher(L, h, ctx_form, fn);
+  int at = ctx_form ? 2 : 1;
+  tend_ref *r = tend_check_ref(L, at, fn, "ref");
+  tend_watch_remove(L, h, w, r->id, r->gen);
+  lua_pushvalue(L, at);
+  return 1;
+}
+
+/* ctx:watch(ref [, msg]) -> ref */
+static int l_ctx_watch(lua_State *L) {
+  return watch(L, 1, "ctx:watch");
+}
+/* ctx:unwatch(ref) -> ref */
+static int l_ctx_unwatch(lua_State *L) {
+  return unwatch(L, 1, "ctx:unwatch");
+}
+/* tend.watch(ref [, msg]): the running actor watches ref */
+static int l_watch(lua_State *L) {
+  return watch(L, 0, "tend.watch");
+}
+static int l_unwatch(lua_State *L) {
+  return unwatch(L, 0, "tend.unwatch");
+}
+
+void tend_open_inspect(lua_State *L) {
+  static const luaL_Reg fns[] = {{"tree", l_tree},       {"ps", l_ps},
+                                 {"kill", l_kill},       {"watch", l_watch},
+                                 {"unwatch", l_unwatch}, {NULL, NULL}};
+  static const luaL_Reg ctx[] = {
+      {"watch", l_ctx_watch}, {"unwatch", l_ctx_unwatch}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+  tend_ctx_add_methods(L, ctx);
+}

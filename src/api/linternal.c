@@ -1,0 +1,65 @@
+/* linternal: tend.internal, the plumbing of tend's own tools (the test and
+ * scenario runners, the benchmarks): not part of the public tend table. */
+#include "api/api.h"
+
+/* wall_clock() -> seconds of real time (never the virtual clock): only for
+ * reports; anything computed from it is not replayable. */
+static int l_wall_clock(lua_State *L) {
+  lua_pushnumber(L, (double)uv_hrtime() / 1e9);
+  return 1;
+}
+
+/* executable() -> path of this tend binary */
+static int l_executable(lua_State *L) {
+  char buf[4096];
+  size_t n = sizeof buf;
+  if (uv_exepath(buf, &n) != 0) return 0;
+  lua_pushlstring(L, buf, n);
+  return 1;
+}
+
+/* list_dir(path) -> sorted names, or nil, message */
+static int l_list_dir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int r = uv_fs_scandir(NULL, &req, path, 0, NULL);
+  if (r < 0) {
+    uv_fs_req_cleanup(&req);
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, uv_strerror(r));
+    return 2;
+  }
+  lua_newtable(L);
+  uv_dirent_t ent;
+  int i = 0;
+  while (uv_fs_scandir_next(&req, &ent) != UV_EOF) {
+    lua_pushstring(L, ent.name);
+    lua_rawseti(L, -2, ++i);
+  }
+  uv_fs_req_cleanup(&req);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* is_dir(path) -> boolean */
+static int l_is_dir(lua_State *L) {
+  uv_fs_t req;
+  int r = uv_fs_stat(NULL, &req, luaL_checkstring(L, 1), NULL);
+  lua_pushboolean(L, r == 0 && (req.statbuf.st_mode & S_IFMT) == S_IFDIR);
+  uv_fs_req_cleanup(&req);
+  return 1;
+}
+
+int luaopen_tend_internal(lua_State *L) {
+  static const luaL_Reg fns[] = {{"wall_clock", l_wall_clock},
+                                 {"executable", l_executable},
+                                 {"list_dir", l_list_dir},
+                                 {"is_dir", l_is_dir},
+                                 {NULL, NULL}};
+  luaL_newlib(L, fns);
+  return 1;
+}

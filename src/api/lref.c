@@ -1,0 +1,85 @@
+/* lref: the methods of tend.Ref (the refs themselves: runtime/ref.h) and
+ * tend.send. */
+#include <string.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+
+/* ref:send(msg) and tend.send(ref, msg): the sender is the running actor,
+ * if any. Upvalue 1: the value store (the hot path skips the registry). */
+static int l_send(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "send", "ref");
+  tend_actor *me = h->current;
+  lua_settop(L, 2);
+  tend_actor_send_in(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0,
+                     lua_upvalueindex(1));
+  return 0;
+}
+
+static void push_send(lua_State *L, tend_host *h) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);
+  lua_pushcclosure(L, l_send, 1);
+}
+
+/* ref:tell(msg, sender): explicit sender (nil for none). */
+static int l_ref_tell(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tell", "self");
+  uint32_t sid = 0, sgen = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    tend_ref *s = tend_check_ref(L, 3, "tell", "sender");
+    sid = s->id;
+    sgen = s->gen;
+  }
+  tend_actor_send(L, h, r->id, r->gen, 2, sid, sgen);
+  return 0;
+}
+
+static int l_ref_path(lua_State *L) {
+  tend_check_ref(L, 1, "path", "self");
+  tend_ref_push_path(L, tend_host_of(L), 1);
+  return 1;
+}
+
+static int l_ref_name(lua_State *L) {
+  tend_check_ref(L, 1, "name", "self");
+  tend_ref_push_path(L, tend_host_of(L), 1);
+  const char *p = lua_tostring(L, -1);
+  const char *slash = strrchr(p, '/');
+  lua_pushstring(L, slash ? slash + 1 : p);
+  return 1;
+}
+
+static int l_ref_tostring(lua_State *L) {
+  tend_check_ref(L, 1, "tostring", "self");
+  tend_ref_push_path(L, tend_host_of(L), 1);
+  lua_pushfstring(L, "Ref(%s)", lua_tostring(L, -1));
+  return 1;
+}
+
+static int l_ref_eq(lua_State *L) {
+  tend_ref *a = tend_ref_test(L, 1), *b = tend_ref_test(L, 2);
+  lua_pushboolean(L, a && b && a->id == b->id && a->gen == b->gen);
+  return 1;
+}
+
+void tend_open_ref(lua_State *L) {
+  static const luaL_Reg methods[] = {{"tell", l_ref_tell},
+                                     {"path", l_ref_path},
+                                     {"name", l_ref_name},
+                                     {NULL, NULL}};
+  tend_host *h = tend_host_of(L);
+  push_send(L, h); /* tend.send */
+  lua_setfield(L, -2, "send");
+  luaL_newmetatable(L, TEND_REF_MT);
+  luaL_newlib(L, methods);
+  push_send(L, h);
+  lua_setfield(L, -2, "send");
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_ref_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, l_ref_eq);
+  lua_setfield(L, -2, "__eq");
+  lua_pop(L, 1);
+}

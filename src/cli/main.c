@@ -1,0 +1,285 @@
+/* main: the command line (DESIGN §2). Parses options, loads the main chunk
+ * and runs it as the actor /user/main on the host. */
+#include <errno.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "cli/repl.h"
+#include "runtime/event.h"
+#include "runtime/host.h"
+
+static const char usage[] =
+    "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
+    "       tend [options] -                  read the script from stdin\n"
+    "       tend [options] -e CODE            run CODE\n"
+    "       tend [options]                    the REPL (stdin a terminal)\n"
+    "       tend [options] -i SCRIPT [ARGS]   run SCRIPT, then the REPL\n"
+    "       tend [options] test [PATH...]     run luaunit specs (default: "
+    "spec/)\n"
+    "       tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT] [--trace "
+    "OUT]\n"
+    "                                         run a failure scenario (virtual "
+    "clock)\n"
+    "       tend timeline TRACE.jsonl -o OUT.svg  draw a trace as a timeline\n"
+    "options:\n"
+    "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
+    "                     actor can run (default for `tend test`)\n"
+    "  --real-time        real clock (the default except for `tend test`)\n"
+    "  --seed N           seed of every random choice (default: from the "
+    "time)\n"
+    "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
+    "  --trace FILE       lifecycle events as JSON lines\n"
+    "  --version          print the version and exit\n"
+    "  --help             print this help and exit\n"
+    "exit status: 0 normal end, 1 script error, 2 usage error\n";
+
+typedef struct options {
+  int virtual_time; /* -1 unset, 0 real, 1 virtual */
+  int has_seed;
+  uint64_t seed;
+  int log_level;      /* -1 unset */
+  const char *code;   /* -e CODE */
+  const char *script; /* path, "-" for stdin, NULL */
+  int test;           /* tend test */
+  int scenario;       /* tend scenario */
+  int timeline;       /* tend timeline */
+  const char *trace;  /* --trace FILE, or NULL */
+  int interactive;    /* -i: the REPL after the script */
+  int repl;           /* the REPL alone (a terminal, no script) */
+  int first_arg;      /* argv index of the first script argument */
+} options;
+
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tend: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n%s", usage);
+  va_end(ap);
+  return 2;
+}
+
+/* Parses argv into o; returns -1 to go on, else an exit status. */
+static int parse(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  o->virtual_time = -1;
+  o->log_level = -1;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+      printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE,
+             uv_version_string());
+      return 0;
+    } else if (strcmp(a, "--virtual-time") == 0) {
+      o->virtual_time = 1;
+    } else if (strcmp(a, "--real-time") == 0) {
+      o->virtual_time = 0;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (++i >= argc)
+        return usage_error("--seed: expected an integer, got nothing");
+      char *end;
+      errno = 0;
+      long long v = strtoll(argv[i], &end, 10);
+      if (errno || *end || end == argv[i])
+        return usage_error("--seed: expected an integer, got '%s'", argv[i]);
+      o->has_seed = 1;
+      o->seed = (uint64_t)v;
+    } else if (strcmp(a, "--log-level") == 0) {
+      if (++i >= argc)
+        return usage_error(
+            "--log-level: expected error|warn|info|debug, got nothing");
+      o->log_level = tend_log_parse(argv[i]); /* -1 when unknown */
+      if (o->log_level < 0)
+        return usage_error(
+            "--log-level: expected error|warn|info|debug, got '%s'", argv[i]);
+    } else if (strcmp(a, "--trace") == 0) {
+      if (++i >= argc)
+        return usage_error("--trace: expected a file name, got nothing");
+      o->trace = argv[i];
+    } else if (strcmp(a, "-e") == 0) {
+      if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
+      o->code = argv[i];
+    } else if (strcmp(a, "-i") == 0) {
+      o->interactive = 1;
+    } else if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return usage_error("unknown option '%s'", a);
+    } else {
+      break;
+    }
+  }
+  if (i < argc && !o->code) {
+    if (strcmp(argv[i], "test") == 0) {
+      o->test = 1;
+    } else if (strcmp(argv[i], "timeline") == 0) {
+      o->timeline = 1;
+    } else if (strcmp(argv[i], "scenario") == 0) {
+      o->scenario = 1;
+      if (i + 1 >= argc)
+        return usage_error("scenario: expected a FILE, got nothing");
+      /* --seed and --trace are the host's; the rest goes to the runner */
+      for (int j = i + 2; j < argc; j++) {
+        int seed = strcmp(argv[j], "--seed") == 0;
+        if (!seed && strcmp(argv[j], "--trace") != 0) continue;
+        if (j + 1 >= argc)
+          return usage_error("%s: expected a value, got nothing", argv[j]);
+        if (!seed) {
+          o->trace = argv[++j];
+          continue;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(argv[++j], &end, 10);
+        if (errno || *end || end == argv[j])
+          return usage_error("--seed: expected an integer, got '%s'", argv[j]);
+        o->has_seed = 1;
+        o->seed = (uint64_t)v;
+      }
+    } else {
+      o->script = argv[i];
+    }
+    i++;
+  } else if (!o->code) {
+    if (isatty(0) || o->interactive)
+      o->repl = 1; /* the prompt, no script */
+    else
+      o->script = "-";
+  }
+  o->first_arg = i;
+  return -1;
+}
+
+/* Sets the global `arg` as lua.c does: arg[0] the script, arg[1..] its
+ * arguments, negative indices the words before it. */
+static void set_arg(lua_State *L, int argc, char **argv, int script) {
+  lua_createtable(L, argc - script, script + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - script);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* Pushes the main chunk; returns 0, or 1 after printing a load error. */
+static int load_main(lua_State *L, const options *o) {
+  int r;
+  if (o->test) {
+    r = luaL_loadstring(L, "return require('tend.test').run(...)");
+  } else if (o->scenario) {
+    r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
+  } else if (o->timeline) {
+    r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
+  } else if (o->code) {
+    r = luaL_loadbuffer(L, o->code, strlen(o->code), "=(command line)");
+  } else if (strcmp(o->script, "-") == 0) {
+    r = luaL_loadfile(L, NULL);
+  } else {
+    r = luaL_loadfile(L, o->script);
+  }
+  if (r != LUA_OK) {
+    fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* Spawns the main chunk (at the top) as /user/main with args (popped). */
+static int start_main(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_pushliteral(L, "main");
+  lua_insert(L, 1); /* [1] name [2] chunk [3] args */
+  tend_spawn_opts so;
+  tend_spawn_opts_init(&so);
+  so.name = 1;
+  so.args = 3;
+  so.task = 1;
+  h->main = tend_actor_spawn(L, h, h->user, 2, &so);
+  return 0;
+}
+
+/* The generated module table (build/gen/modules.c): lua/ embedded. */
+void tend_modules_preload(lua_State *L);
+
+/* The host's `open` hook: the Lua face and the embedded modules. */
+static int open_lua(lua_State *L) {
+  tend_api_open(L);
+  tend_modules_preload(L);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int r = parse(argc, argv, &o);
+  if (r >= 0) return r;
+  tend_host_config cfg = {
+      .virtual_time = o.scenario           ? 1
+                      : o.virtual_time < 0 ? o.test
+                                           : o.virtual_time,
+      .has_seed = o.has_seed,
+      .seed = o.seed,
+      /* specs fail actors on purpose: only errors are logged there */
+      .log_level = (tend_log_level)(o.log_level >= 0         ? o.log_level
+                                    : (o.test || o.scenario) ? TEND_LOG_ERROR
+                                                             : TEND_LOG_WARN),
+      .open = open_lua,
+  };
+  tend_host *h = tend_host_open(&cfg);
+  if (h == NULL) return 1;
+  if (o.trace) {
+    if (tend_trace_open(h, o.trace) != 0) {
+      fprintf(stderr, "tend: --trace: cannot open %s: %s\n", o.trace,
+              strerror(errno));
+      tend_host_close(h);
+      return 2;
+    }
+    char seed[64];
+    snprintf(seed, sizeof seed, "seed %llu", (unsigned long long)h->seed);
+    tend_event e = TEND_EVENT_INIT(TEND_EV_TRACE, NULL);
+    e.path = "/";
+    e.detail = seed;
+    tend_event_emit(h->L, h, &e);
+  }
+  lua_State *L = h->L;
+  int script = o.script ? o.first_arg - 1 : 0;
+  set_arg(L, argc, argv, script);
+  if (o.repl) {
+    int code = tend_repl_start(h) == 0 ? tend_host_run(h) : 1;
+    fflush(stdout);
+    tend_host_close(h);
+    return code;
+  }
+  if (o.interactive) tend_repl_after_main(h);
+  if (load_main(L, &o) != 0) {
+    tend_host_close(h);
+    return 1;
+  }
+  lua_createtable(L, argc - o.first_arg, 0); /* the chunk's `...` */
+  for (int i = o.first_arg; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - o.first_arg + 1);
+  }
+  lua_pushcfunction(L, start_main);
+  lua_insert(L, -3);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
+    tend_host_close(h);
+    return 1;
+  }
+  int code = tend_host_run(h);
+  fflush(stdout);
+  tend_host_close(h);
+  return code;
+}

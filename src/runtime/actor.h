@@ -1,0 +1,301 @@
+/* actor: the actor record: creation, addressing (ids, refs, paths), sending
+ * and dead letters. Its life (start, stop, death) is lifecycle.h; what
+ * happens when it fails is supervise.h.
+ *
+ * An actor's record is a Lua full userdata (metatable "tend.Ctx": it is also
+ * the `ctx` that behaviors receive). While the actor lives, the host's anchor
+ * table keeps it (anchors[id]); after death a stale ctx still points at valid
+ * memory whose state is DEAD. Its user values hold the Lua side:
+ *   1 behavior  (function or hook table; nil before start)
+ *   2 factory   (function; kept for restarts)
+ *   3 ref       (the actor's canonical tend.Ref, made on first use)
+ *   4 thread    (the coroutine parked in sleep/ask, else nil)
+ *   5 path      (its path string, made once: at spawn for a named actor,
+ *                at first use for an anonymous one)
+ * Everything else C keeps in the record or in its ext (below).
+ *
+ * Invariants: an actor is in the run queue at most once (QUEUED flag); a
+ * waiting actor (wait != NONE) is never in the run queue for its mail, only
+ * once woken; children die before their parent. */
+#ifndef TEND_ACTOR_H
+#define TEND_ACTOR_H
+
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/mailbox.h"
+#include "base/strategy.h"
+
+typedef struct tend_host tend_host;
+typedef struct tend_timer tend_timer;
+typedef struct tend_promise tend_promise;
+
+/* "tend": tells a ctx from other userdata */
+#define TEND_ACTOR_MAGIC 0x74656e64u
+#define TEND_CTX_MT "tend.Ctx"
+
+enum {
+  TEND_UV_BEHAVIOR = 1,
+  TEND_UV_FACTORY,
+  TEND_UV_REF,
+  TEND_UV_THREAD,
+  TEND_UV_PATH,
+  TEND_UV_COUNT = TEND_UV_PATH
+};
+
+/* What an id in the host's id table names. */
+typedef enum tend_entity_kind {
+  TEND_ENTITY_ACTOR,
+  TEND_ENTITY_PROMISE
+} tend_entity_kind;
+
+typedef enum tend_actor_state {
+  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
+  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
+  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
+  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
+  TEND_ACTOR_DEAD        /* gone; its id is stale */
+} tend_actor_state;
+
+/* Where a RESTARTING actor is in the restart sequence (DESIGN §5.1). */
+typedef enum tend_restart_phase {
+  TEND_RESTART_NONE,     /* not restarting */
+  TEND_RESTART_PRE,      /* pre_restart (or the default's post_stop) runs */
+  TEND_RESTART_CHILDREN, /* waits for its stopping children to die */
+  TEND_RESTART_FACTORY,  /* the factory builds the new instance */
+  TEND_RESTART_POST      /* post_restart (default: pre_start) runs */
+} tend_restart_phase;
+
+/* Whose failure a restart ends. */
+typedef enum tend_restart_for {
+  TEND_RESTART_FOR_GROUP, /* a sibling's (group) or its parent's (survivor):
+                             it was not failed itself */
+  TEND_RESTART_FOR_SELF   /* its own: when done, it resumes its subtree */
+} tend_restart_for;
+
+/* A failure on its way to a decision. */
+typedef enum tend_failure {
+  TEND_FAILURE_NONE,    /* not failed */
+  TEND_FAILURE_PENDING  /* failed, subtree suspended; its supervisor (or its
+                           typed clauses) will decide */
+} tend_failure;
+
+typedef enum tend_actor_wait {
+  TEND_WAIT_NONE,    /* not suspended */
+  TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
+  TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
+  TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
+  TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
+} tend_actor_wait;
+
+/* How a wait ended (read by the code that waited). */
+typedef enum tend_wake {
+  TEND_WAKE_TIMEOUT,    /* time ran out (an ask's timeout) */
+  TEND_WAKE_OK,         /* as hoped: a reply came, or the sleep is over */
+  TEND_WAKE_INTERRUPTED /* Ctrl-C at the REPL: raise Interrupted */
+} tend_wake;
+
+/* Code an actor runs in the worker (for the continuation after a yield). */
+typedef enum tend_actor_op {
+  TEND_OP_NONE,
+  TEND_OP_FACTORY,      /* factory(ctx, args...) */
+  TEND_OP_PRE_START,    /* hooks.pre_start(self, ctx) */
+  TEND_OP_RECEIVE,      /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
+  TEND_OP_POST_STOP,    /* hooks.post_stop(self, ctx) */
+  TEND_OP_TASK,         /* a task's function (main chunk, tend.after) */
+  TEND_OP_DECIDE,       /* the decider on a child's failure (err, child) */
+  TEND_OP_PRE_RESTART,  /* hooks.pre_restart(self, err, msg, ctx) */
+  TEND_OP_RESTART_STOP, /* default pre_restart: hooks.post_stop */
+  TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
+} tend_actor_op;
+
+/* Why an actor stops; says what watchers see and whether a permanent
+ * child is restarted instead. */
+typedef enum tend_stop_reason {
+  TEND_STOP_NORMAL,    /* by itself or another actor: "normal"; a permanent
+                          child is restarted instead */
+  TEND_STOP_BY_PARENT, /* by its supervisor: "normal", final */
+  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
+                          down: "shutdown", final */
+  TEND_STOP_FAILURE    /* after an error (ext->error_ref): the error, final */
+} tend_stop_reason;
+
+typedef enum tend_restart_type {
+  TEND_TRANSIENT, /* restarted only after a failure (default, Akka) */
+  TEND_PERMANENT, /* also restarted after a normal stop */
+  TEND_TEMPORARY  /* never restarted: a restart directive stops it */
+} tend_restart_type;
+
+typedef enum tend_overflow {
+  TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
+  TEND_OVERFLOW_DROP_OLD, /* the oldest message goes to dead letters */
+  TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
+} tend_overflow;
+
+enum tend_actor_flags {
+  TEND_AF_QUEUED = 1,     /* in the run queue */
+  TEND_AF_HOOKS = 2,      /* behavior is a hook table, not a function */
+  TEND_AF_TASK = 4,       /* a task: runs its function once, then stops */
+  TEND_AF_NAMED = 8,      /* spawned with a name (its path is cached) */
+  TEND_AF_GUARDIAN = 16,  /* /user or /system: no behavior of its own */
+  TEND_AF_POST_STOP = 32, /* post_stop has begun (runs at most once) */
+  TEND_AF_SURVIVOR = 64,  /* child kept through its parent's pre_restart:
+                             restarted once the parent is */
+  TEND_AF_BACKOFF = 128,  /* a backoff supervisor (ext->backoff) */
+  TEND_AF_TYPED = 256,    /* handles its own failures (ext->typed) */
+  TEND_AF_FROZEN = 512    /* tend.chaos.freeze: takes no messages */
+};
+
+typedef struct tend_watch tend_watch;
+typedef struct tend_backoff_sup tend_backoff_sup;
+typedef struct tend_typed tend_typed;
+
+/* What only some actors need, allocated on first use (a strategy, spawn
+ * args, a failure, DeathWatch), freed at death. Each *_ref is a registry
+ * ref owned by this record (LUA_NOREF when unset), released by
+ * tend_actor_ext_free. */
+typedef struct tend_actor_ext {
+  tend_strategy strategy;   /* for its children (when has_strategy) */
+  int has_strategy;         /* 0: the default strategy */
+  int decider_ref;          /* the strategy's decider (function or table) */
+  int args_ref;             /* spawn args (a list), passed to the factory */
+  int error_ref;            /* the error it failed (or stopped) with */
+  int failed_msg_ref;       /* the message whose processing failed */
+  int cause_ref;            /* the error its restart is for */
+  tend_window child_window; /* its restarts (one_for_one budget) */
+  tend_window group_window; /* its children's group restarts (groups) */
+  tend_watch *watchers;     /* watches on this actor */
+  tend_watch *watching;     /* watches this actor holds */
+  uint32_t escalated_id;    /* child whose failure it escalated, or 0 */
+  uint32_t escalated_gen;
+  uint32_t deciding_id; /* child whose failure the decider judges */
+  uint32_t deciding_gen;
+  tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
+  tend_typed *typed;         /* typed supervision clauses, or NULL */
+  int64_t max_ns;            /* max_message_time, 0 for none */
+  uint64_t msg_start;        /* uv_hrtime() when the message began */
+} tend_actor_ext;
+
+typedef struct tend_actor tend_actor;
+struct tend_actor {
+  tend_entity_kind kind;  /* TEND_ENTITY_ACTOR; first, as in tend_promise */
+  uint32_t magic;         /* TEND_ACTOR_MAGIC */
+  uint32_t id, gen;       /* slot in host->ids and its generation */
+  uint32_t seq;           /* spawn number; names anonymous actors "$seq" */
+  uint8_t state;          /* tend_actor_state */
+  uint8_t restart;        /* tend_restart_phase while RESTARTING */
+  uint8_t restart_for;    /* tend_restart_for while RESTARTING */
+  uint8_t failure;        /* tend_failure */
+  uint8_t wait;           /* tend_actor_wait */
+  uint8_t wake;           /* tend_wake once WOKEN */
+  uint8_t op;             /* tend_actor_op in progress */
+  uint8_t stop_reason;    /* tend_stop_reason, once STOPPING */
+  uint8_t overflow;       /* tend_overflow when capacity > 0 */
+  uint8_t restart_type;   /* tend_restart_type */
+  uint8_t suspends;       /* > 0: takes no user messages (its own failure
+                             and its ancestors' failures each count one) */
+  uint8_t terminated_msg; /* the message in process is a `terminated` */
+  uint16_t flags;         /* tend_actor_flags */
+  uint32_t restarts;      /* restarts so far */
+  uint32_t capacity;      /* user-queue bound, 0 = unbounded */
+  uint32_t wait_seq;      /* bumped at each wait; WAKE timers carry it */
+  uint32_t sender_id;     /* sender of the message being processed */
+  uint32_t sender_gen;
+  int64_t shutdown_ns;                     /* time allowed for post_stop */
+  tend_actor *parent;                      /* supervisor; NULL for guardians */
+  tend_actor *first_child, *last_child;    /* children in start order */
+  tend_actor *prev_sibling, *next_sibling; /* within the parent's list */
+  tend_actor *next_run;                    /* next in the run queue */
+  tend_mailbox mbox;                       /* system and user queues */
+  tend_timer *timers;    /* timers this actor owns (cancelled at death) */
+  tend_promise *promise; /* outstanding ask, or NULL (promise.h) */
+  tend_actor_ext *ext;   /* see above, or NULL */
+  tend_value wake_value; /* WOKEN by a reply: the reply, owned */
+  lua_State *thread;     /* parked coroutine (anchored in uv 4), or NULL */
+};
+
+/* Options of a spawn, validated (by the API) before anything is created. */
+typedef struct tend_spawn_opts {
+  int name;          /* stack index of the name string, 0 for anonymous */
+  int args;          /* stack index of the args table, 0 for none */
+  uint32_t capacity; /* mailbox bound, 0 = unbounded */
+  tend_overflow overflow;
+  int64_t shutdown_ns;
+  int task; /* 1: the factory is a task function, run once */
+  const tend_strategy *strategy; /* for its children; NULL: the default */
+  int decider;            /* stack index of the strategy's decider, or 0 */
+  int64_t max_message_ns; /* max_message_time, 0 for none */
+  tend_restart_type restart;
+} tend_spawn_opts;
+
+/* Default options: anonymous, unbounded, 5 s shutdown, transient. */
+void tend_spawn_opts_init(tend_spawn_opts *o);
+
+/* Creates an actor under parent with factory at stack index `factory`;
+ * queues its START. Pushes its ref. Raises a Lua error (nothing created) if
+ * the name is taken or the parent cannot take children. */
+tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_spawn_opts *o);
+/* Raises (naming fn) unless parent can take a child named by the string
+ * at stack index name (0: anonymous). */
+void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name, const char *fn);
+/* Creates a guardian (/user, /system): running, no behavior. Pops nothing. */
+tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name);
+/* Gives a the strategy s for its children; the decider (function or
+ * table) at stack index decider, or 0 for none. */
+void tend_actor_set_strategy(lua_State *L, tend_actor *a,
+                             const tend_strategy *s, int decider);
+
+/* Delivers the value at stack index idx to (id, gen) as a user message from
+ * (sender_id, sender_gen). A dead target takes it as a dead letter. */
+void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                     int idx, uint32_t sender_id, uint32_t sender_gen);
+/* Same, with the value store at stack index store (see value.h). */
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store);
+/* Same, with an already-stored value whose ownership passes to the call. */
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen);
+/* Counts a dead letter for `to` (NULL: unknown), drops v (may be NULL). */
+void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
+                            tend_value *v);
+
+/* The one way to post a system message: kind to a, about actor `about`
+ * (may be NULL); a is queued to run. */
+void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
+                     const tend_actor *about);
+
+/* Pushes a's path ("/user/a/b"), computed once. */
+void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
+/* Pushes a's canonical ref (made on first use). */
+void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes a's userdata (ctx). */
+void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
+/* The live actor (id, gen) names, or NULL. */
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
+
+/* a's ext record, allocated on first use; NULL when memory is out. */
+tend_actor_ext *tend_actor_ext_get(tend_actor *a);
+/* Frees a's ext and what it owns (at death or close). */
+void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes the Lua value of one of a's ext refs (nil when unset). */
+void tend_actor_push_ext(lua_State *L, const tend_actor *a, size_t field);
+/* Sets one of a's ext refs to the value at the top (popped). Without
+ * memory for the ext, the value is dropped. */
+void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field);
+#define TEND_EXT(f) offsetof(tend_actor_ext, f)
+
+static inline int tend_actor_takes_mail(const tend_actor *a) {
+  return a->state == TEND_ACTOR_RUNNING && a->suspends == 0;
+}
+
+static inline int tend_actor_has_work(const tend_actor *a) {
+  return a->mbox.sys.head != NULL ||
+         (tend_actor_takes_mail(a) && a->mbox.user.head != NULL);
+}
+
+#endif

@@ -1,0 +1,139 @@
+/* error: error values and the message handler (see error.h). */
+#include "runtime/error.h"
+
+#include <lauxlib.h>
+#include <string.h>
+
+#include "runtime/ref.h"
+
+/* Pushes a new error value {kind, message}. */
+void tend_error_new(lua_State *L, const char *kind, const char *message) {
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, message);
+  lua_setfield(L, -2, "message");
+  luaL_setmetatable(L, TEND_ERROR_MT);
+}
+
+int tend_error_is(lua_State *L, int idx) {
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return 0;
+  luaL_getmetatable(L, TEND_ERROR_MT);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same;
+}
+
+/* Pushes a traceback of L1 from `level`, in luaL_traceback's format but
+ * naming functions only from their call site: luaL_traceback searches
+ * package.loaded for a global name at every level, which made it the cost
+ * of a restart. */
+void tend_traceback(lua_State *L, lua_State *L1, int level) {
+  enum { HEAD = 10, TAIL = 11 };
+  lua_Debug ar;
+  int last = level;
+  while (lua_getstack(L1, last, &ar)) last++; /* levels: level..last-1 */
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "stack traceback:");
+  for (int i = level; i < last; i++) {
+    if (i == level + HEAD && last - i > TAIL + 1) {
+      lua_pushfstring(L, "\n\t...\t(skipping %d levels)", last - i - TAIL);
+      luaL_addvalue(&b);
+      i = last - TAIL - 1;
+      continue;
+    }
+    lua_getstack(L1, i, &ar);
+    lua_getinfo(L1, "Sln", &ar);
+    if (ar.currentline > 0)
+      lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
+    else
+      lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
+    luaL_addvalue(&b);
+    if (*ar.namewhat != '\0')
+      lua_pushfstring(L, "%s '%s'", ar.namewhat, ar.name);
+    else if (*ar.what == 'm')
+      lua_pushliteral(L, "main chunk");
+    else if (*ar.what != 'C')
+      lua_pushfstring(L, "function <%s:%d>", ar.short_src, ar.linedefined);
+    else
+      lua_pushliteral(L, "?");
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+}
+
+int tend_error_handler(lua_State *L) {
+  if (tend_error_is(L, 1)) {
+    if (lua_getfield(L, 1, "traceback") == LUA_TNIL) {
+      tend_traceback(L, L, 1);
+      lua_setfield(L, 1, "traceback");
+    }
+    lua_settop(L, 1);
+    return 1;
+  }
+  const char *msg;
+  if (lua_type(L, 1) == LUA_TSTRING)
+    msg = lua_tostring(L, 1);
+  else
+    msg = luaL_tolstring(L, 1, NULL); /* push a description */
+  tend_error_new(L, "Error", msg);
+  if (lua_type(L, 1) != LUA_TSTRING) {
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, "value"); /* keep what was raised */
+  }
+  tend_traceback(L, L, 1);
+  lua_setfield(L, -2, "traceback");
+  return 1;
+}
+
+void tend_error_describe(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (tend_error_is(L, idx)) {
+    lua_getfield(L, idx, "where");
+    lua_getfield(L, idx, "kind");
+    lua_getfield(L, idx, "message");
+    lua_pushfstring(L, "%s%s: %s", luaL_optstring(L, -3, ""),
+                    luaL_optstring(L, -2, "Error"), luaL_optstring(L, -1, ""));
+    lua_replace(L, -4);
+    lua_pop(L, 2);
+  } else {
+    luaL_tolstring(L, idx, NULL);
+  }
+}
+
+void tend_error_wrap(lua_State *L, int idx, const char *kind,
+                     const char *prefix) {
+  idx = lua_absindex(L, idx);
+  tend_error_describe(L, idx);
+  lua_pushfstring(L, "%s: %s", prefix, lua_tostring(L, -1));
+  tend_error_new(L, kind, lua_tostring(L, -1));
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  lua_pushvalue(L, idx);
+  lua_setfield(L, -2, "cause");
+  if (lua_istable(L, idx)) {
+    lua_getfield(L, idx, "traceback");
+    lua_setfield(L, -2, "traceback");
+  }
+}
+
+int tend_error_interrupted(lua_State *L) {
+  tend_error_new(L, "Interrupted", "interrupted (Ctrl-C)");
+  return lua_error(L);
+}
+
+const char *tend_typename(lua_State *L, int idx) {
+  if (tend_ref_test(L, idx)) return "an actor ref";
+  switch (lua_type(L, idx)) {
+    case LUA_TNONE:
+    case LUA_TNIL: return "nil";
+    case LUA_TNUMBER: return lua_isinteger(L, idx) ? "an integer" : "a number";
+    case LUA_TBOOLEAN: return "a boolean";
+    case LUA_TSTRING: return "a string";
+    case LUA_TTABLE: return "a table";
+    case LUA_TFUNCTION: return "a function";
+    case LUA_TTHREAD: return "a coroutine";
+    default: return "a userdata";
+  }
+}

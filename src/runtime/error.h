@@ -1,0 +1,32 @@
+/* error: structured error values (DESIGN §3.2): a table {kind, message,
+ * traceback, ...} with metatable "tend.Error" (whose methods the API layer
+ * adds). Every error an actor raises passes through tend_error_handler, so
+ * it has a kind and a traceback by the time its supervisor sees it. */
+#ifndef TEND_ERROR_H
+#define TEND_ERROR_H
+
+#include <lua.h>
+
+#define TEND_ERROR_MT "tend.Error"
+
+/* Pushes a new error value {kind, message}. */
+void tend_error_new(lua_State *L, const char *kind, const char *message);
+/* Is the value at idx an error value? */
+int tend_error_is(lua_State *L, int idx);
+/* Pushes a traceback of L1 from level (luaL_traceback's format). */
+void tend_traceback(lua_State *L, lua_State *L1, int level);
+/* Message handler for lua_pcall: turns any error into an error value with a
+ * traceback. */
+int tend_error_handler(lua_State *L);
+/* Pushes an error of kind, message "prefix: <the error at idx>", that
+ * keeps the error at idx as its cause (and its traceback). */
+void tend_error_wrap(lua_State *L, int idx, const char *kind,
+                     const char *prefix);
+/* Pushes "kind: message" for the error value at idx. */
+void tend_error_describe(lua_State *L, int idx);
+/* Raises Interrupted (Ctrl-C at the REPL). */
+int tend_error_interrupted(lua_State *L);
+/* A type name for error messages ("an actor ref", "a table", ...). */
+const char *tend_typename(lua_State *L, int idx);
+
+#endif

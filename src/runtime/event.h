@@ -1,0 +1,83 @@
+/* event: the lifecycle events of the host (DESIGN §6). Every event goes
+ * through tend_event_emit, which writes it as one JSON line (base/jsonl.h)
+ * to the trace file (--trace) and to stderr (tend.trace(true)), queues it
+ * for the Lua listeners (tend.trace(fn), called from the loop between
+ * turns), and logs it. Keys come in a fixed order and numbers in a fixed
+ * format, so traces compare byte for byte. The path of an actor is made
+ * once (actor.h), not per event. */
+#ifndef TEND_EVENT_H
+#define TEND_EVENT_H
+
+#include <lua.h>
+#include <stdio.h>
+
+#include "runtime/host.h"
+
+/* The events, in the order of their names (tend_event_name). */
+typedef enum tend_event_kind {
+  TEND_EV_TRACE,       /* the trace begins (its seed) */
+  TEND_EV_SPAWN,       /* an actor was created */
+  TEND_EV_START,       /* its first instance took messages */
+  TEND_EV_FAIL,        /* its code raised */
+  TEND_EV_DIRECTIVE,   /* its supervisor decided */
+  TEND_EV_RESTART,     /* a new instance took over */
+  TEND_EV_BACKOFF,     /* a restart waits this delay */
+  TEND_EV_RESET,       /* a backoff starts over */
+  TEND_EV_GIVE_UP,     /* a backoff reached its limit */
+  TEND_EV_STOP,        /* it began to stop */
+  TEND_EV_TERMINATED,  /* it died */
+  TEND_EV_ESCALATE,    /* a supervisor failed with its child's error */
+  TEND_EV_DEAD_LETTER, /* a message reached no actor */
+  TEND_EV_STASH_DROP,  /* a full stash dropped its oldest message */
+  TEND_EV_CHAOS,       /* tend.chaos injected a fault */
+  TEND_EV_KINDS
+} tend_event_kind;
+
+typedef struct tend_event {
+  tend_event_kind ev;    /* what happened */
+  tend_actor *actor;     /* where it happened, or NULL */
+  const char *path;      /* its path when actor is NULL ("/deadLetters") */
+  const char *kind;      /* error kind, or NULL */
+  const char *message;   /* error message, or NULL */
+  const char *directive; /* directive: what was decided */
+  const char *clause;    /* directive: the decider clause, "default", ... */
+  int64_t window[3];     /* directive: restarts used, allowed, within (ns);
+                            window[1] < 0: none; window[2] < 0: no window */
+  int64_t count;         /* restart count, or -1 */
+  int64_t incarnation;   /* incarnation, or -1 */
+  int64_t delay_ns;      /* delay chosen, or -1 */
+  double draw;           /* the random draw behind the delay, or -1 */
+  const char *algorithm; /* backoff algorithm, or NULL */
+  const char *reason;    /* stop, terminated: "normal", "shutdown", a kind */
+  const char *to;        /* chaos: the other end of a link, or NULL */
+  const char *detail;    /* a few words, or NULL */
+} tend_event;
+
+#define TEND_EVENT_INIT(kind, a)                                             \
+  {                                                                          \
+    (kind), (a), NULL, NULL, NULL, NULL, NULL, {-1, -1, -1}, -1, -1, -1, -1, \
+        NULL, NULL, NULL, NULL                                               \
+  }
+
+/* The name of an event in the trace ("spawn", "dead_letter", ...). */
+const char *tend_event_name(tend_event_kind ev);
+
+/* Is anyone listening beyond the log? (cheap check before building one) */
+static inline int tend_event_traced(const tend_host *h) {
+  return h->trace_file != NULL || h->trace_stderr || h->trace_fn_ref > 0;
+}
+
+/* Would an event of the quiet kind (logged at debug) go anywhere? */
+static inline int tend_event_on(const tend_host *h) {
+  return tend_event_traced(h) || h->log_level >= TEND_LOG_DEBUG;
+}
+
+void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
+/* Calls the tend.trace function with the events queued since (main
+ * thread, between turns). */
+void tend_event_flush(lua_State *L, tend_host *h);
+/* Opens the trace file (--trace); returns 0, or -1 with errno. */
+int tend_trace_open(tend_host *h, const char *path);
+void tend_trace_close(tend_host *h);
+
+#endif

@@ -1,0 +1,318 @@
+/* host: state, loop, pump and shutdown (see host.h). */
+#include "runtime/host.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backoff_sup.h"
+#include "runtime/event.h"
+#include "runtime/lifecycle.h"
+#include "runtime/promise.h"
+#include "runtime/sched.h"
+#include "runtime/timers.h"
+#include "runtime/typed.h"
+#include "runtime/watch.h"
+
+#define PUMP_JUMPS 256 /* virtual-clock jumps per loop iteration */
+
+/* The Lua allocator: counts bytes so stats and benchmarks can see them. */
+static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  tend_host *h = ud;
+  if (ptr == NULL) osize = 0;
+  if (nsize == 0) {
+    free(ptr);
+    h->lua_bytes -= osize;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) h->lua_bytes += nsize - osize;
+  return p;
+}
+
+static int panic(lua_State *L) {
+  fprintf(stderr, "tend: unprotected Lua error: %s\n", lua_tostring(L, -1));
+  return 0; /* lua aborts after this; never reached in normal operation */
+}
+
+void tend_host_log(tend_host *h, tend_log_level level, const char *path,
+                   const char *fmt, ...) {
+  if (level > h->log_level) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  double t = (double)tend_clock_now(&h->clock) / 1e9;
+  if (h->front.output) h->front.output(h, 1);
+  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
+          path ? path : "", path ? ": " : "", msg);
+  fflush(stderr);
+  if (h->front.output) h->front.output(h, 0);
+}
+
+void tend_host_print(tend_host *h, const char *text, size_t len) {
+  if (h->front.output) h->front.output(h, 1);
+  fwrite(text, 1, len, stdout);
+  fflush(stdout);
+  if (h->front.output) h->front.output(h, 0);
+}
+
+void tend_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
+  lua_rawgeti(L, -1, (lua_Integer)s);
+  lua_remove(L, -2);
+}
+
+/* ------------------------------------------------------------ the pump */
+
+static void on_idle(uv_idle_t *handle);
+static void on_timer(uv_timer_t *handle);
+
+static void update_handles(tend_host *h) {
+  tend_timer *top = tend_timer_heap_top(&h->timers);
+  int busy = h->runq_head != NULL || (h->clock.is_virtual && top != NULL);
+  if (busy) uv_idle_start(&h->idle, on_idle);
+  if (!busy) uv_idle_stop(&h->idle);
+  if (!h->clock.is_virtual && top && !h->runq_head) {
+    int64_t wait = top->due - tend_clock_now(&h->clock);
+    uint64_t ms = wait <= 0 ? 0 : (uint64_t)((wait + 999999) / 1000000);
+    uv_timer_start(&h->uvtimer, on_timer, ms, 0);
+  } else {
+    uv_timer_stop(&h->uvtimer);
+  }
+}
+
+/* Fires due timers and runs actors; under the virtual clock, jumps to the
+ * next timer whenever no actor can run. */
+static void pump(tend_host *h) {
+  for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
+    tend_timers_fire_due(h);
+    tend_sched_run(h);
+    tend_event_flush(h->L, h);
+    if (h->front.turn) h->front.turn(h);
+    if (h->runq_head) break;
+    tend_timer *top = tend_timer_heap_top(&h->timers);
+    if (!h->clock.is_virtual || top == NULL) break;
+    tend_clock_jump(&h->clock, top->due);
+  }
+  update_handles(h);
+}
+
+static void on_idle(uv_idle_t *handle) {
+  pump(handle->data);
+}
+static void on_timer(uv_timer_t *handle) {
+  pump(handle->data);
+}
+
+static void on_signal(uv_signal_t *handle, int signum) {
+  tend_host *h = handle->data;
+  if (h->front.signal && h->front.signal(h, signum)) { /* the REPL's */
+    pump(h);
+    return;
+  }
+  if (signum == SIGHUP && h->shutdown) {
+    tend_host_shutdown(h, 0);
+    pump(h);
+    return;
+  }
+  if (h->shutdown) { /* second signal: stop at once */
+    h->exit_code = 128 + signum;
+    h->shutdown = TEND_SHUTDOWN_FORCED;
+    uv_stop(&h->loop);
+    return;
+  }
+  tend_host_log(h, TEND_LOG_INFO, NULL, "signal %d: stopping every actor",
+                signum);
+  tend_host_shutdown(h, 128 + signum);
+  pump(h);
+}
+
+void tend_host_poke(tend_host *h) {
+  update_handles(h);
+}
+
+void tend_host_shutdown(tend_host *h, int code) {
+  if (h->shutdown) return;
+  h->shutdown = TEND_SHUTDOWN_GRACEFUL;
+  h->exit_code = code;
+  if (h->front.shutdown) h->front.shutdown(h);
+  if (h->user)
+    tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
+  else if (h->system)
+    tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
+}
+
+/* ------------------------------------------------------------ open, run */
+
+static int new_ref_table(lua_State *L) {
+  lua_newtable(L);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+static int sentinel_tostring(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
+/* Runs in protected mode: libraries, metatables, guardians. */
+static int setup(lua_State *L) {
+  tend_host *h = lua_touserdata(L, 1);
+  luaL_openlibs(L);
+  h->anchors_ref = new_ref_table(L);
+  h->values_ref = new_ref_table(L);
+  h->pool_ref = new_ref_table(L);
+  h->names_ref = new_ref_table(L);
+  h->trace_queue_ref = new_ref_table(L);
+  lua_createtable(L, 2, 0); /* sentinels: unique tables with a name */
+  for (int i = 1; i <= 2; i++) {
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushstring(L, i == 1 ? "tend.stopped" : "tend.unhandled");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__name");
+    lua_pushcclosure(L, sentinel_tostring, 1);
+    lua_setfield(L, -2, "__tostring");
+    lua_setmetatable(L, -2);
+    lua_rawseti(L, -2, i);
+  }
+  h->sentinels_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_CFunction open = (lua_CFunction)lua_touserdata(L, 2);
+  if (open) { /* the layers above: metatables, modules */
+    lua_pushcfunction(L, open);
+    lua_call(L, 0, 0);
+  }
+  h->user = tend_actor_guardian(L, h, "user");
+  h->system = tend_actor_guardian(L, h, "system");
+  tend_strategy stopping = tend_strategy_stopping();
+  tend_actor_set_strategy(L, h->system, &stopping, 0); /* tasks fail alone */
+  return 0;
+}
+
+/* Every runtime file that owns a timer kind registers it. */
+static void register_timer_kinds(tend_host *h) {
+  tend_timers_init(h);
+  tend_sched_init(h);
+  tend_promise_init(h);
+  tend_lifecycle_init(h);
+  tend_backoff_init(h);
+  tend_typed_init(h);
+}
+
+tend_host *tend_host_open(const tend_host_config *cfg) {
+  tend_host *h = calloc(1, sizeof *h);
+  if (h == NULL) return NULL;
+  h->log_level = cfg->log_level;
+  h->trace_fn_ref = LUA_NOREF;
+  register_timer_kinds(h);
+  tend_clock_init(&h->clock, cfg->virtual_time);
+  h->seed = cfg->has_seed ? cfg->seed
+                          : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
+  tend_rng_seed(&h->rng, h->seed);
+  tend_slots_init(&h->ids);
+  tend_timer_heap_init(&h->timers);
+  tend_pool_init(&h->msgs, sizeof(tend_msg));
+  if (uv_loop_init(&h->loop) != 0) {
+    free(h);
+    return NULL;
+  }
+  uv_idle_init(&h->loop, &h->idle);
+  uv_timer_init(&h->loop, &h->uvtimer);
+  uv_signal_init(&h->loop, &h->sigint);
+  uv_signal_init(&h->loop, &h->sigterm);
+  uv_signal_init(&h->loop, &h->sighup);
+  h->idle.data = h->uvtimer.data = h->sigint.data = h->sigterm.data = h;
+  h->sighup.data = h;
+  uv_signal_start(&h->sighup, on_signal, SIGHUP);
+  uv_unref((uv_handle_t *)&h->sighup);
+  uv_signal_start(&h->sigint, on_signal, SIGINT);
+  uv_signal_start(&h->sigterm, on_signal, SIGTERM);
+  uv_unref((uv_handle_t *)&h->sigint);
+  uv_unref((uv_handle_t *)&h->sigterm);
+  h->L = lua_newstate(lua_alloc, h);
+  if (h->L == NULL) {
+    fprintf(stderr, "tend: cannot create the Lua state\n");
+    tend_host_close(h);
+    return NULL;
+  }
+  lua_atpanic(h->L, panic);
+  if (tend_preempt_start(h, !cfg->virtual_time) != 0)
+    fprintf(stderr,
+            "tend: no runaway-actor watchdog (thread creation failed)\n");
+  *(tend_host **)lua_getextraspace(h->L) = h;
+  lua_pushcfunction(h->L, setup);
+  lua_pushlightuserdata(h->L, h);
+  lua_pushlightuserdata(h->L, (void *)cfg->open);
+  if (lua_pcall(h->L, 2, 0, 0) != LUA_OK) {
+    fprintf(stderr, "tend: setup failed: %s\n", lua_tostring(h->L, -1));
+    tend_host_close(h);
+    return NULL;
+  }
+  return h;
+}
+
+int tend_host_run(tend_host *h) {
+  for (;;) {
+    update_handles(h);
+    uv_run(&h->loop, UV_RUN_DEFAULT);
+    if (h->shutdown == TEND_SHUTDOWN_FORCED) break;
+    if (h->user == NULL && h->system == NULL) break;
+    if (!h->shutdown) { /* nothing can happen any more: stop the tree */
+      tend_host_shutdown(h, h->exit_code);
+      continue;
+    }
+    if (!h->runq_head && !tend_timer_heap_top(&h->timers)) {
+      tend_host_log(h, TEND_LOG_WARN, NULL,
+                    "shutdown stalled (an actor waits forever in post_stop)");
+      break;
+    }
+  }
+  return h->exit_code;
+}
+
+static void on_close(uv_handle_t *handle) {
+  (void)handle;
+}
+
+void tend_host_close(tend_host *h) {
+  tend_preempt_stop(h);
+  if (h->L) {
+    tend_event_flush(h->L, h);
+    tend_timers_cancel_all(h->L, h);
+    /* what live ids hold outside Lua (actors left when the host ends at
+     * once): promises, watch records, supervision state */
+    for (uint32_t i = 1; i < h->ids.n; i++) {
+      tend_actor *a = h->ids.v[i].ptr;
+      if (a == NULL) continue;
+      if (a->kind == TEND_ENTITY_PROMISE) {
+        tend_promise_free_at_close(h, (tend_promise *)(void *)a);
+      } else {
+        tend_watch_watcher_died(h->L, h, a);
+        tend_backoff_free(h->L, h, a);
+        tend_typed_free(a);
+        tend_actor_ext_free(h->L, h, a);
+      }
+      h->ids.v[i].ptr = NULL;
+    }
+    lua_close(h->L);
+    h->L = NULL;
+  }
+  if (h->front.close) h->front.close(h);
+  uv_close((uv_handle_t *)&h->idle, on_close);
+  uv_close((uv_handle_t *)&h->uvtimer, on_close);
+  uv_close((uv_handle_t *)&h->sigint, on_close);
+  uv_close((uv_handle_t *)&h->sigterm, on_close);
+  uv_close((uv_handle_t *)&h->sighup, on_close);
+  uv_run(&h->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&h->loop);
+  tend_trace_close(h);
+  tend_slots_free(&h->ids);
+  tend_timer_heap_free(&h->timers);
+  tend_pool_free(&h->msgs);
+  free(h->free_values);
+  free(h);
+}

@@ -1,0 +1,182 @@
+/* host: one lua_State, one uv loop, one clock, one generator, and the
+ * scheduler state that ties actors, timers and the loop together.
+ *
+ * The loop runs while something can happen: an idle handle is active while an
+ * actor can run (or, under the virtual clock, while a timer is pending); the
+ * uv timer is armed for the earliest timer under the real clock. When both
+ * are idle and no other handle is open, uv_run returns and the host ends.
+ *
+ * The runtime knows nothing of the layers above it. What they need to hear
+ * (the REPL: output around its prompt, a Ctrl-C, the end; tend.chaos: every
+ * send and every message before a behavior) they install as hooks here. */
+#ifndef TEND_HOST_H
+#define TEND_HOST_H
+
+#include <lua.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/mailbox.h"
+#include "base/pool.h"
+#include "base/rng.h"
+#include "base/slots.h"
+#include "base/timer.h"
+#include "runtime/actor.h"
+#include "runtime/preempt.h"
+
+#define TEND_VERSION "0.1.0"
+
+/* Why the running coroutine gave control back to the scheduler. */
+typedef enum tend_yield {
+  TEND_YIELD_NONE, /* it did not yield (finished or crashed) */
+  TEND_YIELD_IDLE, /* a worker with nothing to do: back to the pool */
+  TEND_YIELD_BLOCK /* the current actor waits: the coroutine is its own */
+} tend_yield;
+
+/* Where the host stands on its way out. */
+typedef enum tend_shutdown {
+  TEND_SHUTDOWN_NONE,     /* running */
+  TEND_SHUTDOWN_GRACEFUL, /* the tree is being stopped, top-down */
+  TEND_SHUTDOWN_FORCED    /* a second signal: the loop stops at once */
+} tend_shutdown;
+
+typedef struct tend_stats {
+  uint64_t spawned;      /* actors spawned (guardians and tasks excluded) */
+  uint64_t messages;     /* user messages processed by behaviors */
+  uint64_t dead_letters; /* messages that reached no actor */
+  uint64_t failures;     /* errors raised by actors */
+  uint64_t restarts;     /* restarts completed */
+} tend_stats;
+
+/* Hooks of the command line (the REPL); each may be NULL. */
+typedef struct tend_front {
+  void (*output)(tend_host *h, int begin); /* around a line on the terminal:
+                                              begin 1 before, 0 after */
+  int (*signal)(tend_host *h, int signum); /* 1: it handled the signal */
+  void (*turn)(tend_host *h);     /* after every pass of the pump */
+  void (*shutdown)(tend_host *h); /* the tree starts stopping */
+  void (*close)(tend_host *h);    /* the host closes: its handles go */
+  void *data;                     /* theirs */
+} tend_front;
+
+/* A send filter (tend.chaos): returns 1 when it took the message (v
+ * consumed: dropped, or to be delivered later), 0 to deliver it. */
+typedef int (*tend_send_filter)(lua_State *L, tend_host *h, tend_actor *to,
+                                tend_value *v, uint32_t sender_id,
+                                uint32_t sender_gen);
+/* A receive filter: the message at stack index msg is about to reach a's
+ * behavior. Returns 1 and pushes an error value when a fails instead. */
+typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
+                                   int msg);
+
+/* What a fired timer does, by kind (registered by the file that owns the
+ * kind). t is out of the heap and stays valid during the call; a is its
+ * live target, or NULL. */
+typedef void (*tend_timer_fn)(lua_State *L, tend_host *h, tend_timer *t,
+                              tend_actor *a);
+
+struct tend_host {
+  lua_State *L;             /* main state; every Lua object lives here */
+  uv_loop_t loop;           /* the one event loop */
+  uv_idle_t idle;           /* active while there is work not waiting on time */
+  uv_timer_t uvtimer;       /* armed for the earliest timer (real clock) */
+  uv_signal_t sigint;       /* SIGINT: stop the tree, then exit */
+  uv_signal_t sigterm;      /* SIGTERM: same */
+  uv_signal_t sighup;       /* SIGHUP: same; at the REPL, as Ctrl-D */
+  tend_clock clock;         /* host time */
+  tend_rng rng;             /* the one generator */
+  uint64_t seed;            /* its seed (tend.seed()) */
+  tend_log_level log_level; /* lines above it are not written */
+
+  tend_slots ids;                        /* actor and promise ids */
+  tend_timer_heap timers;                /* armed timers and their records */
+  tend_timer_fn on_fire[TEND_TIMER_KINDS]; /* what each kind does */
+  tend_pool msgs;                        /* message nodes */
+
+  tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
+  uint32_t runq_len;                 /* actors in the run queue */
+  tend_actor *current;               /* actor whose code runs now, or NULL */
+  tend_yield yield; /* set by the code that yields to the scheduler */
+  int quantum;      /* steps left before workers return to the loop */
+  int turn_left;    /* messages left in the current actor's turn */
+  int pool_n;       /* idle workers in the pool table */
+
+  /* Registry refs, owned here and released with the state. */
+  int anchors_ref;   /* table: actor id -> actor userdata (live actors) */
+  int values_ref;    /* table: value slot -> Lua value (messages in flight) */
+  int pool_ref;      /* table: idle worker threads at 1..pool_n */
+  int names_ref;     /* table: path of a named actor -> true */
+  int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
+
+  uint32_t *free_values; /* free value slots (stack) */
+  uint32_t n_free_values, cap_free_values;
+  uint32_t values_top; /* highest value slot handed out */
+
+  tend_actor *user;        /* the /user guardian */
+  tend_actor *system;      /* the /system guardian (tasks) */
+  tend_actor *main;        /* /user/main while the main chunk runs */
+  uint32_t next_seq;       /* spawn counter (anonymous names) */
+  tend_shutdown shutdown;  /* on the way out? */
+  int exit_code;           /* status the process ends with */
+  int failed;              /* 1 when the main chunk raised */
+  tend_stats stats;
+  uint64_t lua_bytes; /* bytes the Lua allocator holds */
+
+  tend_preempt preempt;          /* the runaway-actor watchdog */
+  volatile uint64_t steps;       /* steps the workers took (watchdog looks) */
+  tend_actor *volatile interrupt; /* its running code raises Interrupted
+                                     at the next hook (tend_sched_interrupt) */
+
+  tend_front front;                   /* the command line's hooks */
+  tend_send_filter send_filter;       /* tend.chaos, or NULL */
+  tend_receive_filter receive_filter; /* tend.chaos, or NULL */
+
+  FILE *trace_file;      /* --trace: events as JSON lines, or NULL */
+  int trace_stderr;      /* tend.trace(true): events on stderr */
+  int trace_fn_ref;      /* tend.trace(fn): list of listeners, owned here */
+  int trace_queue_ref;   /* table: events waiting for the function */
+  uint32_t trace_queued; /* their number */
+};
+
+/* Recovers the host from any thread of its state. */
+static inline tend_host *tend_host_of(lua_State *L) {
+  return *(tend_host **)lua_getextraspace(L);
+}
+
+typedef struct tend_host_config {
+  int virtual_time; /* 1: virtual clock */
+  int has_seed;     /* 1: seed given */
+  uint64_t seed;
+  tend_log_level log_level;
+  lua_CFunction open; /* opens the libraries above the runtime (called
+                         protected, before the guardians exist), or NULL */
+} tend_host_config;
+
+/* Creates the state, the loop and the guardians. Returns NULL on failure
+ * (message on stderr). */
+tend_host *tend_host_open(const tend_host_config *cfg);
+/* Runs the loop until nothing can happen; returns the exit status. */
+int tend_host_run(tend_host *h);
+void tend_host_close(tend_host *h);
+
+/* Starts stopping the whole tree; the host exits with `code` after. */
+void tend_host_shutdown(tend_host *h, int code);
+/* Makes sure the loop will process the run queue and timers soon. */
+void tend_host_poke(tend_host *h);
+/* Writes one log line: "[t] level path: message". */
+void tend_host_log(tend_host *h, tend_log_level level, const char *path,
+                   const char *fmt, ...);
+/* Writes text to stdout (around the front's output hook). */
+void tend_host_print(tend_host *h, const char *text, size_t len);
+
+/* The sentinels a behavior returns. */
+typedef enum tend_sentinel {
+  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
+  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
+} tend_sentinel;
+void tend_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s);
+
+#endif

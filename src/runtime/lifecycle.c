@@ -1,0 +1,319 @@
+/* lifecycle: start, stop, death and system-message dispatch (see
+ * lifecycle.h). */
+#include "runtime/lifecycle.h"
+
+#include <lauxlib.h>
+
+#include "runtime/backoff_sup.h"
+#include "runtime/event.h"
+#include "runtime/promise.h"
+#include "runtime/ref.h"
+#include "runtime/sched.h"
+#include "runtime/supervise.h"
+#include "runtime/timers.h"
+#include "runtime/typed.h"
+#include "runtime/value.h"
+#include "runtime/watch.h"
+
+/* ------------------------------------------------------------ start */
+
+int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_push_ctx(L, h, a);
+  int ctx = lua_gettop(L);
+  lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
+  int nargs = 0;
+  if (!(a->flags & TEND_AF_TASK)) {
+    lua_pushvalue(L, ctx);
+    nargs++;
+  }
+  tend_actor_push_ext(L, a, TEND_EXT(args_ref));
+  if (lua_istable(L, -1)) {
+    int args = lua_gettop(L);
+    lua_Integer n = luaL_len(L, args);
+    luaL_checkstack(L, (int)n + 2, "too many spawn args");
+    for (lua_Integer i = 1; i <= n; i++) lua_rawgeti(L, args, i);
+    lua_remove(L, args);
+    nargs += (int)n;
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_remove(L, ctx);
+  a->op = (a->flags & TEND_AF_TASK) ? TEND_OP_TASK : TEND_OP_FACTORY;
+  return nargs;
+}
+
+void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state != TEND_ACTOR_STARTING) return;
+  a->state = TEND_ACTOR_RUNNING;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT(TEND_EV_START, a);
+    e.incarnation = 1;
+    if (a->parent && (a->parent->flags & TEND_AF_BACKOFF))
+      e.incarnation = tend_backoff_incarnation(a->parent);
+    tend_event_emit(L, h, &e);
+  }
+}
+
+int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->flags & TEND_AF_HOOKS) {
+    tend_actor_push_ctx(L, h, a);
+    lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
+    if (lua_getfield(L, -1, "pre_start") == LUA_TFUNCTION) {
+      lua_insert(L, -3); /* fn ctx hooks */
+      lua_insert(L, -2); /* fn hooks ctx */
+      a->op = TEND_OP_PRE_START;
+      return 2;
+    }
+    lua_pop(L, 3);
+  }
+  tend_lifecycle_started(L, h, a);
+  return -1;
+}
+
+static int start(lua_State *L, tend_host *h, tend_actor *a) {
+  /* An actor stopped before it started still starts, so that its
+   * post_stop runs (as Akka); a task stopped before it ran is dropped. */
+  if (a->state == TEND_ACTOR_DEAD ||
+      (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
+    return -1;
+  if (a->flags & TEND_AF_BACKOFF) {
+    tend_backoff_start(L, h, a);
+    return -1;
+  }
+  return tend_lifecycle_push_factory(L, h, a);
+}
+
+/* ------------------------------------------------------------ stop */
+
+void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_promise_cancel(L, h, a);
+  tend_value_drop(L, h, &a->wake_value);
+  if (a->thread) tend_sched_unpark(L, h, a);
+  a->wait = TEND_WAIT_NONE;
+  a->wait_seq++; /* any WAKE timer still armed is now stale */
+}
+
+void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
+                     tend_stop_reason why) {
+  if (a->state >= TEND_ACTOR_STOPPING) return;
+  if (why == TEND_STOP_NORMAL && tend_supervise_normal_exit(L, h, a)) return;
+  a->state = TEND_ACTOR_STOPPING;
+  a->restart = TEND_RESTART_NONE;
+  a->stop_reason = (uint8_t)why;
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT(TEND_EV_STOP, a);
+    e.reason = tend_actor_reason_name(L, a);
+    tend_event_emit(L, h, &e);
+  }
+  if (a->wait != TEND_WAIT_NONE) {
+    tend_actor_end_wait(L, h, a);
+    a->op = TEND_OP_NONE;
+  }
+  tend_actor_post(h, a, TEND_MSG_STOP, NULL);
+}
+
+/* Stopping goes on: the youngest child first, then post_stop, then death.
+ * Returns the arguments pushed for post_stop, or -1. */
+static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->last_child) {
+    tend_actor_stop(L, h, a->last_child, TEND_STOP_SHUTDOWN);
+    return -1; /* CHILD_GONE brings us back */
+  }
+  if (a->flags & TEND_AF_POST_STOP) return -1;
+  a->flags |= TEND_AF_POST_STOP;
+  if (a->flags & TEND_AF_HOOKS) {
+    tend_actor_push_ctx(L, h, a);
+    lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
+    if (lua_getfield(L, -1, "post_stop") == LUA_TFUNCTION) {
+      lua_insert(L, -3); /* fn ctx hooks */
+      lua_insert(L, -2); /* fn hooks ctx */
+      if (a->shutdown_ns < INT64_MAX / 4)
+        tend_timer_arm(L, h, TEND_TIMER_KILL, a, a->shutdown_ns, 0, 0);
+      a->op = TEND_OP_POST_STOP;
+      return 2;
+    }
+    lua_pop(L, 3);
+  }
+  tend_actor_die(L, h, a);
+  return -1;
+}
+
+/* ------------------------------------------------------------ death */
+
+/* Drops every message left in a queue; user ones become dead letters. */
+static void drain(lua_State *L, tend_host *h, tend_actor *a, tend_queue *q,
+                  int user) {
+  tend_msg *m;
+  while ((m = tend_queue_pop(q)) != NULL) {
+    if (user) tend_actor_dead_letter(L, h, a, &m->value);
+    tend_msg_release(&h->msgs, m);
+  }
+}
+
+const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
+  switch ((tend_stop_reason)a->stop_reason) {
+    case TEND_STOP_NORMAL:
+    case TEND_STOP_BY_PARENT: return "normal";
+    case TEND_STOP_SHUTDOWN: return "shutdown";
+    case TEND_STOP_FAILURE: break;
+  }
+  tend_actor_push_ext(L, a, TEND_EXT(error_ref));
+  const char *kind = NULL;
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "kind");
+    kind = lua_tostring(L, -1); /* kept alive by the error value */
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return kind ? kind : "failure";
+}
+
+/* Pushes what watchers see as the reason a stopped. */
+static void push_reason(lua_State *L, tend_actor *a) {
+  switch ((tend_stop_reason)a->stop_reason) {
+    case TEND_STOP_NORMAL:
+    case TEND_STOP_BY_PARENT: lua_pushliteral(L, "normal"); return;
+    case TEND_STOP_SHUTDOWN: lua_pushliteral(L, "shutdown"); return;
+    case TEND_STOP_FAILURE:
+      tend_actor_push_ext(L, a, TEND_EXT(error_ref));
+      return;
+  }
+}
+
+static void unlink_child(tend_actor *a) {
+  tend_actor *p = a->parent;
+  if (p == NULL) return;
+  if (a->prev_sibling)
+    a->prev_sibling->next_sibling = a->next_sibling;
+  else
+    p->first_child = a->next_sibling;
+  if (a->next_sibling)
+    a->next_sibling->prev_sibling = a->prev_sibling;
+  else
+    p->last_child = a->prev_sibling;
+  a->prev_sibling = a->next_sibling = NULL;
+}
+
+void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state == TEND_ACTOR_DEAD) return;
+  int top = lua_gettop(L);
+  tend_actor_push_ctx(L, h, a); /* keep the record alive while we work */
+  int ctx = lua_gettop(L);
+  tend_actor_end_wait(L, h, a);
+  while (a->timers) tend_timer_cancel(L, h, a->timers);
+  tend_sched_dequeue(h, a);
+  tend_actor_push_path(L, h, a);
+  int path = lua_gettop(L);
+  tend_actor_push_ref(L, h, a); /* a dead ref keeps saying where it was */
+  lua_pushvalue(L, path);
+  tend_ref_set_path(L, -2);
+  push_reason(L, a);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
+    e.reason = tend_actor_reason_name(L, a);
+    tend_event_emit(L, h, &e);
+  }
+  tend_watch_target_died(L, h, a, -2, -1);
+  tend_watch_watcher_died(L, h, a);
+  tend_backoff_free(L, h, a);
+  tend_typed_free(a);
+  tend_actor_ext_free(L, h, a);
+  if (a->flags & TEND_AF_NAMED && a->parent) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
+    lua_pushvalue(L, path);
+    lua_pushnil(L);
+    lua_rawset(L, -3); /* names[path] = nil */
+  }
+  lua_settop(L, ctx);
+  a->state = TEND_ACTOR_DEAD;
+  drain(L, h, a, &a->mbox.user, 1);
+  drain(L, h, a, &a->mbox.sys, 0);
+  a->mbox.n_user = 0;
+  tend_actor *parent = a->parent;
+  unlink_child(a);
+  if (parent && (parent->flags & TEND_AF_BACKOFF))
+    tend_backoff_child_died(L, h, parent, a);
+  if (parent && (parent->state == TEND_ACTOR_STOPPING ||
+                 parent->state == TEND_ACTOR_RESTARTING))
+    tend_actor_post(h, parent, TEND_MSG_CHILD_GONE, NULL);
+  if (a == h->main) h->main = NULL;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, a->id); /* anchors[id] = nil */
+  tend_slots_release(&h->ids, a->id);
+  if (a == h->user) { /* the user tree is gone: tasks next */
+    h->user = NULL;
+    if (h->system) tend_actor_stop(L, h, h->system, TEND_STOP_SHUTDOWN);
+  } else if (a == h->system) {
+    h->system = NULL;
+    tend_timers_cancel_all(L, h);
+  }
+  lua_settop(L, top);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
+                          tend_msg *m) {
+  tend_msg about = *m;
+  tend_msg_release(&h->msgs, m);
+  switch (about.kind) {
+    case TEND_MSG_START: return start(L, h, a);
+    case TEND_MSG_STOP:
+      if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
+      return -1;
+    case TEND_MSG_CHILD_GONE:
+      if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
+      if (a->state == TEND_ACTOR_RESTARTING &&
+          a->restart == TEND_RESTART_CHILDREN)
+        return tend_supervise_restart_continue(L, h, a);
+      return -1;
+    case TEND_MSG_CHILD_FAILED:
+    case TEND_MSG_CHILD_EXITED:
+      return tend_supervise_child_failed(L, h, a, &about);
+    case TEND_MSG_RESTART:
+    case TEND_MSG_RESTART_SELF:
+      return tend_supervise_restart(
+          L, h, a,
+          about.kind == TEND_MSG_RESTART_SELF ? TEND_RESTART_FOR_SELF
+                                              : TEND_RESTART_FOR_GROUP);
+    case TEND_MSG_USER:
+    case TEND_MSG_TERMINATED: break;
+  }
+  return -1;
+}
+
+/* ------------------------------------------------------------ timers */
+
+/* tend.after: the function runs as a task under /system. */
+static void on_task(lua_State *L, tend_host *h, tend_timer *t,
+                    tend_actor *a) {
+  (void)a;
+  if (h->system == NULL || h->shutdown) return;
+  tend_value v = tend_timer_value(t);
+  t->vtype = TEND_VALUE_NIL;
+  tend_value_take(L, h, &v);
+  tend_spawn_opts o;
+  tend_spawn_opts_init(&o);
+  o.task = 1;
+  tend_actor_spawn(L, h, h->system, -1, &o);
+  lua_pop(L, 2); /* ref, function */
+}
+
+/* post_stop overran the actor's shutdown time: it dies now. */
+static void on_kill(lua_State *L, tend_host *h, tend_timer *t,
+                    tend_actor *a) {
+  (void)t;
+  if (a == NULL || a->op != TEND_OP_POST_STOP) return;
+  tend_actor_push_path(L, h, a);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -1),
+                "post_stop overran its shutdown time; killed");
+  lua_pop(L, 1);
+  a->op = TEND_OP_NONE;
+  tend_actor_die(L, h, a);
+}
+
+void tend_lifecycle_init(tend_host *h) {
+  h->on_fire[TEND_TIMER_TASK] = on_task;
+  h->on_fire[TEND_TIMER_KILL] = on_kill;
+}

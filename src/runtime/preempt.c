@@ -1,0 +1,78 @@
+/* preempt: the watchdog and its hook (see preempt.h). */
+#include "runtime/preempt.h"
+
+#include <lauxlib.h>
+
+#include "runtime/error.h"
+#include "runtime/host.h"
+
+#define WATCH_MS 10 /* a step running longer than this is looked at */
+
+static void watchdog(void *arg) {
+  tend_host *h = arg;
+  tend_preempt *p = &h->preempt;
+  while (!p->stop) {
+    uv_sleep(WATCH_MS);
+    uv_mutex_lock(&p->lock);
+    uint64_t steps = h->steps;
+    if (p->running && steps == p->seen)
+      lua_sethook(p->running, tend_preempt_hook, LUA_MASKCOUNT, 1);
+    p->seen = steps;
+    uv_mutex_unlock(&p->lock);
+  }
+}
+
+int tend_preempt_start(tend_host *h, int yield) {
+  tend_preempt *p = &h->preempt;
+  p->yield = yield;
+  if (uv_mutex_init(&p->lock) != 0) return -1;
+  if (uv_thread_create(&p->thread, watchdog, h) != 0) {
+    uv_mutex_destroy(&p->lock);
+    return -1;
+  }
+  p->started = 1;
+  return 0;
+}
+
+void tend_preempt_stop(tend_host *h) {
+  tend_preempt *p = &h->preempt;
+  if (!p->started) return;
+  p->stop = 1;
+  uv_thread_join(&p->thread);
+  uv_mutex_destroy(&p->lock);
+  p->started = 0;
+}
+
+void tend_preempt_running(tend_host *h, lua_State *co) {
+  tend_preempt *p = &h->preempt;
+  if (!p->started) return;
+  uv_mutex_lock(&p->lock);
+  p->running = co;
+  uv_mutex_unlock(&p->lock);
+}
+
+void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0); /* one shot */
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = h->current;
+  if (a == NULL || a->state == TEND_ACTOR_DEAD) return;
+  if (a == h->interrupt) { /* tend_sched_interrupt: Ctrl-C at the REPL */
+    h->interrupt = NULL;
+    tend_error_interrupted(L);
+  }
+  if (a->ext && a->ext->max_ns && a->op == TEND_OP_RECEIVE &&
+      (int64_t)(uv_hrtime() - a->ext->msg_start) > a->ext->max_ns) {
+    lua_pushfstring(L, "the message ran longer than max_message_time (%f s)",
+                    (double)a->ext->max_ns / 1e9);
+    tend_error_new(L, "BudgetExceeded", lua_tostring(L, -1));
+    lua_error(L);
+  }
+  if (h->preempt.yield && lua_isyieldable(L)) { /* let the others run */
+    a->wait = TEND_WAIT_WOKEN;
+    a->wake = TEND_WAKE_OK;
+    h->yield = TEND_YIELD_BLOCK;
+    h->quantum = 0; /* and the event loop gets its turn too */
+    lua_yield(L, 0);
+  }
+}

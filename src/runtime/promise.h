@@ -1,0 +1,36 @@
+/* promise: a pending ask (DESIGN §3.1). The asker sends with a promise as
+ * the sender, then waits; the first message to the promise is the reply
+ * and wakes the asker; a timeout (an ASK timer) wakes it without one. A
+ * promise is created, resolved and freed only here: it ends when it is
+ * answered, times out, or its asker stops waiting (cancel). A reply after
+ * that finds the id stale and becomes a dead letter. */
+#ifndef TEND_PROMISE_H
+#define TEND_PROMISE_H
+
+#include <lua.h>
+
+#include "runtime/host.h"
+
+struct tend_promise {
+  tend_entity_kind kind; /* TEND_ENTITY_PROMISE; first, as in tend_actor */
+  uint32_t id, gen;      /* slot in host->ids */
+  tend_actor *asker;     /* waits in TEND_WAIT_ASK for this promise */
+  tend_timer *timeout;   /* the ASK timer that ends the wait, or NULL */
+};
+
+/* A new promise for the current actor a, timing out after timeout_ns
+ * (< 0: never); a->promise is set. Raises (naming fn) when out of memory
+ * or ids. */
+tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
+                               int64_t timeout_ns, const char *fn);
+/* The reply v (owned) arrived for p: the asker wakes with it. */
+void tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                          tend_value v);
+/* a stops waiting for its promise (if any): it is freed, its timer too. */
+void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
+/* Frees what promises still hold at close (ids left in the table). */
+void tend_promise_free_at_close(tend_host *h, tend_promise *p);
+/* Registers the timer kind this file owns (ASK). */
+void tend_promise_init(tend_host *h);
+
+#endif

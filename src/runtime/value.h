@@ -1,0 +1,28 @@
+/* value: message values in flight. Nil, booleans and numbers travel inline;
+ * any other value is kept in the host's value table at a slot until taken.
+ * Every stored value has exactly one owner (a message node or a timer) that
+ * takes or drops it once. */
+#ifndef TEND_VALUE_H
+#define TEND_VALUE_H
+
+#include <lua.h>
+
+#include "runtime/host.h"
+
+/* Stores the value at stack index idx (not popped). Returns 0, or -1 when
+ * memory is exhausted. */
+int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
+/* Same, with the value store at stack index store (0: from the registry;
+ * a pseudo-index such as an upvalue is fine). */
+int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
+                        int store);
+/* Pushes v and keeps it stored. */
+void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
+/* Pushes v and releases it. */
+void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
+/* Same, with the value store at stack index store (a worker's slot). */
+void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store);
+/* Releases v without pushing it. */
+void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
+
+#endif
