@@ -9,6 +9,8 @@
 #include <lua.h>
 
 #include "runtime/host.h"
+#include "runtime/lifecycle.h"
+#include "runtime/send.h"
 #include "runtime/ref.h"
 
 /* ---- checks: each raises "fn: ..." naming what was expected and given */

@@ -6,6 +6,7 @@
 #include "api/api.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
+#include "runtime/runq.h"
 #include "runtime/sched.h"
 #include "runtime/supervise.h"
 #include "runtime/value.h"
@@ -137,7 +138,7 @@ static int l_chaos_thaw(lua_State *L) {
   if (a && (a->flags & TEND_AF_FROZEN)) {
     a->flags &= ~TEND_AF_FROZEN;
     if (a->suspends) a->suspends--;
-    if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+    if (tend_actor_has_work(a)) tend_runq_push(h, a);
   }
   return 0;
 }

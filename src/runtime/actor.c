@@ -134,24 +134,6 @@ void tend_actor_set_strategy(lua_State *L, tend_actor *a,
 
 /* ------------------------------------------------------------ spawn */
 
-void tend_spawn_opts_init(tend_spawn_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->shutdown_ns = tend_clock_ns(5.0);
-  o->restart = TEND_TRANSIENT;
-}
-
-static tend_actor *new_record(lua_State *L, tend_host *h, tend_actor *parent) {
-  tend_actor *a = lua_newuserdatauv(L, sizeof *a, TEND_UV_COUNT);
-  memset(a, 0, sizeof *a);
-  a->magic = TEND_ACTOR_MAGIC;
-  a->kind = TEND_ENTITY_ACTOR;
-  a->parent = parent;
-  a->seq = ++h->next_seq;
-  a->shutdown_ns = tend_clock_ns(5.0);
-  luaL_setmetatable(L, TEND_CTX_MT);
-  return a;
-}
-
 /* Gives a its id and anchors its userdata (at the top of the stack). */
 static int register_record(lua_State *L, tend_host *h, tend_actor *a) {
   a->id = tend_slots_alloc(&h->ids, a, &a->gen);
@@ -163,106 +145,21 @@ static int register_record(lua_State *L, tend_host *h, tend_actor *a) {
   return 0;
 }
 
-static void link_child(tend_actor *parent, tend_actor *a) {
-  a->prev_sibling = parent->last_child;
-  if (parent->last_child)
-    parent->last_child->next_sibling = a;
-  else
-    parent->first_child = a;
-  parent->last_child = a;
-}
-
-void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
-                     const tend_actor *about) {
-  tend_msg *m = tend_msg_alloc(&h->msgs);
-  if (m == NULL) return; /* out of memory: the signal is lost */
-  m->kind = kind;
-  m->sender_id = about ? about->id : 0;
-  m->sender_gen = about ? about->gen : 0;
-  m->value.type = TEND_VALUE_NIL;
-  tend_queue_push(&a->mbox.sys, m);
-  tend_sched_enqueue(h, a);
-}
-
-/* Pushes the path a child named (stack index name) of parent would have;
- * raises (naming fn) if the name is taken. */
-static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
-                            int name, const char *fn) {
-  tend_actor_push_path(L, h, parent);
-  lua_pushliteral(L, "/");
-  lua_pushvalue(L, name);
-  lua_concat(L, 3); /* push child path */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-  lua_pushvalue(L, -2);
-  if (lua_rawget(L, -2) != LUA_TNIL)
-    luaL_error(L, "%s: name '%s' is already taken: %s exists", fn,
-               lua_tostring(L, name), lua_tostring(L, -3));
-  lua_pop(L, 2);
-}
-
-void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
-                            int name, const char *fn) {
-  if (h->shutdown)
-    luaL_error(L, "%s: the host is shutting down; nothing can be spawned", fn);
-  if (parent->state >= TEND_ACTOR_STOPPING)
-    luaL_error(L, "%s: the parent is stopping; it cannot take new children",
-               fn);
-  if (name) {
-    push_child_path(L, h, parent, lua_absindex(L, name), fn);
-    lua_pop(L, 1);
-  }
-}
-
-tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
-                             int factory, const tend_spawn_opts *o) {
-  factory = lua_absindex(L, factory);
-  if (o->name) /* unique among siblings; the path is kept */
-    push_child_path(L, h, parent, lua_absindex(L, o->name), "spawn");
-  tend_actor *a = new_record(L, h, parent);
+tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
+  tend_actor *a = lua_newuserdatauv(L, sizeof *a, TEND_UV_COUNT);
+  memset(a, 0, sizeof *a);
+  a->magic = TEND_ACTOR_MAGIC;
+  a->kind = TEND_ENTITY_ACTOR;
+  a->parent = parent;
+  a->seq = ++h->next_seq;
+  a->shutdown_ns = tend_clock_ns(5.0);
+  luaL_setmetatable(L, TEND_CTX_MT);
   if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
-  if (o->name) { /* stack: path udata */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-    lua_pushvalue(L, -3);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3); /* names[path] = true */
-    lua_pop(L, 1);
-    lua_insert(L, -2);
-    lua_setiuservalue(L, -2, TEND_UV_PATH);
-    a->flags |= TEND_AF_NAMED;
-  }
-  lua_pushvalue(L, factory);
-  lua_setiuservalue(L, -2, TEND_UV_FACTORY);
-  if (o->args) {
-    lua_pushvalue(L, o->args);
-    tend_actor_set_ext(L, a, TEND_EXT(args_ref));
-  }
-  if (o->strategy) tend_actor_set_strategy(L, a, o->strategy, o->decider);
-  a->restart_type = (uint8_t)o->restart;
-  if (o->max_message_ns) {
-    tend_actor_ext *x = tend_actor_ext_get(a);
-    if (x) x->max_ns = o->max_message_ns;
-  }
-  a->capacity = o->capacity;
-  a->overflow = (uint8_t)o->overflow;
-  a->shutdown_ns = o->shutdown_ns;
-  if (o->task)
-    a->flags |= TEND_AF_TASK;
-  else
-    h->stats.spawned++;
-  link_child(parent, a);
-  tend_actor_post(h, a, TEND_MSG_START, NULL);
-  if (tend_event_on(h)) {
-    tend_event e = TEND_EVENT_INIT(TEND_EV_SPAWN, a);
-    tend_event_emit(L, h, &e);
-  }
-  lua_pop(L, 1); /* udata */
-  tend_actor_push_ref(L, h, a);
   return a;
 }
 
 tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
-  tend_actor *a = new_record(L, h, NULL);
-  if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
+  tend_actor *a = tend_actor_new(L, h, NULL);
   a->state = TEND_ACTOR_RUNNING;
   a->flags |= TEND_AF_GUARDIAN | TEND_AF_NAMED;
   lua_pushfstring(L, "/%s", name);
@@ -271,93 +168,33 @@ tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
   return a;
 }
 
-/* ------------------------------------------------------------ send */
+/* ------------------------------------------------------------ refs */
 
-void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
-                            tend_value *v) {
-  h->stats.dead_letters++;
-  if (v) tend_value_drop(L, h, v);
-  if (tend_event_on(h)) {
-    tend_event e = TEND_EVENT_INIT(TEND_EV_DEAD_LETTER, to);
-    if (to == NULL) e.path = "/deadLetters";
-    tend_event_emit(L, h, &e);
-  }
+tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r) {
+  return tend_actor_live(h, r->id, r->gen);
 }
 
-/* a's mailbox is full: makes room by its overflow rule. Returns 1 when the
- * new message may go in, 0 when it was taken (dead letter or failure). */
-static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
-                    tend_overflow rule) {
-  switch (rule) {
-    case TEND_OVERFLOW_DROP_NEW: tend_actor_dead_letter(L, h, a, v); return 0;
-    case TEND_OVERFLOW_DROP_OLD: {
-      tend_msg *old = tend_queue_pop(&a->mbox.user);
-      a->mbox.n_user--;
-      tend_actor_dead_letter(L, h, a, &old->value);
-      tend_msg_release(&h->msgs, old);
-      return 1;
-    }
-    case TEND_OVERFLOW_FAIL:
-      tend_actor_dead_letter(L, h, a, v);
-      if (a->state < TEND_ACTOR_STOPPING) {
-        lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
-        tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
-        lua_remove(L, -2);
-        tend_actor_fail(L, h, a);
-      }
-      return 0;
+void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen) {
+  if (id == 0) {
+    lua_pushnil(L);
+    return;
   }
-  return 0;
-}
-
-void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
-                           uint32_t gen, tend_value v, uint32_t sender_id,
-                           uint32_t sender_gen) {
   tend_actor *a = tend_slots_get(&h->ids, id, gen);
-  if (a && a->kind == TEND_ENTITY_PROMISE) {
-    tend_promise_resolve(L, h, (tend_promise *)(void *)a, v);
-    return;
-  }
-  if (a == NULL || a->state == TEND_ACTOR_DEAD ||
-      (a->flags & TEND_AF_GUARDIAN)) {
-    tend_actor_dead_letter(L, h, NULL, &v);
-    return;
-  }
-  if (h->send_filter && h->send_filter(L, h, a, &v, sender_id, sender_gen))
-    return; /* dropped or held back by tend.chaos */
-  uint32_t capacity = a->capacity;
-  tend_overflow rule = (tend_overflow)a->overflow;
-  if ((a->flags & TEND_AF_TYPED) && tend_typed_stash(a)) {
-    capacity = tend_typed_stash(a); /* waiting for a backoff restart */
-    rule = TEND_OVERFLOW_DROP_OLD;
-  }
-  if (capacity && a->mbox.n_user >= capacity &&
-      !overflow(L, h, a, &v, rule))
-    return;
-  tend_msg *m = tend_msg_alloc(&h->msgs);
-  if (m == NULL) {
-    tend_actor_dead_letter(L, h, a, &v);
-    return;
-  }
-  m->kind = TEND_MSG_USER;
-  m->sender_id = sender_id;
-  m->sender_gen = sender_gen;
-  m->value = v;
-  tend_queue_push(&a->mbox.user, m);
-  a->mbox.n_user++;
-  if (tend_actor_takes_mail(a)) tend_sched_enqueue(h, a);
+  if (a && a->kind == TEND_ENTITY_ACTOR)
+    tend_actor_push_ref(L, h, a);
+  else
+    tend_ref_new(L, id, gen);
 }
 
-void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
-                     int idx, uint32_t sender_id, uint32_t sender_gen) {
-  tend_actor_send_in(L, h, id, gen, idx, sender_id, sender_gen, 0);
-}
-
-void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
-                        int idx, uint32_t sender_id, uint32_t sender_gen,
-                        int store) {
-  tend_value v;
-  if (tend_value_store_in(L, h, idx, &v, store) != 0)
-    luaL_error(L, "out of message slots");
-  tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
+void tend_ref_push_path(lua_State *L, tend_host *h, int idx) {
+  tend_ref *r = tend_ref_test(L, idx);
+  void *e = tend_slots_get(&h->ids, r->id, r->gen);
+  if (e && ((tend_actor *)e)->kind == TEND_ENTITY_ACTOR) {
+    tend_actor_push_path(L, h, e);
+  } else if (e) {
+    lua_pushfstring(L, "/temp/$%I", (lua_Integer)r->id);
+  } else if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "/deadLetters");
+  }
 }

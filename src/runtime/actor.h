@@ -215,59 +215,15 @@ struct tend_actor {
   lua_State *thread;     /* parked coroutine (anchored in uv 4), or NULL */
 };
 
-/* Options of a spawn, validated (by the API) before anything is created. */
-typedef struct tend_spawn_opts {
-  int name;          /* stack index of the name string, 0 for anonymous */
-  int args;          /* stack index of the args table, 0 for none */
-  uint32_t capacity; /* mailbox bound, 0 = unbounded */
-  tend_overflow overflow;
-  int64_t shutdown_ns;
-  int task; /* 1: the factory is a task function, run once */
-  const tend_strategy *strategy; /* for its children; NULL: the default */
-  int decider;            /* stack index of the strategy's decider, or 0 */
-  int64_t max_message_ns; /* max_message_time, 0 for none */
-  tend_restart_type restart;
-} tend_spawn_opts;
-
-/* Default options: anonymous, unbounded, 5 s shutdown, transient. */
-void tend_spawn_opts_init(tend_spawn_opts *o);
-
-/* Creates an actor under parent with factory at stack index `factory`;
- * queues its START. Pushes its ref. Raises a Lua error (nothing created) if
- * the name is taken or the parent cannot take children. */
-tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
-                             int factory, const tend_spawn_opts *o);
-/* Raises (naming fn) unless parent can take a child named by the string
- * at stack index name (0: anonymous). */
-void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
-                            int name, const char *fn);
+/* Creates an actor record under parent (anchored, with an id; nothing
+ * else); pushes its userdata. Raises when ids run out. */
+tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent);
 /* Creates a guardian (/user, /system): running, no behavior. Pops nothing. */
 tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name);
 /* Gives a the strategy s for its children; the decider (function or
  * table) at stack index decider, or 0 for none. */
 void tend_actor_set_strategy(lua_State *L, tend_actor *a,
                              const tend_strategy *s, int decider);
-
-/* Delivers the value at stack index idx to (id, gen) as a user message from
- * (sender_id, sender_gen). A dead target takes it as a dead letter. */
-void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
-                     int idx, uint32_t sender_id, uint32_t sender_gen);
-/* Same, with the value store at stack index store (see value.h). */
-void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
-                        int idx, uint32_t sender_id, uint32_t sender_gen,
-                        int store);
-/* Same, with an already-stored value whose ownership passes to the call. */
-void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
-                           uint32_t gen, tend_value v, uint32_t sender_id,
-                           uint32_t sender_gen);
-/* Counts a dead letter for `to` (NULL: unknown), drops v (may be NULL). */
-void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
-                            tend_value *v);
-
-/* The one way to post a system message: kind to a, about actor `about`
- * (may be NULL); a is queued to run. */
-void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
-                     const tend_actor *about);
 
 /* Pushes a's path ("/user/a/b"), computed once. */
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);

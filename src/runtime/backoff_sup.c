@@ -7,6 +7,7 @@
 
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
+#include "runtime/send.h"
 #include "runtime/timers.h"
 #include "runtime/value.h"
 

@@ -10,6 +10,7 @@
 
 #include "base/backoff.h"
 #include "runtime/host.h"
+#include "runtime/lifecycle.h"
 
 /* Each *_ref is a registry ref owned here (LUA_NOREF when unset),
  * released by tend_backoff_free. */

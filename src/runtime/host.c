@@ -3,7 +3,6 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,9 @@
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
+#include "runtime/runq.h"
 #include "runtime/sched.h"
+#include "runtime/send.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
 #include "runtime/watch.h"
@@ -36,35 +37,6 @@ static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 static int panic(lua_State *L) {
   fprintf(stderr, "tend: unprotected Lua error: %s\n", lua_tostring(L, -1));
   return 0; /* lua aborts after this; never reached in normal operation */
-}
-
-void tend_host_log(tend_host *h, tend_log_level level, const char *path,
-                   const char *fmt, ...) {
-  if (level > h->log_level) return;
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  double t = (double)tend_clock_now(&h->clock) / 1e9;
-  if (h->front.output) h->front.output(h, 1);
-  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
-          path ? path : "", path ? ": " : "", msg);
-  fflush(stderr);
-  if (h->front.output) h->front.output(h, 0);
-}
-
-void tend_host_print(tend_host *h, const char *text, size_t len) {
-  if (h->front.output) h->front.output(h, 1);
-  fwrite(text, 1, len, stdout);
-  fflush(stdout);
-  if (h->front.output) h->front.output(h, 0);
-}
-
-void tend_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
-  lua_rawgeti(L, -1, (lua_Integer)s);
-  lua_remove(L, -2);
 }
 
 /* ------------------------------------------------------------ the pump */
@@ -136,16 +108,6 @@ void tend_host_poke(tend_host *h) {
   update_handles(h);
 }
 
-void tend_host_shutdown(tend_host *h, int code) {
-  if (h->shutdown) return;
-  h->shutdown = TEND_SHUTDOWN_GRACEFUL;
-  h->exit_code = code;
-  if (h->front.shutdown) h->front.shutdown(h);
-  if (h->user)
-    tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
-  else if (h->system)
-    tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
-}
 
 /* ------------------------------------------------------------ open, run */
 
@@ -195,8 +157,8 @@ static int setup(lua_State *L) {
 
 /* Every runtime file that owns a timer kind registers it. */
 static void register_timer_kinds(tend_host *h) {
-  tend_timers_init(h);
-  tend_sched_init(h);
+  tend_send_init(h);
+  tend_runq_init(h);
   tend_promise_init(h);
   tend_lifecycle_init(h);
   tend_backoff_init(h);

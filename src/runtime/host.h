@@ -162,11 +162,12 @@ tend_host *tend_host_open(const tend_host_config *cfg);
 int tend_host_run(tend_host *h);
 void tend_host_close(tend_host *h);
 
-/* Starts stopping the whole tree; the host exits with `code` after. */
+/* Starts stopping the whole tree; the host exits with `code` after
+ * (lifecycle.c). */
 void tend_host_shutdown(tend_host *h, int code);
 /* Makes sure the loop will process the run queue and timers soon. */
 void tend_host_poke(tend_host *h);
-/* Writes one log line: "[t] level path: message". */
+/* Writes one log line: "[t] level path: message" (output.c). */
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...);
 /* Writes text to stdout (around the front's output hook). */
@@ -177,6 +178,11 @@ typedef enum tend_sentinel {
   TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
   TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
 } tend_sentinel;
-void tend_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s);
+static inline void tend_push_sentinel(lua_State *L, const tend_host *h,
+                                      tend_sentinel s) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
+  lua_rawgeti(L, -1, (lua_Integer)s);
+  lua_remove(L, -2);
+}
 
 #endif

@@ -3,17 +3,112 @@
 #include "runtime/lifecycle.h"
 
 #include <lauxlib.h>
+#include <string.h>
 
 #include "runtime/backoff_sup.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
+#include "runtime/runq.h"
+#include "runtime/send.h"
 #include "runtime/sched.h"
 #include "runtime/supervise.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
+
+/* ------------------------------------------------------------ spawn */
+
+void tend_spawn_opts_init(tend_spawn_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->shutdown_ns = tend_clock_ns(5.0);
+  o->restart = TEND_TRANSIENT;
+}
+
+static void link_child(tend_actor *parent, tend_actor *a) {
+  a->prev_sibling = parent->last_child;
+  if (parent->last_child)
+    parent->last_child->next_sibling = a;
+  else
+    parent->first_child = a;
+  parent->last_child = a;
+}
+
+/* Pushes the path a child named (stack index name) of parent would have;
+ * raises (naming fn) if the name is taken. */
+static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name, const char *fn) {
+  tend_actor_push_path(L, h, parent);
+  lua_pushliteral(L, "/");
+  lua_pushvalue(L, name);
+  lua_concat(L, 3); /* push child path */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
+  lua_pushvalue(L, -2);
+  if (lua_rawget(L, -2) != LUA_TNIL)
+    luaL_error(L, "%s: name '%s' is already taken: %s exists", fn,
+               lua_tostring(L, name), lua_tostring(L, -3));
+  lua_pop(L, 2);
+}
+
+void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name, const char *fn) {
+  if (h->shutdown)
+    luaL_error(L, "%s: the host is shutting down; nothing can be spawned", fn);
+  if (parent->state >= TEND_ACTOR_STOPPING)
+    luaL_error(L, "%s: the parent is stopping; it cannot take new children",
+               fn);
+  if (name) {
+    push_child_path(L, h, parent, lua_absindex(L, name), fn);
+    lua_pop(L, 1);
+  }
+}
+
+tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_spawn_opts *o) {
+  factory = lua_absindex(L, factory);
+  if (o->name) /* unique among siblings; the path is kept */
+    push_child_path(L, h, parent, lua_absindex(L, o->name), "spawn");
+  tend_actor *a = tend_actor_new(L, h, parent);
+  if (o->name) { /* stack: path udata */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
+    lua_pushvalue(L, -3);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3); /* names[path] = true */
+    lua_pop(L, 1);
+    lua_insert(L, -2);
+    lua_setiuservalue(L, -2, TEND_UV_PATH);
+    a->flags |= TEND_AF_NAMED;
+  }
+  lua_pushvalue(L, factory);
+  lua_setiuservalue(L, -2, TEND_UV_FACTORY);
+  if (o->args) {
+    lua_pushvalue(L, o->args);
+    tend_actor_set_ext(L, a, TEND_EXT(args_ref));
+  }
+  if (o->strategy) tend_actor_set_strategy(L, a, o->strategy, o->decider);
+  a->restart_type = (uint8_t)o->restart;
+  if (o->max_message_ns) {
+    tend_actor_ext *x = tend_actor_ext_get(a);
+    if (x) x->max_ns = o->max_message_ns;
+  }
+  a->capacity = o->capacity;
+  a->overflow = (uint8_t)o->overflow;
+  a->shutdown_ns = o->shutdown_ns;
+  if (o->task)
+    a->flags |= TEND_AF_TASK;
+  else
+    h->stats.spawned++;
+  link_child(parent, a);
+  tend_actor_post(h, a, TEND_MSG_START, NULL);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT(TEND_EV_SPAWN, a);
+    tend_event_emit(L, h, &e);
+  }
+  lua_pop(L, 1); /* udata */
+  tend_actor_push_ref(L, h, a);
+  return a;
+}
 
 /* ------------------------------------------------------------ start */
 
@@ -88,7 +183,7 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   tend_promise_cancel(L, h, a);
   tend_value_drop(L, h, &a->wake_value);
-  if (a->thread) tend_sched_unpark(L, h, a);
+  if (a->thread) tend_runq_unpark(L, h, a);
   a->wait = TEND_WAIT_NONE;
   a->wait_seq++; /* any WAKE timer still armed is now stale */
 }
@@ -136,6 +231,17 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   }
   tend_actor_die(L, h, a);
   return -1;
+}
+
+void tend_host_shutdown(tend_host *h, int code) {
+  if (h->shutdown) return;
+  h->shutdown = TEND_SHUTDOWN_GRACEFUL;
+  h->exit_code = code;
+  if (h->front.shutdown) h->front.shutdown(h);
+  if (h->user)
+    tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
+  else if (h->system)
+    tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
 }
 
 /* ------------------------------------------------------------ death */
@@ -201,7 +307,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   int ctx = lua_gettop(L);
   tend_actor_end_wait(L, h, a);
   while (a->timers) tend_timer_cancel(L, h, a->timers);
-  tend_sched_dequeue(h, a);
+  tend_runq_remove(h, a);
   tend_actor_push_path(L, h, a);
   int path = lua_gettop(L);
   tend_actor_push_ref(L, h, a); /* a dead ref keeps saying where it was */

@@ -12,6 +12,32 @@
 
 #include "runtime/host.h"
 
+/* Options of a spawn, validated (by the API) before anything is created. */
+typedef struct tend_spawn_opts {
+  int name;          /* stack index of the name string, 0 for anonymous */
+  int args;          /* stack index of the args table, 0 for none */
+  uint32_t capacity; /* mailbox bound, 0 = unbounded */
+  tend_overflow overflow;
+  int64_t shutdown_ns;
+  int task; /* 1: the factory is a task function, run once */
+  const tend_strategy *strategy; /* for its children; NULL: the default */
+  int decider;            /* stack index of the strategy's decider, or 0 */
+  int64_t max_message_ns; /* max_message_time, 0 for none */
+  tend_restart_type restart;
+} tend_spawn_opts;
+
+/* Default options: anonymous, unbounded, 5 s shutdown, transient. */
+void tend_spawn_opts_init(tend_spawn_opts *o);
+
+/* Creates an actor under parent with factory at stack index `factory`;
+ * queues its START. Pushes its ref. Raises a Lua error (nothing created) if
+ * the name is taken or the parent cannot take children. */
+tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_spawn_opts *o);
+/* Raises (naming fn) unless parent can take a child named by the string
+ * at stack index name (0: anonymous). */
+void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name, const char *fn);
 /* Processes one system message of a (called by the worker). Returns the
  * number of arguments pushed for a Lua call to make (function below them),
  * or -1 when there is nothing to call. */

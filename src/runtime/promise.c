@@ -4,7 +4,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
-#include "runtime/sched.h"
+#include "runtime/runq.h"
 #include "runtime/timers.h"
 
 static void release(tend_host *h, tend_promise *p) {
@@ -37,16 +37,14 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   return p;
 }
 
-void tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
-                          tend_value v) {
+int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                         tend_value v) {
   tend_actor *asker = p->asker;
-  if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) {
-    tend_actor_dead_letter(L, h, NULL, &v);
-    return;
-  }
+  if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
   asker->wake_value = v;
-  tend_sched_wake(h, asker, TEND_WAKE_OK);
+  tend_runq_wake(h, asker, TEND_WAKE_OK);
+  return 1;
 }
 
 void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a) {
@@ -68,7 +66,7 @@ static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
   if (a == NULL || a->wait_seq != t->tag || a->wait != TEND_WAIT_ASK) return;
   if (a->promise) a->promise->timeout = NULL; /* t: the timer loop frees it */
   tend_promise_cancel(L, h, a);
-  tend_sched_wake(h, a, TEND_WAKE_TIMEOUT);
+  tend_runq_wake(h, a, TEND_WAKE_TIMEOUT);
 }
 
 void tend_promise_init(tend_host *h) {

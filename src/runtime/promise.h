@@ -23,9 +23,10 @@ struct tend_promise {
  * or ids. */
 tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
                                int64_t timeout_ns, const char *fn);
-/* The reply v (owned) arrived for p: the asker wakes with it. */
-void tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
-                          tend_value v);
+/* The reply v arrived for p: the asker wakes with it (v is its own) and
+ * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
+int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                         tend_value v);
 /* a stops waiting for its promise (if any): it is freed, its timer too. */
 void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees what promises still hold at close (ids left in the table). */

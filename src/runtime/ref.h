@@ -9,7 +9,9 @@
 #include <lua.h>
 #include <stdint.h>
 
-#include "runtime/host.h"
+typedef struct tend_host tend_host;
+
+#include "runtime/actor.h"
 
 #define TEND_REF_MT "tend.Ref"
 #define TEND_REF_MAGIC 0x72656672u
@@ -22,15 +24,17 @@ typedef struct tend_ref {
 
 /* Pushes a new ref to (id, gen). */
 void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen);
+/* The ref at idx, or NULL. */
+tend_ref *tend_ref_test(lua_State *L, int idx);
+/* The ref at idx remembers the path at the top of the stack (popped). */
+void tend_ref_set_path(lua_State *L, int idx);
+
+/* What refs reach is actors (actor.c): */
 /* Pushes the best ref for (id, gen): the actor's canonical one while it
  * lives, else a new one. Pushes nil for id 0. */
 void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen);
-/* The ref at idx, or NULL. */
-tend_ref *tend_ref_test(lua_State *L, int idx);
 /* The live actor a ref names, or NULL. */
 tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
-/* The ref at idx remembers the path at the top of the stack (popped). */
-void tend_ref_set_path(lua_State *L, int idx);
 /* Pushes the path of the ref at idx: a live actor's, "/temp/$id" for a
  * pending ask, the remembered one for a dead actor, or "/deadLetters". */
 void tend_ref_push_path(lua_State *L, tend_host *h, int idx);

@@ -7,6 +7,8 @@
 #include "runtime/error.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
+#include "runtime/runq.h"
+#include "runtime/send.h"
 #include "runtime/supervise.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
@@ -22,51 +24,6 @@ enum {
   W_MSG = 5,     /* the last message received in this turn, or nil */
   W_RESULT = 6   /* where a call sits, then its result (or error) */
 };
-
-/* ------------------------------------------------------------ run queue */
-
-void tend_sched_enqueue(tend_host *h, tend_actor *a) {
-  if ((a->flags & TEND_AF_QUEUED) || a == h->current ||
-      a->state == TEND_ACTOR_DEAD ||
-      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
-    return;
-  a->flags |= TEND_AF_QUEUED;
-  h->runq_len++;
-  a->next_run = NULL;
-  if (h->runq_tail)
-    h->runq_tail->next_run = a;
-  else
-    h->runq_head = a;
-  h->runq_tail = a;
-}
-
-void tend_sched_dequeue(tend_host *h, tend_actor *a) {
-  if (!(a->flags & TEND_AF_QUEUED)) return;
-  tend_actor *prev = NULL, *x = h->runq_head;
-  while (x && x != a) {
-    prev = x;
-    x = x->next_run;
-  }
-  if (x == NULL) return;
-  if (prev)
-    prev->next_run = a->next_run;
-  else
-    h->runq_head = a->next_run;
-  if (h->runq_tail == a) h->runq_tail = prev;
-  a->next_run = NULL;
-  a->flags &= ~TEND_AF_QUEUED;
-  h->runq_len--;
-}
-
-static tend_actor *pop_head(tend_host *h) {
-  tend_actor *a = h->runq_head;
-  h->runq_head = a->next_run;
-  if (h->runq_head == NULL) h->runq_tail = NULL;
-  a->next_run = NULL;
-  a->flags &= ~TEND_AF_QUEUED;
-  h->runq_len--;
-  return a;
-}
 
 /* ------------------------------------------------------------ the worker */
 
@@ -335,7 +292,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
     if (a == NULL) {
       a = h->runq_head;
       if (a == NULL || a->wait == TEND_WAIT_WOKEN || h->quantum <= 0) break;
-      pop_head(h);
+      tend_runq_pop(h);
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
       lua_settop(L, W_VALUES);
@@ -345,7 +302,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
     int nargs = step(L, h, a);
     if (nargs == -2) { /* turn over */
       h->current = NULL;
-      if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+      if (tend_actor_has_work(a)) tend_runq_push(h, a);
       lua_settop(L, W_VALUES);
       continue;
     }
@@ -403,7 +360,7 @@ void tend_sched_run(tend_host *h) {
     tend_actor *a = h->runq_head;
     lua_State *co;
     if (a->wait == TEND_WAIT_WOKEN) {
-      pop_head(h);
+      tend_runq_pop(h);
       a->wait = TEND_WAIT_NONE;
       tend_actor_push_ctx(L, h, a);
       lua_getiuservalue(L, -1, TEND_UV_THREAD);
@@ -435,7 +392,7 @@ void tend_sched_run(tend_host *h) {
       lua_insert(L, -2);
       lua_setiuservalue(L, -2, TEND_UV_THREAD);
       lua_pop(L, 1);
-      if (w->wait == TEND_WAIT_WOKEN) tend_sched_enqueue(h, w); /* answered */
+      if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
     } else if (status == LUA_YIELD) {
       lua_pop(co, nres);
       worker_put(L, h);
@@ -465,18 +422,12 @@ int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
   return lua_yieldk(L, 0, 0, k);
 }
 
-void tend_sched_wake(tend_host *h, tend_actor *a, tend_wake how) {
-  a->wait = TEND_WAIT_WOKEN;
-  a->wake = (uint8_t)how;
-  tend_sched_enqueue(h, a);
-}
-
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a) {
   h->interrupt = a;
   if (a->wait == TEND_WAIT_SLEEP || a->wait == TEND_WAIT_ASK) {
     tend_promise_cancel(L, h, a);
     a->wait_seq++; /* its WAKE timer is stale now */
-    tend_sched_wake(h, a, TEND_WAKE_INTERRUPTED);
+    tend_runq_wake(h, a, TEND_WAKE_INTERRUPTED);
   } else if (a->thread) { /* preempted: the hook fires when it resumes */
     lua_sethook(a->thread, tend_preempt_hook, LUA_MASKCOUNT, 1);
   }
@@ -490,15 +441,6 @@ int tend_sched_woken(lua_State *L, tend_host *h) {
     return tend_error_interrupted(L);
   }
   return a ? a->wake : TEND_WAKE_OK;
-}
-
-void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_sched_dequeue(h, a);
-  a->thread = NULL;
-  tend_actor_push_ctx(L, h, a);
-  lua_pushnil(L);
-  lua_setiuservalue(L, -2, TEND_UV_THREAD);
-  lua_pop(L, 1);
 }
 
 tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn) {
@@ -515,16 +457,4 @@ tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn) {
                "__tostring, a table.sort comparator or a gsub callback)",
                fn);
   return a;
-}
-
-/* A sleep is over. */
-static void on_wake(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
-  (void)L;
-  if (a == NULL || a->wait_seq != t->tag || a->wait != TEND_WAIT_SLEEP) return;
-  tend_sched_wake(h, a, TEND_WAKE_OK);
-}
-
-void tend_sched_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_WAKE] = on_wake;
 }

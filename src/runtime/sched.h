@@ -17,10 +17,6 @@
 #define TEND_TURN_BUDGET 64 /* messages per actor per turn */
 #define TEND_QUANTUM 20000  /* steps per return to the event loop */
 
-/* Puts a at the tail of the run queue unless it is queued already. */
-void tend_sched_enqueue(tend_host *h, tend_actor *a);
-/* Takes a out of the run queue if it is there. */
-void tend_sched_dequeue(tend_host *h, tend_actor *a);
 /* Runs actors until the run queue is empty or the quantum is spent.
  * Called from the event loop on the main thread. */
 void tend_sched_run(tend_host *h);
@@ -28,19 +24,12 @@ void tend_sched_run(tend_host *h);
  * C function called from that actor's code. k continues it when woken. */
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
                     lua_KFunction k);
-/* Ends a's wait (how it ended: a->wake): a resumes in turn. */
-void tend_sched_wake(tend_host *h, tend_actor *a, tend_wake how);
 /* Ctrl-C at the REPL: a's running code raises Interrupted: at once when
  * it waits in sleep or ask, else at the next hook when it resumes. */
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
 /* In a continuation after a wait: raises Interrupted if the wait was
  * interrupted, else returns how it ended (tend_wake). */
 int tend_sched_woken(lua_State *L, tend_host *h);
-/* Drops the coroutine a is parked in (a is being stopped). */
-void tend_sched_unpark(lua_State *L, tend_host *h, tend_actor *a);
 /* Raises a clear error unless L can wait (an actor's code, yieldable). */
 tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn);
-/* Registers the timer kind this file owns (WAKE: a sleep is over). */
-void tend_sched_init(tend_host *h);
-
 #endif

@@ -10,7 +10,9 @@
 #include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
+#include "runtime/runq.h"
 #include "runtime/sched.h"
+#include "runtime/send.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
 
@@ -25,7 +27,7 @@ static void suspend_subtree(tend_actor *a) {
 
 static void resume_subtree(tend_host *h, tend_actor *a) {
   if (a->suspends > 0) a->suspends--;
-  if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+  if (tend_actor_has_work(a)) tend_runq_push(h, a);
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     resume_subtree(h, c);
 }
@@ -555,5 +557,5 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
     resume_subtree(h, a);
   }
   if (a->flags & TEND_AF_TYPED) tend_typed_restarted(L, h, a);
-  if (tend_actor_has_work(a)) tend_sched_enqueue(h, a);
+  if (tend_actor_has_work(a)) tend_runq_push(h, a);
 }

@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-#include "runtime/actor.h"
 #include "runtime/value.h"
 
 static void owner_link(tend_timer *t, tend_actor *a) {
@@ -108,22 +107,4 @@ void tend_timers_fire_due(tend_host *h) {
     }
     tend_timer_cancel(L, h, t);
   }
-}
-
-/* ctx:after / ctx:every: the message to the target. */
-static void on_send(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
-  if (a == NULL) return;
-  if (t->repeating) { /* keep the timer's copy for the next time */
-    tend_value_push(L, h, &t->v.repeat->value);
-    tend_actor_send(L, h, a->id, a->gen, -1, 0, 0);
-    lua_pop(L, 1);
-  } else {
-    tend_actor_send_value(L, h, a->id, a->gen, tend_timer_value(t), 0, 0);
-    t->vtype = TEND_VALUE_NIL;
-  }
-}
-
-void tend_timers_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_SEND] = on_send;
 }

@@ -3,8 +3,8 @@
  * owner of that kind registered in h->on_fire runs (as libuv's timer heap
  * calls timer_cb without knowing what a timer does). A timer with a target
  * is owned by it: cancelled when it dies, stale once its generation is
- * gone. Kinds and their owners: SEND (timers.c: ctx:after/every), WAKE
- * (sched.c: sleep), ASK (promise.c), TASK and KILL (lifecycle.c), BACKOFF_*
+ * gone. Kinds and their owners: SEND (send.c: ctx:after/every), WAKE
+ * (runq.c: sleep), ASK (promise.c), TASK and KILL (lifecycle.c), BACKOFF_*
  * (backoff_sup.c), TYPED_* (typed.c). */
 #ifndef TEND_TIMERS_H
 #define TEND_TIMERS_H
@@ -26,7 +26,5 @@ tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
 void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t);
 /* Cancels every timer (shutdown end, close). */
 void tend_timers_cancel_all(lua_State *L, tend_host *h);
-/* Registers the kind this file owns (SEND). */
-void tend_timers_init(tend_host *h);
 
 #endif

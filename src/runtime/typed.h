@@ -12,6 +12,7 @@
 #include "base/backoff.h"
 #include "base/strategy.h"
 #include "runtime/host.h"
+#include "runtime/lifecycle.h"
 
 typedef enum tend_typed_kind {
   TEND_TYPED_RESTART,

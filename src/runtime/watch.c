@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "runtime/ref.h"
+#include "runtime/runq.h"
 #include "runtime/sched.h"
 #include "runtime/value.h"
 
@@ -63,7 +64,7 @@ static void notify(lua_State *L, tend_host *h, tend_watch *r, int table) {
   tend_queue_push(&w->mbox.user, m);
   w->mbox.n_user++;
   if (w->wait == TEND_WAIT_NONE && tend_actor_takes_mail(w) && h->current != w)
-    tend_sched_enqueue(h, w);
+    tend_runq_push(h, w);
 }
 
 /* Pushes {tend="terminated", ref=..., reason=..., existence_confirmed=...}. */

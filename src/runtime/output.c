@@ -1,0 +1,29 @@
+/* output: log lines on stderr and text on stdout, written around the
+ * front's output hook (so the REPL's prompt moves below them). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "runtime/host.h"
+
+void tend_host_log(tend_host *h, tend_log_level level, const char *path,
+                   const char *fmt, ...) {
+  if (level > h->log_level) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  double t = (double)tend_clock_now(&h->clock) / 1e9;
+  if (h->front.output) h->front.output(h, 1);
+  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
+          path ? path : "", path ? ": " : "", msg);
+  fflush(stderr);
+  if (h->front.output) h->front.output(h, 0);
+}
+
+void tend_host_print(tend_host *h, const char *text, size_t len) {
+  if (h->front.output) h->front.output(h, 1);
+  fwrite(text, 1, len, stdout);
+  fflush(stdout);
+  if (h->front.output) h->front.output(h, 0);
+}

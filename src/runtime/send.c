@@ -1,0 +1,135 @@
+/* send: delivery. A user message goes to a mailbox (or to a promise, or to
+ * dead letters), through the send filter and the mailbox bound; a system
+ * message is posted. The SEND timers (ctx:after, ctx:every) deliver here. */
+#include "runtime/send.h"
+
+#include <lauxlib.h>
+
+#include "runtime/error.h"
+#include "runtime/event.h"
+#include "runtime/promise.h"
+#include "runtime/runq.h"
+#include "runtime/supervise.h"
+#include "runtime/typed.h"
+#include "runtime/value.h"
+
+void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
+                     const tend_actor *about) {
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) return; /* out of memory: the signal is lost */
+  m->kind = kind;
+  m->sender_id = about ? about->id : 0;
+  m->sender_gen = about ? about->gen : 0;
+  m->value.type = TEND_VALUE_NIL;
+  tend_queue_push(&a->mbox.sys, m);
+  tend_runq_push(h, a);
+}
+
+
+void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
+                            tend_value *v) {
+  h->stats.dead_letters++;
+  if (v) tend_value_drop(L, h, v);
+  if (tend_event_on(h)) {
+    tend_event e = TEND_EVENT_INIT(TEND_EV_DEAD_LETTER, to);
+    if (to == NULL) e.path = "/deadLetters";
+    tend_event_emit(L, h, &e);
+  }
+}
+
+/* a's mailbox is full: makes room by its overflow rule. Returns 1 when the
+ * new message may go in, 0 when it was taken (dead letter or failure). */
+static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
+                    tend_overflow rule) {
+  switch (rule) {
+    case TEND_OVERFLOW_DROP_NEW: tend_actor_dead_letter(L, h, a, v); return 0;
+    case TEND_OVERFLOW_DROP_OLD: {
+      tend_msg *old = tend_queue_pop(&a->mbox.user);
+      a->mbox.n_user--;
+      tend_actor_dead_letter(L, h, a, &old->value);
+      tend_msg_release(&h->msgs, old);
+      return 1;
+    }
+    case TEND_OVERFLOW_FAIL:
+      tend_actor_dead_letter(L, h, a, v);
+      if (a->state < TEND_ACTOR_STOPPING) {
+        lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
+        tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
+        lua_remove(L, -2);
+        tend_actor_fail(L, h, a);
+      }
+      return 0;
+  }
+  return 0;
+}
+
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen) {
+  tend_actor *a = tend_slots_get(&h->ids, id, gen);
+  if (a && a->kind == TEND_ENTITY_PROMISE) {
+    if (!tend_promise_resolve(L, h, (tend_promise *)(void *)a, v))
+      tend_actor_dead_letter(L, h, NULL, &v); /* its asker stopped waiting */
+    return;
+  }
+  if (a == NULL || a->state == TEND_ACTOR_DEAD ||
+      (a->flags & TEND_AF_GUARDIAN)) {
+    tend_actor_dead_letter(L, h, NULL, &v);
+    return;
+  }
+  if (h->send_filter && h->send_filter(L, h, a, &v, sender_id, sender_gen))
+    return; /* dropped or held back by tend.chaos */
+  uint32_t capacity = a->capacity;
+  tend_overflow rule = (tend_overflow)a->overflow;
+  if ((a->flags & TEND_AF_TYPED) && tend_typed_stash(a)) {
+    capacity = tend_typed_stash(a); /* waiting for a backoff restart */
+    rule = TEND_OVERFLOW_DROP_OLD;
+  }
+  if (capacity && a->mbox.n_user >= capacity &&
+      !overflow(L, h, a, &v, rule))
+    return;
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) {
+    tend_actor_dead_letter(L, h, a, &v);
+    return;
+  }
+  m->kind = TEND_MSG_USER;
+  m->sender_id = sender_id;
+  m->sender_gen = sender_gen;
+  m->value = v;
+  tend_queue_push(&a->mbox.user, m);
+  a->mbox.n_user++;
+  if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+}
+
+void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                     int idx, uint32_t sender_id, uint32_t sender_gen) {
+  tend_actor_send_in(L, h, id, gen, idx, sender_id, sender_gen, 0);
+}
+
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store) {
+  tend_value v;
+  if (tend_value_store_in(L, h, idx, &v, store) != 0)
+    luaL_error(L, "out of message slots");
+  tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
+}
+
+/* ctx:after / ctx:every: the message to the target. */
+static void on_send(lua_State *L, tend_host *h, tend_timer *t,
+                    tend_actor *a) {
+  if (a == NULL) return;
+  if (t->repeating) { /* keep the timer's copy for the next time */
+    tend_value_push(L, h, &t->v.repeat->value);
+    tend_actor_send(L, h, a->id, a->gen, -1, 0, 0);
+    lua_pop(L, 1);
+  } else {
+    tend_actor_send_value(L, h, a->id, a->gen, tend_timer_value(t), 0, 0);
+    t->vtype = TEND_VALUE_NIL;
+  }
+}
+
+void tend_send_init(tend_host *h) {
+  h->on_fire[TEND_TIMER_SEND] = on_send;
+}

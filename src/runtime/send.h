@@ -1,0 +1,33 @@
+/* send: delivering messages (see send.c). */
+#ifndef TEND_SEND_H
+#define TEND_SEND_H
+
+#include <lua.h>
+
+#include "runtime/host.h"
+
+/* Delivers the value at stack index idx to (id, gen) as a user message from
+ * (sender_id, sender_gen). A dead target takes it as a dead letter. */
+void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                     int idx, uint32_t sender_id, uint32_t sender_gen);
+/* Same, with the value store at stack index store (see value.h). */
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store);
+/* Same, with an already-stored value whose ownership passes to the call. */
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen);
+/* Counts a dead letter for `to` (NULL: unknown), drops v (may be NULL). */
+void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
+                            tend_value *v);
+
+/* The one way to post a system message: kind to a, about actor `about`
+ * (may be NULL); a is queued to run. */
+void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
+                     const tend_actor *about);
+
+/* Registers the timer kind this file owns (SEND). */
+void tend_send_init(tend_host *h);
+
+#endif
