@@ -42,7 +42,8 @@ static int l_ask(lua_State *L) {
   lua_pushnumber(L, timeout);
   lua_replace(L, 3);
   tend_actor *a = tend_sched_check_wait(L, h, "ask");
-  tend_promise *p = tend_promise_new(L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
+  tend_promise *p = tend_promise_new(
+      L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
   tend_actor_send(L, h, r->id, r->gen, 2, p->id, p->gen);
   /* answered at once when the target was itself a promise */
   return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,

@@ -15,8 +15,8 @@
 static const char send_key = 's', receive_key = 'r';
 static int bypass; /* 1 while chaos itself delivers (no filter) */
 
-static int send_filter(lua_State *L, tend_host *h, tend_actor *a,
-                       tend_value *v, uint32_t sender_id, uint32_t sender_gen) {
+static int send_filter(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
+                       uint32_t sender_id, uint32_t sender_gen) {
   if (bypass) return 0;
   int top = lua_gettop(L);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &send_key);

@@ -277,7 +277,6 @@ static int l_describe(lua_State *L) {
       tend_typename(L, 1));
 }
 
-
 /* tend.guardian_strategy(strategy): the strategy of /user (default:
  * tend.default_strategy); a failure it escalates ends the host with 1. */
 static int l_guardian_strategy(lua_State *L) {

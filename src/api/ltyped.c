@@ -68,7 +68,8 @@ static int l_restart_with_backoff(lua_State *L) {
   int64_t min = positive(L, 1, fn, "min_backoff", 0);
   int64_t max = positive(L, 2, fn, "max_backoff", 0);
   if (max < min)
-    luaL_error(L, "%s: max_backoff: expected a number >= min_backoff (%s), got %s",
+    luaL_error(L,
+               "%s: max_backoff: expected a number >= min_backoff (%s), got %s",
                fn, lua_tostring(L, 1), lua_tostring(L, 2));
   double rf = 0;
   if (!lua_isnoneornil(L, 3)) {
@@ -162,8 +163,8 @@ static int l_on_failure(lua_State *L) {
                "tend.stop_on_failure, tend.restart_with_limit(...) or "
                "tend.restart_with_backoff(...), got %s",
                tend_typename(L, 3));
-  lua_getiuservalue(L, 1, 1); /* 4: factory */
-  lua_getiuservalue(L, 1, 2); /* 5: kinds */
+  lua_getiuservalue(L, 1, 1);           /* 4: factory */
+  lua_getiuservalue(L, 1, 2);           /* 5: kinds */
   lua_createtable(L, (int)s->n + 1, 0); /* 6: the new list */
   for (uint32_t i = 1; i <= s->n; i++) {
     lua_rawgeti(L, 5, i);

@@ -1,7 +1,8 @@
 /* mailbox: per-actor message queues built from pooled nodes.
  * A mailbox has a system queue (lifecycle signals, served first) and a user
  * queue (messages). Nodes come from a pool (base/pool.h), so a steady
- * message flow allocates nothing. Message values are opaque here (see value.h). */
+ * message flow allocates nothing. Message values are opaque here (see value.h).
+ */
 #ifndef TEND_MAILBOX_H
 #define TEND_MAILBOX_H
 

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 typedef struct tend_pool {
-  void *free;       /* first free node; its first word links the next */
-  void *chunks;     /* allocated chunks, linked through their first word */
-  size_t size;      /* bytes per node (at least a pointer) */
-  uint64_t carved;  /* nodes ever carved from chunks */
+  void *free;      /* first free node; its first word links the next */
+  void *chunks;    /* allocated chunks, linked through their first word */
+  size_t size;     /* bytes per node (at least a pointer) */
+  uint64_t carved; /* nodes ever carved from chunks */
 } tend_pool;
 
 void tend_pool_init(tend_pool *p, size_t node_size);

@@ -71,9 +71,9 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
 
 /* ------------------------------------------------------------ ext */
 
-static const size_t ext_refs[] = {
-    TEND_EXT(decider_ref), TEND_EXT(args_ref), TEND_EXT(error_ref),
-    TEND_EXT(failed_msg_ref), TEND_EXT(cause_ref)};
+static const size_t ext_refs[] = {TEND_EXT(decider_ref), TEND_EXT(args_ref),
+                                  TEND_EXT(error_ref), TEND_EXT(failed_msg_ref),
+                                  TEND_EXT(cause_ref)};
 
 static int *ref_field(tend_actor_ext *x, size_t field) {
   return (int *)(void *)((char *)x + field);

@@ -76,9 +76,9 @@ typedef enum tend_restart_for {
 
 /* A failure on its way to a decision. */
 typedef enum tend_failure {
-  TEND_FAILURE_NONE,    /* not failed */
-  TEND_FAILURE_PENDING  /* failed, subtree suspended; its supervisor (or its
-                           typed clauses) will decide */
+  TEND_FAILURE_NONE,   /* not failed */
+  TEND_FAILURE_PENDING /* failed, subtree suspended; its supervisor (or its
+                          typed clauses) will decide */
 } tend_failure;
 
 typedef enum tend_actor_wait {
@@ -99,13 +99,13 @@ typedef enum tend_wake {
 /* Code an actor runs in the worker (for the continuation after a yield). */
 typedef enum tend_actor_op {
   TEND_OP_NONE,
-  TEND_OP_FACTORY,      /* factory(ctx, args...) */
-  TEND_OP_PRE_START,    /* hooks.pre_start(self, ctx) */
-  TEND_OP_RECEIVE,      /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
-  TEND_OP_POST_STOP,    /* hooks.post_stop(self, ctx) */
-  TEND_OP_TASK,         /* a task's function (main chunk, tend.after) */
-  TEND_OP_DECIDE,       /* the decider on a child's failure (err, child) */
-  TEND_OP_PRE_RESTART,  /* hooks.pre_restart(self, err, msg, ctx) */
+  TEND_OP_FACTORY,     /* factory(ctx, args...) */
+  TEND_OP_PRE_START,   /* hooks.pre_start(self, ctx) */
+  TEND_OP_RECEIVE,     /* behavior(msg, ctx) or hooks.receive(self, msg, ctx) */
+  TEND_OP_POST_STOP,   /* hooks.post_stop(self, ctx) */
+  TEND_OP_TASK,        /* a task's function (main chunk, tend.after) */
+  TEND_OP_DECIDE,      /* the decider on a child's failure (err, child) */
+  TEND_OP_PRE_RESTART, /* hooks.pre_restart(self, err, msg, ctx) */
   TEND_OP_RESTART_STOP, /* default pre_restart: hooks.post_stop */
   TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
 } tend_actor_op;

@@ -294,8 +294,7 @@ void tend_backoff_restarted(lua_State *L, tend_host *h, tend_actor *a) {
 /* ------------------------------------------------------------ timers */
 
 /* The delay is over: the next child starts. */
-static void on_start(lua_State *L, tend_host *h, tend_timer *t,
-                     tend_actor *a) {
+static void on_start(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
   if (b && t->tag == b->incarnation && b->child_id == 0 &&
       a->state == TEND_ACTOR_RUNNING)
@@ -303,8 +302,7 @@ static void on_start(lua_State *L, tend_host *h, tend_timer *t,
 }
 
 /* The child of incarnation `tag` ran long enough: the backoff starts over. */
-static void on_reset(lua_State *L, tend_host *h, tend_timer *t,
-                     tend_actor *a) {
+static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
   if (b && t->tag == b->incarnation &&
       tend_actor_live(h, b->child_id, b->child_gen)) {

@@ -108,7 +108,6 @@ void tend_host_poke(tend_host *h) {
   update_handles(h);
 }
 
-
 /* ------------------------------------------------------------ open, run */
 
 static int new_ref_table(lua_State *L) {

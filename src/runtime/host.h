@@ -56,10 +56,10 @@ typedef struct tend_front {
   void (*output)(tend_host *h, int begin); /* around a line on the terminal:
                                               begin 1 before, 0 after */
   int (*signal)(tend_host *h, int signum); /* 1: it handled the signal */
-  void (*turn)(tend_host *h);     /* after every pass of the pump */
-  void (*shutdown)(tend_host *h); /* the tree starts stopping */
-  void (*close)(tend_host *h);    /* the host closes: its handles go */
-  void *data;                     /* theirs */
+  void (*turn)(tend_host *h);              /* after every pass of the pump */
+  void (*shutdown)(tend_host *h);          /* the tree starts stopping */
+  void (*close)(tend_host *h);             /* the host closes: its handles go */
+  void *data;                              /* theirs */
 } tend_front;
 
 /* A send filter (tend.chaos): returns 1 when it took the message (v
@@ -91,10 +91,10 @@ struct tend_host {
   uint64_t seed;            /* its seed (tend.seed()) */
   tend_log_level log_level; /* lines above it are not written */
 
-  tend_slots ids;                        /* actor and promise ids */
-  tend_timer_heap timers;                /* armed timers and their records */
+  tend_slots ids;                          /* actor and promise ids */
+  tend_timer_heap timers;                  /* armed timers and their records */
   tend_timer_fn on_fire[TEND_TIMER_KINDS]; /* what each kind does */
-  tend_pool msgs;                        /* message nodes */
+  tend_pool msgs;                          /* message nodes */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */
@@ -115,18 +115,18 @@ struct tend_host {
   uint32_t n_free_values, cap_free_values;
   uint32_t values_top; /* highest value slot handed out */
 
-  tend_actor *user;        /* the /user guardian */
-  tend_actor *system;      /* the /system guardian (tasks) */
-  tend_actor *main;        /* /user/main while the main chunk runs */
-  uint32_t next_seq;       /* spawn counter (anonymous names) */
-  tend_shutdown shutdown;  /* on the way out? */
-  int exit_code;           /* status the process ends with */
-  int failed;              /* 1 when the main chunk raised */
+  tend_actor *user;       /* the /user guardian */
+  tend_actor *system;     /* the /system guardian (tasks) */
+  tend_actor *main;       /* /user/main while the main chunk runs */
+  uint32_t next_seq;      /* spawn counter (anonymous names) */
+  tend_shutdown shutdown; /* on the way out? */
+  int exit_code;          /* status the process ends with */
+  int failed;             /* 1 when the main chunk raised */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
 
-  tend_preempt preempt;          /* the runaway-actor watchdog */
-  volatile uint64_t steps;       /* steps the workers took (watchdog looks) */
+  tend_preempt preempt;           /* the runaway-actor watchdog */
+  volatile uint64_t steps;        /* steps the workers took (watchdog looks) */
   tend_actor *volatile interrupt; /* its running code raises Interrupted
                                      at the next hook (tend_sched_interrupt) */
 

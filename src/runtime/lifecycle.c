@@ -379,10 +379,10 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
       return tend_supervise_child_failed(L, h, a, &about);
     case TEND_MSG_RESTART:
     case TEND_MSG_RESTART_SELF:
-      return tend_supervise_restart(
-          L, h, a,
-          about.kind == TEND_MSG_RESTART_SELF ? TEND_RESTART_FOR_SELF
-                                              : TEND_RESTART_FOR_GROUP);
+      return tend_supervise_restart(L, h, a,
+                                    about.kind == TEND_MSG_RESTART_SELF
+                                        ? TEND_RESTART_FOR_SELF
+                                        : TEND_RESTART_FOR_GROUP);
     case TEND_MSG_USER:
     case TEND_MSG_TERMINATED: break;
   }
@@ -392,8 +392,7 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
 /* ------------------------------------------------------------ timers */
 
 /* tend.after: the function runs as a task under /system. */
-static void on_task(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
+static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)a;
   if (h->system == NULL || h->shutdown) return;
   tend_value v = tend_timer_value(t);
@@ -407,8 +406,7 @@ static void on_task(lua_State *L, tend_host *h, tend_timer *t,
 }
 
 /* post_stop overran the actor's shutdown time: it dies now. */
-static void on_kill(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
+static void on_kill(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)t;
   if (a == NULL || a->op != TEND_OP_POST_STOP) return;
   tend_actor_push_path(L, h, a);

@@ -62,8 +62,7 @@ void tend_runq_unpark(lua_State *L, tend_host *h, tend_actor *a) {
 }
 
 /* A sleep is over. */
-static void on_wake(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
+static void on_wake(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)L;
   if (a == NULL || a->wait_seq != t->tag || a->wait != TEND_WAIT_SLEEP) return;
   tend_runq_wake(h, a, TEND_WAKE_OK);

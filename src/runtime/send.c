@@ -25,7 +25,6 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
   tend_runq_push(h, a);
 }
 
-
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
                             tend_value *v) {
   h->stats.dead_letters++;
@@ -85,8 +84,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     capacity = tend_typed_stash(a); /* waiting for a backoff restart */
     rule = TEND_OVERFLOW_DROP_OLD;
   }
-  if (capacity && a->mbox.n_user >= capacity &&
-      !overflow(L, h, a, &v, rule))
+  if (capacity && a->mbox.n_user >= capacity && !overflow(L, h, a, &v, rule))
     return;
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) {
@@ -117,8 +115,7 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
 }
 
 /* ctx:after / ctx:every: the message to the target. */
-static void on_send(lua_State *L, tend_host *h, tend_timer *t,
-                    tend_actor *a) {
+static void on_send(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   if (a == NULL) return;
   if (t->repeating) { /* keep the timer's copy for the next time */
     tend_value_push(L, h, &t->v.repeat->value);

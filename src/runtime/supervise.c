@@ -16,7 +16,6 @@
 #include "runtime/timers.h"
 #include "runtime/typed.h"
 
-
 /* ------------------------------------------------------------ helpers */
 
 static void suspend_subtree(tend_actor *a) {
@@ -398,7 +397,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
     int i =
         lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
-  } else if ((p->flags & TEND_AF_BACKOFF) && !(p->ext && p->ext->has_strategy)) {
+  } else if ((p->flags & TEND_AF_BACKOFF) &&
+             !(p->ext && p->ext->has_strategy)) {
     d = TEND_RESTART; /* backoff: every failure, InitError too, backs off */
     clause = "backoff";
   } else {
@@ -416,8 +416,7 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
   tend_actor *c =
       x ? tend_actor_live(h, x->deciding_id, x->deciding_gen) : NULL;
   if (x) x->deciding_id = 0;
-  if (c == NULL || c->failure != TEND_FAILURE_PENDING || c->parent != p)
-    return;
+  if (c == NULL || c->failure != TEND_FAILURE_PENDING || c->parent != p) return;
   tend_directive d = TEND_ESCALATE;
   const char *clause = "function";
   if (status != LUA_OK && status != LUA_YIELD) {

@@ -15,9 +15,8 @@ static tend_typed *T(const tend_actor *a) {
   return a->ext ? a->ext->typed : NULL;
 }
 
-static const char *const names[] = {"restart", "resume", "stop",
-                                    "restart_with_limit",
-                                    "restart_with_backoff"};
+static const char *const names[] = {
+    "restart", "resume", "stop", "restart_with_limit", "restart_with_backoff"};
 
 const char *tend_typed_name(tend_typed_kind k) {
   return names[k];
@@ -96,7 +95,8 @@ static void back_off(lua_State *L, tend_host *h, tend_actor *a,
   ty->waiting = 1;
   ty->stash = act->stash;
   tend_supervise_suspend_failed(a);
-  tend_timer *t = tend_timer_arm(L, h, TEND_TIMER_TYPED_RESTART, a, delay, 0, 0);
+  tend_timer *t =
+      tend_timer_arm(L, h, TEND_TIMER_TYPED_RESTART, a, delay, 0, 0);
   if (t) t->tag = ty->incarnation;
 }
 
@@ -142,7 +142,8 @@ void tend_typed_restarted(lua_State *L, tend_host *h, tend_actor *a) {
   for (uint32_t i = 0; i < ty->n; i++) {
     const tend_typed_action *act = &ty->c[i].action;
     if (act->what != TEND_TYPED_RESTART_WITH_BACKOFF) continue;
-    int64_t after = act->reset_after_ns ? act->reset_after_ns : act->delays.min_ns;
+    int64_t after =
+        act->reset_after_ns ? act->reset_after_ns : act->delays.min_ns;
     tend_timer *t =
         tend_timer_arm(L, h, TEND_TIMER_TYPED_RESET, a, after, 0, 0);
     if (t) t->tag = ty->incarnation;
@@ -180,8 +181,7 @@ static void on_restart(lua_State *L, tend_host *h, tend_timer *t,
 }
 
 /* Incarnation `tag` ran long enough without failing: the backoff resets. */
-static void on_reset(lua_State *L, tend_host *h, tend_timer *t,
-                     tend_actor *a) {
+static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_typed *ty = a ? T(a) : NULL;
   if (ty && t->tag == ty->incarnation && !ty->waiting &&
       a->failure != TEND_FAILURE_PENDING) {
