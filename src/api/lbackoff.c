@@ -196,12 +196,10 @@ static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
   lua_pop(L, 1);
   c->reset_after_ns =
       seconds(L, t, "reset_after", fn, (double)c->delays.min_ns / 1e9);
-  if (lua_getfield(L, t, "supervisor_strategy") != LUA_TNIL) {
-    if (!tend_strategy_test(L, -1))
-      tend_bad_option(L, fn, "supervisor_strategy",
-                      "a strategy (tend.one_for_one{...}, ...)", -1);
-    c->has_strategy = 1;
-  }
+  if (lua_getfield(L, t, "supervisor_strategy") != LUA_TNIL &&
+      !tend_strategy_test(L, -1))
+    tend_bad_option(L, fn, "supervisor_strategy",
+                    "a strategy (tend.one_for_one{...}, ...)", -1);
   lua_pop(L, 1);
   c->reply_while_stopped =
       lua_getfield(L, t, "reply_while_stopped") != LUA_TNIL;

@@ -59,10 +59,9 @@ typedef struct tend_backoff_cfg {
   int64_t reset_after_ns;  /* auto reset after this much running */
   int64_t max_retries;     /* restarts allowed, -1 unlimited */
   uint32_t stash;          /* capacity of the stash while stopped, 0 none */
-  int reply_while_stopped; /* 1: extras.reply answers while stopped */
-  int final_stop;          /* 1: extras.final_stop is the predicate */
+  int reply_while_stopped; /* 1: a fixed reply answers while stopped */
+  int final_stop;          /* 1: a final-stop predicate is set */
   int default_stopping;    /* 1: the child's failures stop it (on_stop) */
-  int has_strategy;        /* 1: extras.supervisor is the child's strategy */
 } tend_backoff_cfg;
 
 const char *tend_jitter_name(tend_jitter j);
