@@ -13,12 +13,10 @@
 #include "runtime/send.h"
 #include "runtime/ref.h"
 
-/* ---- checks: each raises "fn: ..." naming what was expected and given */
+/* ---- check.c: each raises "fn: ..." naming what was expected and given */
 /* The ref at idx, or an error naming argument arg of function fn. */
 tend_ref *tend_check_ref(lua_State *L, int idx, const char *fn,
                          const char *arg);
-/* The actor whose ctx is at idx. */
-tend_actor *tend_check_ctx(lua_State *L, int idx);
 /* A delay in seconds at idx: a number, not NaN, >= 0 (> 0 when positive). */
 double tend_check_seconds(lua_State *L, int idx, const char *fn,
                           const char *arg, int positive);
@@ -32,27 +30,38 @@ void tend_check_keys(lua_State *L, int t, const char *const *keys,
 int tend_find_name(const char *const *list, const char *s);
 /* Adds ns as seconds without trailing zeros ("60", "1.5") to b. */
 void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
-
-/* ---- lctx.c */
-/* Adds fns to the methods of ctx (each file registers its own). */
-void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns);
-
-/* ---- lspawn.c */
 /* Parses spawn options at idx (may be none/nil) for function fn; raises on
  * bad input before anything is created. Values it points at by stack
  * index are left on the stack. */
 void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       tend_spawn_opts *o);
+
+/* ---- lctx.c */
+/* The actor whose ctx is at idx, or an error. */
+tend_actor *tend_check_ctx(lua_State *L, int idx);
+/* Adds fns to the methods of ctx (each file registers its own). */
+void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns);
+
+/* ---- lspawn.c */
 /* tend.spawn / ctx:spawn body: factory or spec at 1+off, opts at 2+off;
  * pushes the ref. */
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off, const char *fn);
 
-/* ---- lstrategy.c */
+/* ---- strategies (lstrategy.c makes them) */
+#define TEND_STRATEGY_MT "tend.Strategy"
 /* The strategy at idx, or NULL. */
-const tend_strategy *tend_strategy_test(lua_State *L, int idx);
+static inline const tend_strategy *tend_strategy_test(lua_State *L, int idx) {
+  return luaL_testudata(L, idx, TEND_STRATEGY_MT);
+}
 /* Pushes the decider of the strategy at idx and returns its index, or
  * returns 0 (nothing pushed) when it has none. */
-int tend_strategy_push_decider(lua_State *L, int idx);
+static inline int tend_strategy_push_decider(lua_State *L, int idx) {
+  if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  return lua_gettop(L);
+}
 
 /* ---- lbackoff.c, ltyped.c: specs, spawned by tend_spawn_under */
 int tend_backoff_is_spec(lua_State *L, int idx);

@@ -9,20 +9,7 @@
 #include "api/api.h"
 #include "runtime/error.h"
 
-#define TEND_STRATEGY_MT "tend.Strategy"
 #define TEND_DECIDER_MT "tend.Decider"
-
-const tend_strategy *tend_strategy_test(lua_State *L, int idx) {
-  return luaL_testudata(L, idx, TEND_STRATEGY_MT);
-}
-
-int tend_strategy_push_decider(lua_State *L, int idx) {
-  if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  return lua_gettop(L);
-}
 
 static int is_decider_table(lua_State *L, int idx) {
   if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return 0;

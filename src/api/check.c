@@ -1,0 +1,182 @@
+/* check: the checks the API files share: arguments (refs, seconds) and
+ * options (unknown keys, names in a list, spawn options), each raising an
+ * error that names the function, the option, what was expected and what
+ * was given (DESIGN §7), before anything is created. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+
+tend_ref *tend_check_ref(lua_State *L, int idx, const char *fn,
+                         const char *arg) {
+  tend_ref *r = tend_ref_test(L, idx);
+  if (r == NULL)
+    luaL_error(L, "%s: %s: expected an actor ref, got %s", fn, arg,
+               tend_typename(L, idx));
+  return r;
+}
+
+double tend_check_seconds(lua_State *L, int idx, const char *fn,
+                          const char *arg, int positive) {
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    luaL_error(L, "%s: %s: expected a number of seconds, got %s", fn, arg,
+               tend_typename(L, idx));
+  double s = lua_tonumber(L, idx);
+  if (isnan(s) || s < 0 || (positive && s == 0))
+    luaL_error(L, "%s: %s: expected a number of seconds %s, got %s", fn, arg,
+               positive ? "> 0" : ">= 0", lua_tostring(L, idx));
+  return s;
+}
+
+int tend_bad_option(lua_State *L, const char *fn, const char *opt,
+                    const char *expected, int idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER || lua_type(L, idx) == LUA_TSTRING)
+    return luaL_error(L, "%s: option '%s': expected %s, got %s (%s)", fn, opt,
+                      expected, lua_tostring(L, idx), luaL_typename(L, idx));
+  return luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt,
+                    expected, tend_typename(L, idx));
+}
+
+int tend_find_name(const char *const *list, const char *s) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], s) == 0) return i;
+  return -1;
+}
+
+void tend_check_keys(lua_State *L, int t, const char *const *keys,
+                     const char *fn, const char *prefix) {
+  t = lua_absindex(L, t);
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING &&
+        tend_find_name(keys, lua_tostring(L, -1)) >= 0)
+      continue;
+    const char *key = luaL_tolstring(L, -1, NULL);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 0; keys[i]; i++) {
+      if (i) luaL_addstring(&b, ", ");
+      luaL_addstring(&b, keys[i]);
+    }
+    luaL_pushresult(&b);
+    luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)", fn, prefix,
+               key, lua_tostring(L, -1));
+  }
+}
+
+void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
+  (void)L;
+  char num[64]; /* Lua's number format: "60", "1.5" */
+  snprintf(num, sizeof num, "%.14g", (double)ns / 1e9);
+  luaL_addstring(b, num);
+}
+
+static const char *const spawn_keys[] = {
+    "name",       "args",    "mailbox",          "shutdown",
+    "supervisor", "restart", "max_message_time", NULL};
+static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
+static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
+                                             NULL};
+static const char *const restart_names[] = {"permanent", "transient",
+                                            "temporary", NULL};
+
+static int64_t check_duration(lua_State *L, int idx, const char *fn,
+                              const char *opt, int allow_huge) {
+  if (lua_type(L, idx) != LUA_TNUMBER)
+    tend_bad_option(L, fn, opt, "a number of seconds >= 0", idx);
+  double s = lua_tonumber(L, idx);
+  if (!(s >= 0) || (isinf(s) && !allow_huge))
+    tend_bad_option(L, fn, opt, "a number of seconds >= 0", idx);
+  return isinf(s) ? INT64_MAX : tend_clock_ns(s);
+}
+
+void tend_spawn_parse(lua_State *L, int idx, const char *fn,
+                      tend_spawn_opts *o) {
+  tend_spawn_opts_init(o);
+  if (lua_isnoneornil(L, idx)) return;
+  if (!lua_istable(L, idx))
+    luaL_error(L, "%s: options: expected a table, got %s", fn,
+               tend_typename(L, idx));
+  idx = lua_absindex(L, idx);
+  tend_check_keys(L, idx, spawn_keys, fn, "");
+  if (lua_getfield(L, idx, "name") != LUA_TNIL) {
+    size_t len = 0;
+    const char *name =
+        lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+    if (name == NULL || len == 0 || len > 255 || strchr(name, '/') ||
+        name[0] == '$' || strlen(name) != len)
+      tend_bad_option(L, fn, "name",
+                      "a non-empty string without '/', not starting with '$'",
+                      -1);
+    o->name = lua_gettop(L); /* stays on the stack for the caller */
+  } else {
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, idx, "args") != LUA_TNIL) {
+    if (!lua_istable(L, -1))
+      tend_bad_option(L, fn, "args", "a table (list)", -1);
+    o->args = lua_gettop(L);
+  } else {
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, idx, "mailbox") != LUA_TNIL) {
+    int mb = lua_gettop(L);
+    if (!lua_istable(L, mb))
+      tend_bad_option(L, fn, "mailbox", "a table {capacity=N, overflow=...}",
+                      mb);
+    tend_check_keys(L, mb, mailbox_keys, fn, "mailbox.");
+    if (lua_getfield(L, mb, "capacity") != LUA_TNIL) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+          lua_tointeger(L, -1) > UINT32_MAX)
+        tend_bad_option(L, fn, "mailbox.capacity", "an integer >= 1", -1);
+      o->capacity = (uint32_t)lua_tointeger(L, -1);
+    }
+    if (lua_getfield(L, mb, "overflow") != LUA_TNIL) {
+      int i = lua_type(L, -1) == LUA_TSTRING
+                  ? tend_find_name(overflow_names, lua_tostring(L, -1))
+                  : -1;
+      if (i < 0)
+        tend_bad_option(L, fn, "mailbox.overflow",
+                        "\"drop_new\", \"drop_old\" or \"fail\"", -1);
+      o->overflow = (tend_overflow)i;
+    }
+    lua_settop(L, mb - 1);
+  } else {
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, idx, "shutdown") != LUA_TNIL)
+    o->shutdown_ns = check_duration(L, -1, fn, "shutdown", 1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "restart") != LUA_TNIL) {
+    int i = lua_type(L, -1) == LUA_TSTRING
+                ? tend_find_name(restart_names, lua_tostring(L, -1))
+                : -1;
+    if (i < 0)
+      tend_bad_option(L, fn, "restart",
+                      "\"permanent\", \"transient\" or \"temporary\"", -1);
+    o->restart = i == 0   ? TEND_PERMANENT
+                 : i == 1 ? TEND_TRANSIENT
+                          : TEND_TEMPORARY;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
+      tend_bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
+    o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
+    if (o->max_message_ns == 0) o->max_message_ns = 1;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "supervisor") != LUA_TNIL) {
+    o->strategy = tend_strategy_test(L, -1);
+    if (o->strategy == NULL)
+      tend_bad_option(L, fn, "supervisor",
+                      "a strategy (tend.one_for_one{...}, tend.stopping, ...)",
+                      -1);
+    o->decider = tend_strategy_push_decider(L, -1); /* both stay */
+  } else {
+    lua_pop(L, 1);
+  }
+}
