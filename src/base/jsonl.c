@@ -5,15 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Makes room for n more bytes and the NUL; 0 when memory is out. */
+static int grow(tend_jsonl *b, size_t n) {
+  size_t cap = b->cap * 2 + n + 1;
+  char *p = b->p == b->small ? malloc(cap) : realloc(b->p, cap);
+  if (p == NULL) return 0; /* the line is cut short */
+  if (b->p == b->small) memcpy(p, b->small, b->n);
+  b->p = p;
+  b->cap = cap;
+  return 1;
+}
+
+static inline int reserve(tend_jsonl *b, size_t n) {
+  return b->n + n + 1 <= b->cap || grow(b, n);
+}
+
 static void put(tend_jsonl *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap * 2 + n + 1;
-    char *p = b->p == b->small ? malloc(cap) : realloc(b->p, cap);
-    if (p == NULL) return; /* the line is cut short */
-    if (b->p == b->small) memcpy(p, b->small, b->n);
-    b->p = p;
-    b->cap = cap;
-  }
+  if (!reserve(b, n)) return;
   memcpy(b->p + b->n, s, n);
   b->n += n;
   b->p[b->n] = '\0';
@@ -48,11 +56,19 @@ static void put_quoted(tend_jsonl *b, const char *s) {
   put(b, "\"", 1);
 }
 
+/* ,"k": (no comma before the first key) */
 static void put_key(tend_jsonl *b, const char *k) {
-  if (b->fields++) put(b, ",", 1);
-  put(b, "\"", 1);
-  put_str(b, k);
-  put(b, "\":", 2);
+  size_t n = strlen(k);
+  if (!reserve(b, n + 4)) return;
+  char *p = b->p + b->n;
+  if (b->fields++) *p++ = ',';
+  *p++ = '"';
+  memcpy(p, k, n);
+  p += n;
+  *p++ = '"';
+  *p++ = ':';
+  b->n = (size_t)(p - b->p);
+  b->p[b->n] = '\0';
 }
 
 static void put_int(tend_jsonl *b, int64_t x) {
@@ -107,8 +123,7 @@ void tend_jsonl_free(tend_jsonl *b) {
   b->n = 0;
 }
 
-void tend_jsonl_string(tend_jsonl *b, const char *key, const char *s) {
-  if (s == NULL) return;
+void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s) {
   put_key(b, key);
   put_quoted(b, s);
 }

@@ -22,8 +22,13 @@ void tend_jsonl_end(tend_jsonl *b);
 /* Frees what the line allocated beyond its small buffer. */
 void tend_jsonl_free(tend_jsonl *b);
 
-/* "key": value. A NULL string writes nothing. */
-void tend_jsonl_string(tend_jsonl *b, const char *key, const char *s);
+/* "key": "s", escaped. */
+void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s);
+/* The same; a NULL string writes nothing (no call for absent fields). */
+static inline void tend_jsonl_string(tend_jsonl *b, const char *key,
+                                     const char *s) {
+  if (s) tend_jsonl_put_string(b, key, s);
+}
 void tend_jsonl_int(tend_jsonl *b, const char *key, int64_t x);
 /* Nanoseconds as seconds with 6 decimals (rounded to the microsecond). */
 void tend_jsonl_seconds(tend_jsonl *b, const char *key, int64_t ns);
