@@ -218,6 +218,21 @@ static int l_virtual_time(lua_State *L) {
   return 1;
 }
 
+/* coroutine.yield(...): as Lua's, but in an actor's own code (whose
+ * coroutine belongs to the scheduler) it raises BadYield: only tend may
+ * suspend an actor (ctx:sleep, tend.ask). In a coroutine the actor made,
+ * it yields as usual. */
+static int l_yield(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (L == h->resumed) {
+    tend_error_new(L, "BadYield",
+                   "coroutine.yield called in an actor's own code, not in a "
+                   "coroutine it made (to wait, use ctx:sleep or tend.ask)");
+    return lua_error(L);
+  }
+  return lua_yield(L, lua_gettop(L));
+}
+
 void tend_open_hostlib(lua_State *L) {
   static const luaL_Reg fns[] = {{"stop", l_stop},
                                  {"alive", l_alive},
@@ -247,5 +262,9 @@ void tend_open_hostlib(lua_State *L) {
   lua_setfield(L, -2, "random");
   lua_pushcfunction(L, l_randomseed);
   lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+  lua_getglobal(L, "coroutine");
+  lua_pushcfunction(L, l_yield);
+  lua_setfield(L, -2, "yield");
   lua_pop(L, 1);
 }

@@ -54,7 +54,10 @@ static int l_ps(lua_State *L) {
   return 1;
 }
 
-/* tend.tree() -> the tree as text, one actor a line */
+/* tend.tree() -> the tree as text, one actor a line. Each line is made
+ * with the buffer's stack balanced (luaL_Buffer needs it: a value left
+ * above the buffer's box corrupts it once the text outgrows the stack
+ * buffer). */
 static int l_tree(lua_State *L) {
   l_ps(L);
   int list = lua_gettop(L);
@@ -64,20 +67,22 @@ static int l_tree(lua_State *L) {
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "depth");
-    lua_getfield(L, -2, "path");
-    lua_getfield(L, -3, "state");
-    lua_getfield(L, -4, "restarts");
-    lua_getfield(L, -5, "mailbox");
+    lua_Integer depth = lua_tointeger(L, -1);
+    lua_pop(L, 2); /* balanced again: the buffer may be used */
+    for (lua_Integer d = depth; d > 0; d--) luaL_addstring(&b, "  ");
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "path");
+    lua_getfield(L, -2, "state");
+    lua_getfield(L, -3, "restarts");
+    lua_getfield(L, -4, "mailbox");
     const char *path = lua_tostring(L, -4);
     const char *slash = strrchr(path, '/');
     lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
-                    slash && lua_tointeger(L, -5) > 0 ? slash + 1 : path,
-                    lua_tostring(L, -3), lua_tointeger(L, -2),
-                    lua_tointeger(L, -1));
-    for (lua_Integer d = lua_tointeger(L, -6); d > 0; d--)
-      luaL_addstring(&b, "  ");
+                    slash && depth > 0 ? slash + 1 : path, lua_tostring(L, -3),
+                    lua_tointeger(L, -2), lua_tointeger(L, -1));
+    lua_replace(L, -6); /* the line where the row was */
+    lua_pop(L, 4);
     luaL_addvalue(&b);
-    lua_pop(L, 6);
   }
   luaL_pushresult(&b);
   return 1;

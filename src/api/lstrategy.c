@@ -160,17 +160,42 @@ static int l_rest_for_one(lua_State *L) {
 
 /* ------------------------------------------------------------ describe */
 
+/* Pushes the kinds a decider table (at idx; else nothing) names, sorted,
+ * "*" left out, so the words are stable; returns their number. */
+static int push_sorted_kinds(lua_State *L, int idx) {
+  lua_newtable(L);
+  int keys = lua_gettop(L), n = 0;
+  if (!lua_istable(L, idx)) return 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (strcmp(lua_tostring(L, -1), "*") != 0) {
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, keys, ++n);
+    }
+  }
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  lua_pushvalue(L, keys);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+  return n;
+}
+
 /* Pushes the words for strategy s (decider at uservalue). */
 static void describe_strategy(lua_State *L, int idx) {
   const tend_strategy *s = tend_strategy_test(L, idx);
   luaL_Buffer b;
   lua_getiuservalue(L, idx, 1);
   int decider = lua_gettop(L);
+  int n = push_sorted_kinds(L, decider); /* below the buffer, as it must */
+  int keys = lua_gettop(L);
   luaL_buffinit(L, &b);
   if (s->stopping) {
     luaL_addstring(&b, "stopping: every failure stops the child");
     luaL_pushresult(&b);
-    lua_remove(L, decider);
+    lua_replace(L, decider);
+    lua_settop(L, decider);
     return;
   }
   static const char *const kinds[] = {"one_for_one", "all_for_one",
@@ -208,22 +233,6 @@ static void describe_strategy(lua_State *L, int idx) {
   if (lua_isfunction(L, decider)) {
     luaL_addstring(&b, "a function");
   } else if (lua_istable(L, decider)) {
-    /* clauses in sorted order, "*" last, so the words are stable */
-    lua_newtable(L);
-    int keys = lua_gettop(L), n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, decider)) {
-      lua_pop(L, 1);
-      if (strcmp(lua_tostring(L, -1), "*") != 0) {
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, keys, ++n);
-      }
-    }
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort");
-    lua_pushvalue(L, keys);
-    lua_call(L, 1, 0);
-    lua_pop(L, 1);
     for (int i = 1; i <= n; i++) {
       lua_rawgeti(L, keys, i);
       lua_pushvalue(L, -1);
@@ -239,13 +248,13 @@ static void describe_strategy(lua_State *L, int idx) {
                     lua_isstring(L, -1) ? lua_tostring(L, -1) : "escalate");
     lua_remove(L, -2);
     luaL_addvalue(&b);
-    lua_pop(L, 1); /* keys */
   } else {
     luaL_addstring(
         &b, "InitError, Killed, DeathPact -> stop, anything else -> restart");
   }
   luaL_pushresult(&b);
-  lua_remove(L, decider);
+  lua_replace(L, decider);
+  lua_settop(L, decider);
 }
 
 /* tend.describe(x) -> words for what x (a strategy or a backoff spec)

@@ -28,11 +28,30 @@ int tend_error_is(lua_State *L, int idx) {
  * naming functions only from their call site: luaL_traceback searches
  * package.loaded for a global name at every level, which made it the cost
  * of a restart. */
+/* The number of levels on L1's stack. lua_getstack walks from the top,
+ * so counting one by one is quadratic in the depth (minutes for a stack
+ * overflow): an exponential, then a binary search, as lauxlib does. */
+static int depth(lua_State *L1) {
+  lua_Debug ar;
+  int lo = 1, hi = 1;
+  while (lua_getstack(L1, hi, &ar)) { /* level hi exists */
+    lo = hi + 1;
+    hi *= 2;
+  }
+  while (lo < hi) { /* levels < lo exist, level hi does not */
+    int m = lo + (hi - lo) / 2;
+    if (lua_getstack(L1, m, &ar))
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
   enum { HEAD = 10, TAIL = 11 };
   lua_Debug ar;
-  int last = level;
-  while (lua_getstack(L1, last, &ar)) last++; /* levels: level..last-1 */
+  int last = depth(L1); /* levels: level..last-1 */
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "stack traceback:");

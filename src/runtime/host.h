@@ -99,10 +99,12 @@ struct tend_host {
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */
   tend_actor *current;               /* actor whose code runs now, or NULL */
-  tend_yield yield; /* set by the code that yields to the scheduler */
-  int quantum;      /* steps left before workers return to the loop */
-  int turn_left;    /* messages left in the current actor's turn */
-  int pool_n;       /* idle workers in the pool table */
+  lua_State *resumed; /* the coroutine the scheduler runs now, or NULL: a
+                         yield from it that tend did not make is BadYield */
+  tend_yield yield;   /* set by the code that yields to the scheduler */
+  int quantum;        /* steps left before workers return to the loop */
+  int turn_left;      /* messages left in the current actor's turn */
+  int pool_n;         /* idle workers in the pool table */
 
   /* Registry refs, owned here and released with the state. */
   int anchors_ref;   /* table: actor id -> actor userdata (live actors) */

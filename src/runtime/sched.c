@@ -353,6 +353,30 @@ static void worker_put(lua_State *L, tend_host *h) {
   lua_pop(L, 1);
 }
 
+/* a's code yielded through lua_yield from a C module (coroutine.yield
+ * itself raises BadYield, see the API): its coroutine is abandoned
+ * mid-call, so the actor fails with BadYield where a failure can be
+ * handled, and dies where it cannot (a hook of a restart or a stop). */
+static void foreign_yield(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_op op = (tend_actor_op)a->op;
+  a->op = TEND_OP_NONE;
+  tend_error_new(L, "BadYield", "a yield that tend did not make");
+  switch (op) {
+    case TEND_OP_NONE:
+    case TEND_OP_RECEIVE:
+    case TEND_OP_TASK: tend_actor_fail(L, h, a); return;
+    case TEND_OP_FACTORY:
+    case TEND_OP_PRE_START:
+      tend_supervise_init_failed(L, h, a, op, lua_gettop(L));
+      break;
+    case TEND_OP_DECIDE:
+      tend_supervise_decided(L, h, a, LUA_ERRRUN, lua_gettop(L));
+      break;
+    default: tend_actor_die(L, h, a); break;
+  }
+  lua_pop(L, 1);
+}
+
 void tend_sched_run(tend_host *h) {
   lua_State *L = h->L;
   h->quantum = TEND_QUANTUM;
@@ -381,7 +405,9 @@ void tend_sched_run(tend_host *h) {
     h->quantum--; /* every resume counts: the loop always gets its turn */
     int nres;
     tend_preempt_running(h, co);
+    h->resumed = co;
     int status = lua_resume(co, L, 0, &nres);
+    h->resumed = NULL;
     tend_preempt_running(h, NULL);
     if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
       lua_pop(co, nres);
@@ -393,9 +419,14 @@ void tend_sched_run(tend_host *h) {
       lua_setiuservalue(L, -2, TEND_UV_THREAD);
       lua_pop(L, 1);
       if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
-    } else if (status == LUA_YIELD) {
+    } else if (status == LUA_YIELD && h->yield == TEND_YIELD_IDLE) {
       lua_pop(co, nres);
       worker_put(L, h);
+    } else if (status == LUA_YIELD) { /* a yield tend did not make */
+      lua_pop(L, 1);                  /* the coroutine is abandoned */
+      tend_actor *w = h->current;
+      h->current = NULL;
+      if (w) foreign_yield(L, h, w);
     } else {
       /* the worker itself broke (memory error outside any pcall) */
       const char *msg = lua_tostring(co, -1);

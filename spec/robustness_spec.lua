@@ -1,0 +1,105 @@
+-- Robustness: what a script can do that must not crash, hang or corrupt
+-- the host (the defects found by fuzzing and fault injection), each pinned
+-- by the case that found it.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+TestRobustness = {}
+
+function TestRobustness:tearDown() H.assert_clean() end
+
+local function idle() return function() end end
+
+-- tend.tree() built its text with values left on the stack between
+-- luaL_Buffer operations: past the buffer's first KB it corrupted the heap.
+function TestRobustness:test_tree_of_a_wide_and_deep_tree_is_whole()
+  local parents = {}
+  for i = 1, 30 do
+    parents[i] = tend.spawn(function(ctx)
+      ctx:spawn(idle, { name = "child" })
+      return idle()
+    end, { name = "parent" .. i })
+  end
+  local deep = tend.spawn(function(ctx)
+    local function level(c, n)
+      if n > 0 then c:spawn(function(cc) level(cc, n - 1) return idle() end, { name = "l" .. n }) end
+    end
+    level(ctx, 40)
+    return idle()
+  end, { name = "deep" })
+  H.settle()
+  local text
+  for _ = 1, 20 do text = tend.tree() end
+  local lines = select(2, text:gsub("\n", "\n"))
+  -- /user, main, 30 parents and their children, deep and 40 levels, /system
+  lu.assertEquals(lines, 1 + 1 + 60 + 1 + 40 + 1)
+  lu.assertStrContains(text, "\n  parent30 [running] restarts=0 mailbox=0\n    child [running]")
+  lu.assertStrContains(text, "\n" .. string.rep("  ", 41) .. "l1 [running]")
+  for i = 1, 30 do tend.stop(parents[i]) end
+  H.stop_all(deep)
+end
+
+-- tend.describe of a strategy with a big decider table kept a table on the
+-- stack while adding to its buffer.
+function TestRobustness:test_describe_a_decider_of_many_kinds()
+  local clauses = {}
+  for i = 1, 200 do clauses[string.format("SomeLongErrorKindName%03d", i)] = "restart" end
+  local words = tend.describe(tend.one_for_one { decider = clauses })
+  lu.assertStrContains(words, "decider: SomeLongErrorKindName001 -> restart, ")
+  lu.assertStrContains(words, "SomeLongErrorKindName200 -> restart, anything else -> escalate")
+end
+
+-- coroutine.yield() in an actor's own code lost the message and made the
+-- next step crash: it is BadYield, a failure like any other, with the
+-- message as the failing one; in a coroutine the actor made, it yields.
+function TestRobustness:test_yield_in_a_behavior_is_a_BadYield_failure()
+  local kinds, failed_msgs = {}, {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      return {
+        receive = function(self, msg, ctx)
+          if msg == "yield" then coroutine.yield() end
+          local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+          ctx:reply(co(msg) + co(10))
+        end,
+        pre_restart = function(self, err, msg) failed_msgs[#failed_msgs + 1] = msg end,
+      }
+    end, { name = "c" })
+    return function(msg, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    kinds[#kinds + 1] = err.kind
+    return "restart"
+  end } })
+  local c = tend.ask(sup, "child")
+  local before = tend.stats().failures
+  local ok, err = pcall(tend.ask, c, "yield", 0.5)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout") -- the message failed; no reply
+  lu.assertEquals(kinds, { "BadYield" })
+  lu.assertEquals(failed_msgs, { "yield" })
+  lu.assertEquals(tend.stats().failures - before, 1)
+  lu.assertEquals(tend.ask(c, 1), 22) -- restarted, and user coroutines work
+  H.stop_all(sup)
+end
+
+function TestRobustness:test_yield_in_a_factory_is_an_InitError_with_cause_BadYield()
+  local seen
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() coroutine.yield() return idle() end)
+    return idle()
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    seen = err
+    return "stop"
+  end } })
+  H.settle()
+  lu.assertEquals(seen.kind, "InitError")
+  lu.assertEquals(seen.cause.kind, "BadYield")
+  H.stop_all(sup)
+end
+
+function TestRobustness:test_yield_in_the_main_chunk_raises_BadYield()
+  local ok, err = pcall(coroutine.yield, 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "BadYield")
+end
