@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/backoff_sup.h"
 #include "runtime/event.h"
@@ -81,15 +82,11 @@ static void on_timer(uv_timer_t *handle) {
   pump(handle->data);
 }
 
-static void on_signal(uv_signal_t *handle, int signum) {
-  tend_host *h = handle->data;
-  if (h->front.signal && h->front.signal(h, signum)) { /* the REPL's */
-    pump(h);
-    return;
-  }
+/* A signal taken by the loop. */
+static void take_signal(tend_host *h, int signum) {
+  if (h->front.signal && h->front.signal(h, signum)) return; /* the REPL's */
   if (signum == SIGHUP && h->shutdown) {
     tend_host_shutdown(h, 0);
-    pump(h);
     return;
   }
   if (h->shutdown) { /* second signal: stop at once */
@@ -101,7 +98,50 @@ static void on_signal(uv_signal_t *handle, int signum) {
   tend_host_log(h, TEND_LOG_INFO, NULL, "signal %d: stopping every actor",
                 signum);
   tend_host_shutdown(h, 128 + signum);
-  pump(h);
+}
+
+static void on_signals(uv_async_t *handle) {
+  tend_host *h = handle->data;
+  int mask = __atomic_exchange_n(&h->signal_mask, 0, __ATOMIC_SEQ_CST);
+  const int order[] = {SIGHUP, SIGINT, SIGTERM};
+  for (int i = 0; i < 3; i++)
+    if (mask & (1 << order[i])) take_signal(h, order[i]);
+  if (h->shutdown != TEND_SHUTDOWN_FORCED) pump(h);
+}
+
+static tend_host *signal_host; /* the host the handler wakes */
+
+/* The handler: async-signal-safe (an atomic or, uv_async_send, _exit). */
+static void on_os_signal(int signum) {
+  tend_host *h = signal_host;
+  if (h == NULL || ((h->stopping || h->signal_mask) && signum != SIGHUP))
+    _exit(128 + signum); /* a second signal: at once */
+  if (h->signal_mask == 0) h->signal_first = signum;
+  __atomic_fetch_or(&h->signal_mask, 1 << signum, __ATOMIC_SEQ_CST);
+  uv_async_send(&h->signals);
+}
+
+static void catch_signals(tend_host *h) {
+  signal_host = h;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_os_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
+static void release_signals(tend_host *h) {
+  if (signal_host != h) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal_host = NULL;
 }
 
 void tend_host_poke(tend_host *h) {
@@ -183,17 +223,10 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   }
   uv_idle_init(&h->loop, &h->idle);
   uv_timer_init(&h->loop, &h->uvtimer);
-  uv_signal_init(&h->loop, &h->sigint);
-  uv_signal_init(&h->loop, &h->sigterm);
-  uv_signal_init(&h->loop, &h->sighup);
-  h->idle.data = h->uvtimer.data = h->sigint.data = h->sigterm.data = h;
-  h->sighup.data = h;
-  uv_signal_start(&h->sighup, on_signal, SIGHUP);
-  uv_unref((uv_handle_t *)&h->sighup);
-  uv_signal_start(&h->sigint, on_signal, SIGINT);
-  uv_signal_start(&h->sigterm, on_signal, SIGTERM);
-  uv_unref((uv_handle_t *)&h->sigint);
-  uv_unref((uv_handle_t *)&h->sigterm);
+  uv_async_init(&h->loop, &h->signals, on_signals);
+  h->idle.data = h->uvtimer.data = h->signals.data = h;
+  uv_unref((uv_handle_t *)&h->signals);
+  catch_signals(h);
   h->L = lua_newstate(lua_alloc, h);
   if (h->L == NULL) {
     fprintf(stderr, "tend: cannot create the Lua state\n");
@@ -265,9 +298,8 @@ void tend_host_close(tend_host *h) {
   if (h->front.close) h->front.close(h);
   uv_close((uv_handle_t *)&h->idle, on_close);
   uv_close((uv_handle_t *)&h->uvtimer, on_close);
-  uv_close((uv_handle_t *)&h->sigint, on_close);
-  uv_close((uv_handle_t *)&h->sigterm, on_close);
-  uv_close((uv_handle_t *)&h->sighup, on_close);
+  release_signals(h);
+  uv_close((uv_handle_t *)&h->signals, on_close);
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
   tend_trace_close(h);

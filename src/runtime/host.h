@@ -13,6 +13,7 @@
 #define TEND_HOST_H
 
 #include <lua.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <uv.h>
@@ -83,9 +84,7 @@ struct tend_host {
   uv_loop_t loop;           /* the one event loop */
   uv_idle_t idle;           /* active while there is work not waiting on time */
   uv_timer_t uvtimer;       /* armed for the earliest timer (real clock) */
-  uv_signal_t sigint;       /* SIGINT: stop the tree, then exit */
-  uv_signal_t sigterm;      /* SIGTERM: same */
-  uv_signal_t sighup;       /* SIGHUP: same; at the REPL, as Ctrl-D */
+  uv_async_t signals;       /* wakes the loop for a caught signal */
   tend_clock clock;         /* host time */
   tend_rng rng;             /* the one generator */
   uint64_t seed;            /* its seed (tend.seed()) */
@@ -126,6 +125,15 @@ struct tend_host {
   int failed;             /* 1 when the main chunk raised */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
+
+  /* Signals (SIGINT, SIGTERM, SIGHUP) are caught by a handler that only
+   * records them and wakes the loop: the loop stops the tree (or the REPL
+   * takes a Ctrl-C). A signal while the tree is already stopping, or one
+   * the loop has not taken within a grace period (Lua stuck where it cannot
+   * be preempted), ends the process at once with 128 + signal. */
+  volatile sig_atomic_t signal_mask;  /* caught, not yet taken (bits) */
+  volatile sig_atomic_t signal_first; /* the first of them */
+  volatile sig_atomic_t stopping;     /* the tree is being stopped */
 
   tend_preempt preempt;           /* the runaway-actor watchdog */
   volatile uint64_t steps;        /* steps the workers took (watchdog looks) */

@@ -236,6 +236,7 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_host_shutdown(tend_host *h, int code) {
   if (h->shutdown) return;
   h->shutdown = TEND_SHUTDOWN_GRACEFUL;
+  h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
   if (h->user)

@@ -2,17 +2,41 @@
 #include "runtime/preempt.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "runtime/error.h"
 #include "runtime/host.h"
 
 #define WATCH_MS 10 /* a step running longer than this is looked at */
+#define SIGNAL_GRACE_NS                                 \
+  1000000000 /* a signal the loop has not taken by then \
+                ends the process */
+
+/* A caught signal the loop has not taken within the grace period: the
+ * loop cannot run (Lua is stuck where it cannot be preempted), so the
+ * promise that a signal stops tend is kept here: exit with 128 + signal. */
+static void check_signals(tend_host *h, uint64_t *since) {
+  if (h->signal_mask == 0) {
+    *since = 0;
+  } else if (*since == 0) {
+    *since = uv_hrtime();
+  } else if (uv_hrtime() - *since > SIGNAL_GRACE_NS) {
+    fprintf(stderr,
+            "tend: signal %d not taken within 1 s (busy where it "
+            "cannot be preempted): exiting\n",
+            (int)h->signal_first);
+    _exit(128 + h->signal_first);
+  }
+}
 
 static void watchdog(void *arg) {
   tend_host *h = arg;
   tend_preempt *p = &h->preempt;
+  uint64_t signal_since = 0;
   while (!p->stop) {
     uv_sleep(WATCH_MS);
+    check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
     uint64_t steps = h->steps;
     if (p->running && steps == p->seen)
