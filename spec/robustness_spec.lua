@@ -181,3 +181,42 @@ function TestRobustness:test_second_signal_while_spinning_exits_at_once()
   lu.assertEquals((signalled("gc", "TERM", 2)), 143)
   lu.assertEquals((signalled("gsub", "HUP", 2)), 129) -- HUP never forces: the grace
 end
+
+-- max_message_time covers the factory and the hooks, not only messages;
+-- a decider has a budget too (its supervisor's max_message_time, else 1 s).
+function TestRobustness:test_budget_stops_a_looping_factory_hook_and_decider()
+  local seen, looped = {}, {}
+  local function once(what) -- loops forever the first time only
+    if not looped[what] then looped[what] = true while true do end end
+  end
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() once("factory") return idle() end, { max_message_time = 0.05, name = "factory" })
+    ctx:spawn(function()
+      return { receive = function() error("once") end,
+               pre_restart = function() once("hook") end }
+    end, { max_message_time = 0.05, name = "hook" })
+    ctx:spawn(function() return function() error("decide me") end end, { name = "decided" })
+    return function(msg, ctx) ctx:reply(ctx:children()) end
+  end, { max_message_time = 0.05, supervisor = tend.one_for_one { decider = function(err, child)
+    seen[#seen + 1] = child:name() .. " " .. err.kind .. (err.cause and ("<" .. err.cause.kind) or "")
+    if child:name() == "decided" then once("decider") end
+    return child:name() == "hook" and "restart" or "stop"
+  end } })
+  H.settle()
+  local kids = tend.ask(sup, "children")
+  lu.assertEquals(#kids, 2) -- the factory was stopped
+  local function restarts()
+    local r = {}
+    for _, row in ipairs(tend.ps()) do r[row.path:match("[^/]+$")] = row.restarts end
+    return r
+  end
+  kids[1]:send("fail")
+  H.settle()
+  lu.assertEquals(restarts().hook, 1) -- its pre_restart was cut short; it restarted
+  kids[2]:send("fail")
+  H.settle()
+  lu.assertEquals(seen, { "factory InitError<BudgetExceeded", "hook Error", "decided Error" })
+  lu.assertEquals(looped, { factory = true, hook = true, decider = true })
+  lu.assertEquals(restarts()[sup:name()], 1) -- the decider's failure escalated
+  H.stop_all(sup)
+end

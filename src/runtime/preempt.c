@@ -85,10 +85,16 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
     h->interrupt = NULL;
     tend_error_interrupted(L);
   }
-  if (a->ext && a->ext->max_ns && a->op == TEND_OP_RECEIVE &&
-      (int64_t)(uv_hrtime() - a->ext->msg_start) > a->ext->max_ns) {
-    lua_pushfstring(L, "the message ran longer than max_message_time (%f s)",
-                    (double)a->ext->max_ns / 1e9);
+  int64_t budget = a->ext ? a->ext->max_ns : 0;
+  if (a->op == TEND_OP_DECIDE && budget == 0) budget = TEND_DECIDER_BUDGET_NS;
+  if (budget && a->op != TEND_OP_NONE &&
+      (int64_t)(uv_hrtime() - a->ext->msg_start) > budget) {
+    lua_pushfstring(L, "%s ran longer than %s (%f s)",
+                    a->op == TEND_OP_RECEIVE  ? "the message"
+                    : a->op == TEND_OP_DECIDE ? "the decider"
+                                              : "the hook or factory",
+                    a->ext->max_ns ? "max_message_time" : "a decider's budget",
+                    (double)budget / 1e9);
     tend_error_new(L, "BudgetExceeded", lua_tostring(L, -1));
     lua_error(L);
   }

@@ -3,9 +3,15 @@
  * since its last look, it arms a one-shot count hook on the running
  * coroutine (lua_sethook may be called asynchronously, as lua.c does from
  * its signal handler). The hook, in the Lua thread: raises Interrupted for
- * a Ctrl-C at the REPL, raises BudgetExceeded past max_message_time, and
+ * a Ctrl-C at the REPL, raises BudgetExceeded when the code the actor runs
+ * (a message, its factory, a hook; counted from the start of that call)
+ * passed its max_message_time, or when a decider ran past its budget (the
+ * supervisor's max_message_time, else TEND_DECIDER_BUDGET_NS), and
  * otherwise yields the actor (where Lua allows it) so others run. No hook
- * is set while code behaves, so well-behaved actors pay nothing. */
+ * is set while code behaves, so well-behaved actors pay nothing. Lua runs
+ * no hook inside a __gc metamethod, so nothing here can stop a loop there
+ * (a signal still ends the host: see host.h). The watchdog also keeps the
+ * signal promise of host.h. */
 #ifndef TEND_PREEMPT_H
 #define TEND_PREEMPT_H
 
@@ -14,6 +20,8 @@
 #include <uv.h>
 
 typedef struct tend_host tend_host;
+
+#define TEND_DECIDER_BUDGET_NS 1000000000 /* a decider's time, by default */
 
 typedef struct tend_preempt {
   uv_thread_t thread; /* the watchdog */

@@ -36,7 +36,6 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   a->sender_id = m->sender_id;
   a->sender_gen = m->sender_gen;
   a->terminated_msg = 0;
-  if (a->ext && a->ext->max_ns) a->ext->msg_start = uv_hrtime();
   if (m->kind == TEND_MSG_TERMINATED) { /* DeathWatch: still watched? */
     int w = tend_watch_take(L, h, a, m->sender_id, m->sender_gen);
     if (w == 0) {
@@ -275,6 +274,9 @@ static int after_call(lua_State *L, int status, lua_KContext k) {
 
 static void run_calls(lua_State *L, tend_host *h, int nargs) {
   while (nargs >= 0) {
+    tend_actor *a = h->current; /* its budget counts from here (preempt.h) */
+    if (a->ext && (a->ext->max_ns || a->op == TEND_OP_DECIDE))
+      a->ext->msg_start = uv_hrtime();
     int status = lua_pcallk(L, nargs, 1, W_MSGH, 0, after_call);
     nargs = finish(L, h, status);
   }
