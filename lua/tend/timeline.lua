@@ -57,7 +57,14 @@ function M.parse_line(s)
       if s:sub(pos, pos + #word - 1) == word then pos = pos + #word return v end
     end
     local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
-    if num and #num > 0 and tonumber(num) then pos = pos + #num return tonumber(num) end
+    local x = num and #num > 0 and tonumber(num)
+    if x then
+      -- a time or a delay: finite, and within MAX_SECONDS (1e400 is valid
+      -- JSON, but infinity would draw an axis of endless ticks)
+      if x ~= x or math.abs(x) > M.MAX_SECONDS then fail("number out of range: " .. num) end
+      pos = pos + #num
+      return x
+    end
     fail("unexpected " .. (c == "" and "end of line" or "'" .. c .. "'"))
   end
   local ok, res = pcall(function()
@@ -90,11 +97,17 @@ function M.parse_line(s)
   return nil, tostring(res)
 end
 M.null = setmetatable({}, { __tostring = function() return "null" end })
+M.MAX_SECONDS = 1e10 -- about 317 years: any number in a trace beyond it is refused
 
 -- Reads a trace file; returns the events, or nil and "FILE:LINE: reason".
 function M.read(path)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
+  local _, rerr = f:read(0) -- a directory opens, but cannot be read
+  if rerr then
+    f:close()
+    return nil, path .. ": " .. rerr
+  end
   local events, n = {}, 0
   for line in f:lines() do
     n = n + 1
