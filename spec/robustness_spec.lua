@@ -220,3 +220,36 @@ function TestRobustness:test_budget_stops_a_looping_factory_hook_and_decider()
   lu.assertEquals(restarts()[sup:name()], 1) -- the decider's failure escalated
   H.stop_all(sup)
 end
+
+-- tend timeline: "t":1e400 is valid JSON (infinity) and drew an axis of
+-- endless ticks; a directory gave a Lua traceback.
+function TestRobustness:test_timeline_refuses_infinity_and_directories()
+  local trace = os.tmpname()
+  local f = assert(io.open(trace, "wb"))
+  f:write('{"t":0.5,"ev":"spawn","path":"/user/a"}\n{"t":1e400,"ev":"spawn","path":"/user/b"}\n')
+  f:close()
+  local svg = os.tmpname()
+  local _, err, code = H.run({ "timeline", trace, "-o", svg })
+  lu.assertEquals(code, 1)
+  lu.assertStrContains(err, trace .. ":2: malformed trace line: number out of range: 1e400")
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir " .. dir)
+  _, err, code = H.run({ "timeline", dir, "-o", svg })
+  lu.assertEquals(code, 1)
+  lu.assertEquals(err, "tend timeline: " .. dir .. ": Is a directory\n")
+  os.remove(trace)
+  os.remove(svg)
+  os.execute("rmdir " .. dir)
+end
+
+-- A trace that cannot be written (a full disk): said once on stderr, the
+-- file keeps its whole lines only, and the run ends with status 1 (it
+-- ended 0 with nothing said).
+function TestRobustness:test_trace_write_error_is_said_once_and_fails_the_run()
+  local out, err, code = H.run({ "--trace", "/dev/full", "-e",
+    'local tend = require "tend"; for i = 1, 3 do tend.spawn(function() return function() end end) end; print("ran")' })
+  lu.assertEquals(out, "ran\n")
+  lu.assertEquals(code, 1)
+  lu.assertEquals(err, "tend: --trace /dev/full: No space left on device; the trace stops at its last whole line\n")
+end

@@ -9,8 +9,6 @@
 
 #include "base/jsonl.h"
 
-#define TRACE_BUFFER (1 << 20)
-
 static const struct {
   const char *name;
   int loud; /* 1: logged at info; 0: at debug */
@@ -34,6 +32,16 @@ static const struct {
 
 const char *tend_event_name(tend_event_kind ev) {
   return kinds[ev].name;
+}
+
+/* The trace file failed (full disk, /dev/full): said once; the file ends
+ * at its last whole line, tracing to it stops, and the host exits 1. */
+static void trace_lost(tend_host *h) {
+  if (h->trace_lost) return;
+  h->trace_lost = 1;
+  fprintf(stderr,
+          "tend: --trace %s: %s; the trace stops at its last whole line\n",
+          h->trace_path ? h->trace_path : "", strerror(h->trace.err));
 }
 
 static tend_log_level level_of(tend_event_kind ev) {
@@ -145,10 +153,11 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   if (traced) {
     int64_t now = tend_clock_now(&h->clock);
     double t = (double)now / 1e9;
-    if (h->trace_file || h->trace_stderr) {
+    int to_file = tend_linefile_is_open(&h->trace);
+    if (to_file || h->trace_stderr) {
       tend_jsonl b;
       to_json(&b, now, path, e);
-      if (h->trace_file) fwrite(b.p, 1, b.n, h->trace_file);
+      if (to_file && tend_linefile_put(&h->trace, b.p, b.n) != 0) trace_lost(h);
       if (h->trace_stderr) fwrite(b.p, 1, b.n, stderr);
       tend_jsonl_free(&b);
     }
@@ -188,14 +197,17 @@ void tend_event_flush(lua_State *L, tend_host *h) {
 }
 
 int tend_trace_open(tend_host *h, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (f == NULL) return -1;
-  setvbuf(f, NULL, _IOFBF, TRACE_BUFFER);
-  h->trace_file = f;
+  tend_trace_close(h);
+  int e = tend_linefile_open(&h->trace, path);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  free(h->trace_path);
+  h->trace_path = strdup(path);
   return 0;
 }
 
 void tend_trace_close(tend_host *h) {
-  if (h->trace_file) fclose(h->trace_file);
-  h->trace_file = NULL;
+  if (tend_linefile_close(&h->trace) != 0) trace_lost(h);
 }

@@ -64,7 +64,8 @@ const char *tend_event_name(tend_event_kind ev);
 
 /* Is anyone listening beyond the log? (cheap check before building one) */
 static inline int tend_event_traced(const tend_host *h) {
-  return h->trace_file != NULL || h->trace_stderr || h->trace_fn_ref > 0;
+  return tend_linefile_is_open(&h->trace) || h->trace_stderr ||
+         h->trace_fn_ref > 0;
 }
 
 /* Would an event of the quiet kind (logged at debug) go anywhere? */
@@ -76,8 +77,10 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
 /* Calls the tend.trace function with the events queued since (main
  * thread, between turns). */
 void tend_event_flush(lua_State *L, tend_host *h);
-/* Opens the trace file (--trace); returns 0, or -1 with errno. */
+/* Opens the trace file (--trace, tend.trace_file; a file open before is
+ * closed); returns 0, or -1 with errno. */
 int tend_trace_open(tend_host *h, const char *path);
+/* Writes what is buffered and closes the trace file. */
 void tend_trace_close(tend_host *h);
 
 #endif

@@ -209,6 +209,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   if (h == NULL) return NULL;
   h->log_level = cfg->log_level;
   h->trace_fn_ref = LUA_NOREF;
+  h->trace.fd = -1;
   register_timer_kinds(h);
   tend_clock_init(&h->clock, cfg->virtual_time);
   h->seed = cfg->has_seed ? cfg->seed
@@ -265,6 +266,9 @@ int tend_host_run(tend_host *h) {
       break;
     }
   }
+  tend_event_flush(h->L, h);
+  tend_trace_close(h); /* a trace that could not be written fails the run */
+  if (h->trace_lost && h->exit_code == 0) h->exit_code = 1;
   return h->exit_code;
 }
 
@@ -303,6 +307,7 @@ void tend_host_close(tend_host *h) {
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
   tend_trace_close(h);
+  free(h->trace_path);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_pool_free(&h->msgs);

@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "base/clock.h"
+#include "base/linefile.h"
 #include "base/log.h"
 #include "base/mailbox.h"
 #include "base/pool.h"
@@ -144,7 +145,9 @@ struct tend_host {
   tend_send_filter send_filter;       /* tend.chaos, or NULL */
   tend_receive_filter receive_filter; /* tend.chaos, or NULL */
 
-  FILE *trace_file;      /* --trace: events as JSON lines, or NULL */
+  tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
+  char *trace_path;      /* its name, for the error message */
+  int trace_lost;        /* 1: a write failed; the trace stopped there */
   int trace_stderr;      /* tend.trace(true): events on stderr */
   int trace_fn_ref;      /* tend.trace(fn): list of listeners, owned here */
   int trace_queue_ref;   /* table: events waiting for the function */
