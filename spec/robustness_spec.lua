@@ -253,3 +253,28 @@ function TestRobustness:test_trace_write_error_is_said_once_and_fails_the_run()
   lu.assertEquals(code, 1)
   lu.assertEquals(err, "tend: --trace /dev/full: No space left on device; the trace stops at its last whole line\n")
 end
+
+-- An error that is a table or a function was described by its address
+-- ("table: 0x55e2..."), so one seed gave two traces: now by its type, or
+-- by its __tostring when that works.
+function TestRobustness:test_raised_tables_and_functions_are_described_without_addresses()
+  local messages = {}
+  local sup = tend.spawn(function(ctx)
+    for _, v in ipairs {
+      {}, print, setmetatable({}, { __tostring = function() return "nice" end }),
+      setmetatable({}, { __tostring = function() error("bad") end }),
+      setmetatable({}, { __name = "My.Type" }),
+    } do
+      ctx:spawn(function() return function() error(v) end end)
+    end
+    return function(msg, ctx) for _, c in ipairs(ctx:children()) do c:send("fail") end end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    messages[#messages + 1] = err.message
+    return "stop"
+  end } })
+  sup:send("go")
+  H.settle()
+  lu.assertEquals(messages, { "(error object is a table value)", "(error object is a function value)",
+    "nice", "(error object is a table value)", "(error object is a My.Type value)" })
+  H.stop_all(sup)
+end

@@ -82,6 +82,41 @@ void tend_traceback(lua_State *L, lua_State *L1, int level) {
   luaL_pushresult(&b);
 }
 
+static int tolstring_p(lua_State *L) {
+  luaL_tolstring(L, 1, NULL);
+  return 1;
+}
+
+/* Pushes words for a raised value that is not an error value, the same in
+ * every run: a string as it is; a number or boolean printed; a value with a
+ * __tostring that works, its text; anything else by its type (or __name),
+ * never by its address. */
+static void push_words(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  int t = lua_type(L, idx);
+  if (t == LUA_TSTRING || t == LUA_TNUMBER || t == LUA_TBOOLEAN ||
+      t == LUA_TNIL || t == LUA_TNONE) {
+    if (luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) {
+      luaL_tolstring(L, idx, NULL);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushcfunction(L, tolstring_p);
+    lua_pushvalue(L, idx);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
+      return;
+    lua_pop(L, 1); /* it failed: by its type */
+  }
+  const char *name = luaL_typename(L, idx);
+  int named = luaL_getmetafield(L, idx, "__name"); /* pushed unless nil */
+  if (named == LUA_TSTRING) name = lua_tostring(L, -1);
+  lua_pushfstring(L, "(error object is a %s value)", name);
+  if (named != LUA_TNIL) lua_remove(L, -2);
+}
+
 int tend_error_handler(lua_State *L) {
   if (tend_error_is(L, 1)) {
     if (lua_getfield(L, 1, "traceback") == LUA_TNIL) {
@@ -91,12 +126,8 @@ int tend_error_handler(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  const char *msg;
-  if (lua_type(L, 1) == LUA_TSTRING)
-    msg = lua_tostring(L, 1);
-  else
-    msg = luaL_tolstring(L, 1, NULL); /* push a description */
-  tend_error_new(L, "Error", msg);
+  push_words(L, 1);
+  tend_error_new(L, "Error", lua_tostring(L, -1));
   if (lua_type(L, 1) != LUA_TSTRING) {
     lua_pushvalue(L, 1);
     lua_setfield(L, -2, "value"); /* keep what was raised */
@@ -117,7 +148,7 @@ void tend_error_describe(lua_State *L, int idx) {
     lua_replace(L, -4);
     lua_pop(L, 2);
   } else {
-    luaL_tolstring(L, idx, NULL);
+    push_words(L, idx);
   }
 }
 
