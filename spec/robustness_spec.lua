@@ -278,3 +278,24 @@ function TestRobustness:test_raised_tables_and_functions_are_described_without_a
     "nice", "(error object is a table value)", "(error object is a My.Type value)" })
   H.stop_all(sup)
 end
+
+-- A message with a NUL byte was cut there, invalid UTF-8 made the trace
+-- line invalid JSON, and a newline split the log line.
+function TestRobustness:test_nul_invalid_utf8_and_newlines_in_error_messages()
+  local trace = os.tmpname()
+  local _, err = H.run({ "--trace", trace, "-e", [[
+    local tend = require "tend"
+    tend.spawn(function() return function() error("a\0b\255c\nd \xe2\x82\xac", 0) end end):send(1)
+    tend.sleep(0.1)]] })
+  local f = assert(io.open(trace, "rb"))
+  local fail
+  for line in f:lines() do
+    local e = assert(require("tend.timeline").parse_line(line))
+    if e.ev == "fail" then fail = e end
+  end
+  f:close()
+  os.remove(trace)
+  lu.assertEquals(fail.message, "a\0b\u{FFFD}c\nd €")
+  lu.assertEquals(select(2, err:gsub("\n", "")), 1) -- one log line
+  lu.assertStrContains(err, "Error: a\\0b\255c\\nd €; restart")
+end

@@ -31,27 +31,63 @@ static void put_str(tend_jsonl *b, const char *s) {
   put(b, s, strlen(s));
 }
 
-/* Appends s as a JSON string (runs of plain bytes copied at once). */
-static void put_quoted(tend_jsonl *b, const char *s) {
+/* The length of the valid UTF-8 sequence of 2 to 4 bytes at s (n bytes
+ * left), or 0 when it is not one (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF). */
+static size_t utf8_length(const unsigned char *s, size_t n) {
+  unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+  size_t len;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (n < len || s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+  return len;
+}
+
+/* Appends n bytes at s as a JSON string: runs of plain bytes copied at
+ * once; quotes, backslashes and control bytes (NUL too) escaped; valid
+ * UTF-8 kept; each byte of invalid UTF-8 written as U+FFFD. */
+static void put_quoted(tend_jsonl *b, const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str, *end = s + n;
   put(b, "\"", 1);
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    const unsigned char *run = c;
-    while (*c >= 0x20 && *c != '"' && *c != '\\') c++;
-    if (c > run) put(b, (const char *)run, (size_t)(c - run));
-    if (*c == '\0') break;
+  while (s < end) {
+    const unsigned char *run = s;
+    while (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\') s++;
+    if (s > run) put(b, (const char *)run, (size_t)(s - run));
+    if (s == end) break;
     char esc[8];
-    if (*c == '"' || *c == '\\') {
+    size_t len;
+    if (*s == '"' || *s == '\\') {
       esc[0] = '\\';
-      esc[1] = (char)*c;
+      esc[1] = (char)*s;
       put(b, esc, 2);
-    } else if (*c == '\n') {
+    } else if (*s == '\n') {
       put(b, "\\n", 2);
-    } else if (*c == '\t') {
+    } else if (*s == '\t') {
       put(b, "\\t", 2);
-    } else {
-      snprintf(esc, sizeof esc, "\\u%04x", *c);
+    } else if (*s < 0x20) {
+      snprintf(esc, sizeof esc, "\\u%04x", *s);
       put(b, esc, 6);
+    } else if ((len = utf8_length(s, (size_t)(end - s))) > 0) {
+      put(b, (const char *)s, len);
+      s += len;
+      continue;
+    } else {
+      put(b, "\\ufffd", 6);
     }
+    s++;
   }
   put(b, "\"", 1);
 }
@@ -123,9 +159,10 @@ void tend_jsonl_free(tend_jsonl *b) {
   b->n = 0;
 }
 
-void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s) {
+void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s,
+                           size_t n) {
   put_key(b, key);
-  put_quoted(b, s);
+  put_quoted(b, s, n);
 }
 
 void tend_jsonl_int(tend_jsonl *b, const char *key, int64_t x) {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct tend_jsonl {
   char *p;         /* the text so far, NUL-terminated */
@@ -22,12 +23,15 @@ void tend_jsonl_end(tend_jsonl *b);
 /* Frees what the line allocated beyond its small buffer. */
 void tend_jsonl_free(tend_jsonl *b);
 
-/* "key": "s", escaped. */
-void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s);
-/* The same; a NULL string writes nothing (no call for absent fields). */
+/* "key": "s" for the n bytes at s (NUL bytes too), escaped; invalid
+ * UTF-8 written as U+FFFD, byte by byte. */
+void tend_jsonl_put_string(tend_jsonl *b, const char *key, const char *s,
+                           size_t n);
+/* The same for a C string; NULL writes nothing (no call for absent
+ * fields). */
 static inline void tend_jsonl_string(tend_jsonl *b, const char *key,
                                      const char *s) {
-  if (s) tend_jsonl_put_string(b, key, s);
+  if (s) tend_jsonl_put_string(b, key, s, strlen(s));
 }
 void tend_jsonl_int(tend_jsonl *b, const char *key, int64_t x);
 /* Nanoseconds as seconds with 6 decimals (rounded to the microsecond). */

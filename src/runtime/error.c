@@ -127,7 +127,9 @@ int tend_error_handler(lua_State *L) {
     return 1;
   }
   push_words(L, 1);
-  tend_error_new(L, "Error", lua_tostring(L, -1));
+  tend_error_new(L, "Error", "");
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "message"); /* NUL bytes and all */
   if (lua_type(L, 1) != LUA_TSTRING) {
     lua_pushvalue(L, 1);
     lua_setfield(L, -2, "value"); /* keep what was raised */
@@ -137,19 +139,44 @@ int tend_error_handler(lua_State *L) {
   return 1;
 }
 
+/* The string at the top, with each NUL byte written as \0 (replaced):
+ * C code prints it with %s, which would stop at the first NUL. */
+static void escape_nul(lua_State *L) {
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  if (memchr(s, '\0', n) == NULL) return;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '\0')
+      luaL_addstring(&b, "\\0");
+    else
+      luaL_addchar(&b, s[i]);
+  }
+  luaL_pushresult(&b);
+  lua_replace(L, -2);
+}
+
 void tend_error_describe(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   if (tend_error_is(L, idx)) {
     lua_getfield(L, idx, "where");
     lua_getfield(L, idx, "kind");
     lua_getfield(L, idx, "message");
-    lua_pushfstring(L, "%s%s: %s", luaL_optstring(L, -3, ""),
-                    luaL_optstring(L, -2, "Error"), luaL_optstring(L, -1, ""));
+    lua_pushfstring(L, "%s%s: ", luaL_optstring(L, -3, ""),
+                    luaL_optstring(L, -2, "Error"));
+    lua_pushvalue(L, -2);
+    if (!lua_isstring(L, -1)) {
+      lua_pop(L, 1);
+      lua_pushliteral(L, "");
+    }
+    lua_concat(L, 2); /* the message keeps its NUL bytes */
     lua_replace(L, -4);
     lua_pop(L, 2);
   } else {
     push_words(L, idx);
   }
+  escape_nul(L);
 }
 
 void tend_error_wrap(lua_State *L, int idx, const char *kind,

@@ -56,7 +56,9 @@ static void to_json(tend_jsonl *b, int64_t t, const char *path,
   tend_jsonl_string(b, "ev", tend_event_name(e->ev));
   tend_jsonl_string(b, "path", path);
   tend_jsonl_string(b, "kind", e->kind);
-  tend_jsonl_string(b, "message", e->message);
+  if (e->message)
+    tend_jsonl_put_string(b, "message", e->message,
+                          e->message_len ? e->message_len : strlen(e->message));
   tend_jsonl_string(b, "directive", e->directive);
   tend_jsonl_string(b, "clause", e->clause);
   if (e->window[1] >= 0)
@@ -110,7 +112,11 @@ static void push_table(lua_State *L, double t, const char *path,
   STR("ev", tend_event_name(e->ev));
   STR("path", path);
   STR("kind", e->kind);
-  STR("message", e->message);
+  if (e->message) {
+    lua_pushlstring(L, e->message,
+                    e->message_len ? e->message_len : strlen(e->message));
+    lua_setfield(L, -2, "message");
+  }
   STR("directive", e->directive);
   STR("clause", e->clause);
   if (e->window[1] >= 0) {

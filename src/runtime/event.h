@@ -39,6 +39,7 @@ typedef struct tend_event {
   const char *path;      /* its path when actor is NULL ("/deadLetters") */
   const char *kind;      /* error kind, or NULL */
   const char *message;   /* error message, or NULL */
+  size_t message_len;    /* its length (NUL bytes may be in it); 0: strlen */
   const char *directive; /* directive: what was decided */
   const char *clause;    /* directive: the decider clause, "default", ... */
   int64_t window[3];     /* directive: restarts used, allowed, within (ns);
@@ -53,10 +54,10 @@ typedef struct tend_event {
   const char *detail;    /* a few words, or NULL */
 } tend_event;
 
-#define TEND_EVENT_INIT(kind, a)                                             \
-  {                                                                          \
-    (kind), (a), NULL, NULL, NULL, NULL, NULL, {-1, -1, -1}, -1, -1, -1, -1, \
-        NULL, NULL, NULL, NULL                                               \
+#define TEND_EVENT_INIT(kind, a)                                     \
+  {                                                                  \
+    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1, \
+    .incarnation = -1, .delay_ns = -1, .draw = -1                    \
   }
 
 /* The name of an event in the trace ("spawn", "dead_letter", ...). */

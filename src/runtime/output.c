@@ -8,11 +8,21 @@
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...) {
   if (level > h->log_level) return;
-  char msg[1024];
+  char raw[1024], msg[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  size_t n = 0; /* one line: a newline in a message is written as \n */
+  for (const char *c = raw; *c && n + 2 < sizeof msg; c++) {
+    if (*c == '\n' || *c == '\r') {
+      msg[n++] = '\\';
+      msg[n++] = *c == '\n' ? 'n' : 'r';
+    } else {
+      msg[n++] = *c;
+    }
+  }
+  msg[n] = '\0';
   double t = (double)tend_clock_now(&h->clock) / 1e9;
   if (h->front.output) h->front.output(h, 1);
   fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),

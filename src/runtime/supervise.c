@@ -100,7 +100,7 @@ void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
       lua_getfield(L, err, "kind");
       lua_getfield(L, err, "message");
       e.kind = lua_tostring(L, -2);
-      e.message = lua_tostring(L, -1);
+      e.message = lua_tolstring(L, -1, &e.message_len);
     }
     tend_event_emit(L, h, &e);
     lua_settop(L, err);
