@@ -299,3 +299,33 @@ function TestRobustness:test_nul_invalid_utf8_and_newlines_in_error_messages()
   lu.assertEquals(select(2, err:gsub("\n", "")), 1) -- one log line
   lu.assertStrContains(err, "Error: a\\0b\255c\\nd €; restart")
 end
+
+-- overflow = "fail": a flood counted one failure per overflowing send but
+-- made one decision and one restart. The first overflow fails the actor;
+-- while that failure waits for its decision, the others are dead letters
+-- only, so counts, trace and log agree: one failure, one restart.
+function TestRobustness:test_a_flood_into_a_failing_mailbox_is_one_failure()
+  local decisions, got = 0, {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function(msg) got[#got + 1] = msg end end,
+      { name = "small", mailbox = { capacity = 2, overflow = "fail" } })
+    return function(msg, ctx)
+      local c = ctx:children()[1]
+      for i = 1, 100 do c:send(i) end -- before c can run
+    end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    decisions = decisions + 1
+    lu.assertEquals(err.kind, "MailboxOverflow")
+    return "restart"
+  end } })
+  local before = tend.stats()
+  sup:send("flood")
+  H.settle()
+  local after = tend.stats()
+  lu.assertEquals(after.failures - before.failures, 1)
+  lu.assertEquals(after.restarts - before.restarts, 1)
+  lu.assertEquals(decisions, 1)
+  lu.assertEquals(after.dead_letters - before.dead_letters, 98)
+  lu.assertEquals(got, { 1, 2 }) -- kept through the restart, then taken
+  H.stop_all(sup)
+end

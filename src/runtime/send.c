@@ -49,9 +49,11 @@ static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
       tend_msg_release(&h->msgs, old);
       return 1;
     }
-    case TEND_OVERFLOW_FAIL:
+    case TEND_OVERFLOW_FAIL: /* the first overflow fails it; while that
+                                failure waits for a decision, the others
+                                are dead letters only (Akka) */
       tend_actor_dead_letter(L, h, a, v);
-      if (a->state < TEND_ACTOR_STOPPING) {
+      if (a->state < TEND_ACTOR_STOPPING && a->failure == TEND_FAILURE_NONE) {
         lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
         tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
         lua_remove(L, -2);
