@@ -329,3 +329,65 @@ function TestRobustness:test_a_flood_into_a_failing_mailbox_is_one_failure()
   lu.assertEquals(got, { 1, 2 }) -- kept through the restart, then taken
   H.stop_all(sup)
 end
+
+-- Durations past what the clock holds (about 2.3e9 s) were clamped
+-- silently (sleep(9.3e9) came back 7e9 s early): beyond 1e9 s is refused.
+function TestRobustness:test_durations_beyond_1e9_seconds_are_refused()
+  local function err(f, ...)
+    local ok, e = pcall(f, ...)
+    lu.assertFalse(ok)
+    return tostring(e)
+  end
+  lu.assertStrContains(err(tend.sleep, 9.3e9), "sleep: seconds: expected a number of seconds <= 1e9 (or math.huge)")
+  lu.assertStrContains(err(tend.after, 2e9, function() end), "tend.after: seconds: expected")
+  lu.assertStrContains(err(tend.one_for_one, { within = 5e9 }), "option 'within': expected a number of seconds <= 1e9")
+  lu.assertStrContains(err(tend.backoff.on_failure, idle, { min_backoff = 1, max_backoff = 3e9 }),
+    "option 'max_backoff': expected a number of seconds <= 1e9")
+  lu.assertStrContains(err(tend.spawn, idle, { shutdown = 4e9 }), "option 'shutdown': expected a number of seconds <= 1e9")
+  local t0 = tend.now()
+  tend.sleep(1e9) -- the longest allowed, exact under the virtual clock
+  lu.assertEquals(tend.now() - t0, 1e9)
+end
+
+-- Errors named tend's internals ('chaos_event', local 'opts').
+function TestRobustness:test_chaos_bad_arguments_are_named_for_the_caller()
+  local function err(f, ...) return tostring(select(2, pcall(f, ...))) end
+  lu.assertStrContains(err(tend.chaos.flaky, function() end, 5),
+    "tend.chaos.flaky: options: expected a table {p = ..., error = ...}, got number")
+  lu.assertStrContains(err(tend.chaos.crash, 5), "tend.chaos.crash: ref: expected an actor ref, got number")
+  lu.assertStrContains(err(tend.chaos.kill, {}), "tend.chaos.kill: ref: expected an actor ref, got table")
+  lu.assertStrContains(err(tend.chaos.freeze, "/user/x", 1), "tend.chaos.freeze: ref: expected an actor ref")
+  lu.assertStrContains(err(tend.chaos.crash_on, "*", function() end, 3), "tend.chaos.crash_on: options: expected a table")
+end
+
+-- tend.stop(tend.self()) in the main chunk did nothing: a task that stops
+-- itself ends there.
+function TestRobustness:test_a_task_that_stops_itself_ends_there()
+  local out, _, code = H.run({ "-e", [[
+    local tend = require "tend"
+    tend.spawn(function() return { receive = function() end, post_stop = function() print("child stopped") end } end)
+    print("before")
+    tend.stop(tend.self())
+    print("after")]] })
+  lu.assertEquals(out, "before\nchild stopped\n")
+  lu.assertEquals(code, 0)
+end
+
+-- A closed stdout (the reader of a pipe went away) killed the host with
+-- SIGPIPE before any post_stop ran: now it is said once and the tree stops.
+function TestRobustness:test_a_closed_stdout_stops_the_tree_gracefully()
+  local script = H.script([[
+    local tend = require "tend"
+    tend.spawn(function() return { receive = function() end,
+      post_stop = function() io.stderr:write("post_stop ran\n") end } end)
+    for i = 1, 100000 do print(i) end]])
+  local err = os.tmpname()
+  os.execute("(\"" .. require("tend.internal").executable() .. "\" " .. script .. " 2>" .. err
+    .. "; echo $? >>" .. err .. ") | head -n 1 >/dev/null")
+  local f = io.open(err, "rb")
+  local text = f:read("a")
+  f:close()
+  os.remove(err)
+  os.remove(script)
+  lu.assertStrContains(text, "tend: stdout is closed (EPIPE); stopping every actor\npost_stop ran\n141\n")
+end

@@ -59,15 +59,27 @@ local function install()
     #link_rules > 0 and on_send or nil)
 end
 
+-- Raises (at the caller of fn) unless x is an actor ref.
+local function check_ref(x, fn)
+  if not pcall(core.alive, x) then
+    error(string.format("%s: ref: expected an actor ref, got %s", fn, type(x)), 3)
+  end
+end
+
 -- crash(ref, err): fail ref as if its behavior raised err (a kind or a
 -- tend.error value; default "ChaosCrash").
 function M.crash(ref, err)
+  check_ref(ref, "tend.chaos.crash")
+  if err ~= nil and type(err) ~= "string" and type(err) ~= "table" then
+    error("tend.chaos.crash: err: expected an error kind or value, got " .. type(err), 2)
+  end
   core.chaos_event(ref, "crash")
   core.chaos_crash(ref, err or "ChaosCrash")
 end
 
 -- kill(ref): fail ref with Killed.
 function M.kill(ref)
+  check_ref(ref, "tend.chaos.kill")
   core.chaos_event(ref, "kill")
   core.kill(ref)
 end
@@ -76,6 +88,9 @@ end
 -- error with probability p, else calls fn.
 function M.flaky(fn, opts)
   if type(fn) ~= "function" then error("tend.chaos.flaky: fn: expected a function, got " .. type(fn), 2) end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("tend.chaos.flaky: options: expected a table {p = ..., error = ...}, got " .. type(opts), 2)
+  end
   opts = opts or {}
   local p, kind = opts.p or 0.5, opts.error or "ChaosError"
   if type(p) ~= "number" or p < 0 or p > 1 then
@@ -97,6 +112,9 @@ function M.crash_on(target, pred, opts)
   local path = path_of(target, "ref_or_path", "tend.chaos.crash_on")
   if type(pred) ~= "function" then
     error("tend.chaos.crash_on: pred: expected a function, got " .. type(pred), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("tend.chaos.crash_on: options: expected a table {nth = ...} or {p = ...}, got " .. type(opts), 2)
   end
   opts = opts or { nth = 1 }
   if opts.nth ~= nil and (math.type(opts.nth) ~= "integer" or opts.nth < 1) then
@@ -136,6 +154,7 @@ function M.freeze(ref, seconds)
   if type(seconds) ~= "number" or not (seconds > 0) then
     error("tend.chaos.freeze: seconds: expected a number > 0, got " .. tostring(seconds), 2)
   end
+  check_ref(ref, "tend.chaos.freeze")
   core.chaos_event(ref, string.format("freeze %.3f s", seconds))
   core.chaos_freeze(ref)
   frozen[#frozen + 1] = ref

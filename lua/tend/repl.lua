@@ -10,7 +10,7 @@ local M = {}
 
 local pending     -- the incomplete chunk so far
 local repl_actor  -- /user/repl
-local host        -- what src/cli/repl.c gave: print, done, register
+local host        -- what src/cli/repl.c gave: done, register
 
 local HELP = [[
 tend REPL: Lua 5.4 with actors running while you type.
@@ -69,12 +69,11 @@ local helpers = {
   end,
 }
 
--- fns: the C side of the prompt: print (above the prompt), done (the
--- prompt comes back), register (the actor that runs the lines).
+-- fns: the C side of the prompt: done (the prompt comes back), register
+-- (the actor that runs the lines). print already writes above the prompt.
 function M.start(fns)
   host = fns
   _G.tend = tend
-  _G.print = fns.print
   for name, f in pairs(helpers) do
     _G[name] = f
     if tend[name] == nil then tend[name] = f end

@@ -27,6 +27,11 @@ double tend_check_seconds(lua_State *L, int idx, const char *fn,
   if (isnan(s) || s < 0 || (positive && s == 0))
     luaL_error(L, "%s: %s: expected a number of seconds %s, got %s", fn, arg,
                positive ? "> 0" : ">= 0", lua_tostring(L, idx));
+  if (s > TEND_MAX_SECONDS && !isinf(s))
+    luaL_error(L,
+               "%s: %s: expected a number of seconds <= 1e9 (or math.huge), "
+               "got %s",
+               fn, arg, lua_tostring(L, idx));
   return s;
 }
 
@@ -90,6 +95,9 @@ static int64_t check_duration(lua_State *L, int idx, const char *fn,
   double s = lua_tonumber(L, idx);
   if (!(s >= 0) || (isinf(s) && !allow_huge))
     tend_bad_option(L, fn, opt, "a number of seconds >= 0", idx);
+  if (s > TEND_MAX_SECONDS && !isinf(s))
+    tend_bad_option(L, fn, opt, "a number of seconds <= 1e9 (or math.huge)",
+                    idx);
   return isinf(s) ? INT64_MAX : tend_clock_ns(s);
 }
 
@@ -165,6 +173,9 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
       tend_bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
+    if (!(lua_tonumber(L, -1) <= TEND_MAX_SECONDS))
+      tend_bad_option(L, fn, "max_message_time", "a number of seconds <= 1e9",
+                      -1);
     o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
     if (o->max_message_ns == 0) o->max_message_ns = 1;
   }

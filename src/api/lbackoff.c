@@ -49,6 +49,8 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
     s = ty == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
     if (!(s > 0) || isinf(s))
       tend_bad_option(L, fn, k, "a number of seconds > 0", -1);
+    if (s > TEND_MAX_SECONDS)
+      tend_bad_option(L, fn, k, "a number of seconds <= 1e9", -1);
   } else if (def < 0) {
     luaL_error(L, "%s: option '%s' is required (a number of seconds > 0)", fn,
                k);

@@ -10,13 +10,17 @@
 #include "runtime/lifecycle.h"
 #include "runtime/sched.h"
 
-/* tend.stop(ref): stop any actor (normal stop). */
+/* tend.stop(ref): stop any actor (normal stop). An actor that stops
+ * itself finishes its message first (Akka); a task (the main chunk,
+ * tend.after) that stops itself ends there: it does not return. */
 static int l_stop(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.stop", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a && !(a->flags & TEND_AF_GUARDIAN))
-    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  if (a == h->current && (a->flags & TEND_AF_TASK) && lua_isyieldable(L))
+    return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
   return 0;
 }
 
@@ -218,6 +222,25 @@ static int l_virtual_time(lua_State *L) {
   return 1;
 }
 
+/* print(...): as Lua's, through the host (a closed stdout stops the tree
+ * instead of killing the process; output goes above the REPL's prompt). */
+static int l_print(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL);
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, '\n');
+  luaL_pushresult(&b);
+  size_t len;
+  const char *text = lua_tolstring(L, -1, &len);
+  tend_host_print(tend_host_of(L), text, len);
+  return 0;
+}
+
 /* coroutine.yield(...): as Lua's, but in an actor's own code (whose
  * coroutine belongs to the scheduler) it raises BadYield: only tend may
  * suspend an actor (ctx:sleep, tend.ask). In a coroutine the actor made,
@@ -263,6 +286,8 @@ void tend_open_hostlib(lua_State *L) {
   lua_pushcfunction(L, l_randomseed);
   lua_setfield(L, -2, "randomseed");
   lua_pop(L, 1);
+  lua_pushcfunction(L, l_print);
+  lua_setglobal(L, "print");
   lua_getglobal(L, "coroutine");
   lua_pushcfunction(L, l_yield);
   lua_setfield(L, -2, "yield");

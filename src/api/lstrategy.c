@@ -97,6 +97,10 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
       if (!(w > 0))
         tend_bad_option(L, fn, "within",
                         "a number of seconds > 0 (math.huge: no window)", -1);
+      if (w > TEND_MAX_SECONDS && !isinf(w))
+        tend_bad_option(L, fn, "within",
+                        "a number of seconds <= 1e9 (math.huge: no window)",
+                        -1);
       within = isinf(w) ? INT64_MAX : tend_clock_ns(w);
       if (within == 0) within = 1;
     }

@@ -37,8 +37,9 @@ static tend_typed_action *push_action(lua_State *L, tend_typed_kind what) {
 static int64_t positive(lua_State *L, int idx, const char *fn, const char *arg,
                         int huge) {
   double s = lua_type(L, idx) == LUA_TNUMBER ? lua_tonumber(L, idx) : -1;
-  if (!(s > 0) || (isinf(s) && !huge))
-    luaL_error(L, "%s: %s: expected a number > 0, got %s", fn, arg,
+  if (!(s > 0) || (isinf(s) && !huge) || (s > TEND_MAX_SECONDS && !isinf(s)))
+    luaL_error(L, "%s: %s: expected a number of seconds in (0, 1e9]%s, got %s",
+               fn, arg, huge ? " or math.huge" : "",
                luaL_tolstring(L, idx, NULL));
   return isinf(s) ? INT64_MAX : tend_clock_ns(s);
 }

@@ -19,6 +19,11 @@ int64_t tend_clock_now(tend_clock *c);
 /* Virtual only: moves the clock forward to t (never backward). */
 void tend_clock_jump(tend_clock *c, int64_t t);
 
+/* The longest duration the API takes, in seconds (about 31 years; the
+ * clock's nanoseconds saturate at about 2.3e9 s). Longer is refused with
+ * an error; math.huge means "never" where that makes sense. */
+#define TEND_MAX_SECONDS 1e9
+
 /* Seconds (finite, >= 0) to nanoseconds, saturating at INT64_MAX / 4. */
 int64_t tend_clock_ns(double seconds);
 

@@ -1,6 +1,7 @@
 /* main: the command line (DESIGN §2). Parses options, loads the main chunk
  * and runs it as the actor /user/main on the host. */
 #include <errno.h>
+#include <signal.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdarg.h>
@@ -221,6 +222,7 @@ static int open_lua(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN); /* a closed stdout is EPIPE: the tree stops */
   options o;
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;

@@ -168,25 +168,6 @@ static char **complete(const char *text, int start, int end) {
 
 /* ---- what the Lua side calls (passed to tend.repl.start) */
 
-/* print(...) at the REPL: the values go above the prompt and the line
- * being edited is drawn again below them. */
-static int l_print(lua_State *L) {
-  int n = lua_gettop(L);
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 1; i <= n; i++) {
-    if (i > 1) luaL_addchar(&b, '\t');
-    luaL_tolstring(L, i, NULL);
-    luaL_addvalue(&b);
-  }
-  luaL_addchar(&b, '\n');
-  luaL_pushresult(&b);
-  size_t len;
-  const char *text = lua_tolstring(L, -1, &len);
-  tend_host_print(tend_host_of(L), text, len);
-  return 0;
-}
-
 /* done(): /user/repl finished a chunk: the prompt comes back. */
 static int l_done(lua_State *L) {
   tend_host *h = tend_host_of(L);
@@ -304,9 +285,7 @@ int tend_repl_start(tend_host *h) {
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^#~[]";
   lua_State *L = h->L;
   int top = lua_gettop(L);
-  lua_createtable(L, 0, 3); /* what tend.repl.start gets */
-  lua_pushcfunction(L, l_print);
-  lua_setfield(L, -2, "print");
+  lua_createtable(L, 0, 2); /* what tend.repl.start gets */
   lua_pushcfunction(L, l_done);
   lua_setfield(L, -2, "done");
   lua_pushcfunction(L, l_register);

@@ -123,6 +123,7 @@ struct tend_host {
   uint32_t next_seq;      /* spawn counter (anonymous names) */
   tend_shutdown shutdown; /* on the way out? */
   int exit_code;          /* status the process ends with */
+  int stdout_closed;      /* 1: a print met EPIPE (said once) */
   int failed;             /* 1 when the main chunk raised */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
@@ -183,7 +184,9 @@ void tend_host_poke(tend_host *h);
 /* Writes one log line: "[t] level path: message" (output.c). */
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...);
-/* Writes text to stdout (around the front's output hook). */
+/* Writes text to stdout (around the front's output hook). When stdout is
+ * a closed pipe (EPIPE: SIGPIPE is ignored), says so once and stops the
+ * tree; the host exits with 128 + SIGPIPE. */
 void tend_host_print(tend_host *h, const char *text, size_t len);
 
 /* The sentinels a behavior returns. */

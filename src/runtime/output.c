@@ -1,5 +1,7 @@
 /* output: log lines on stderr and text on stdout, written around the
  * front's output hook (so the REPL's prompt moves below them). */
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -33,7 +35,13 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
 
 void tend_host_print(tend_host *h, const char *text, size_t len) {
   if (h->front.output) h->front.output(h, 1);
-  fwrite(text, 1, len, stdout);
-  fflush(stdout);
+  int broken = fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0;
+  int e = errno;
   if (h->front.output) h->front.output(h, 0);
+  if (broken && e == EPIPE && !h->stdout_closed) { /* SIGPIPE is ignored */
+    h->stdout_closed = 1;
+    clearerr(stdout);
+    fprintf(stderr, "tend: stdout is closed (EPIPE); stopping every actor\n");
+    tend_host_shutdown(h, 128 + SIGPIPE);
+  }
 }

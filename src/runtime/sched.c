@@ -421,6 +421,10 @@ void tend_sched_run(tend_host *h) {
       lua_setiuservalue(L, -2, TEND_UV_THREAD);
       lua_pop(L, 1);
       if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
+      if (w->wait == TEND_WAIT_FOREVER && w->state == TEND_ACTOR_STOPPING) {
+        tend_actor_end_wait(L, h, w); /* stopped itself: it stops now */
+        tend_runq_push(h, w);
+      }
     } else if (status == LUA_YIELD && h->yield == TEND_YIELD_IDLE) {
       lua_pop(co, nres);
       worker_put(L, h);
