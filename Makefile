@@ -24,7 +24,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check bench format lint install clean
+.PHONY: all deps demo test check fuzz bench format lint install clean
 
 all: build/tend
 
@@ -77,12 +77,20 @@ test: deps
 	@$(MAKE) --no-print-directory all build/test_core build/test_repl
 	@scripts/test build/tend build/test_core build/test_repl
 
-# The specs under ASan+UBSan, then under valgrind (leaks are errors).
+# The specs under ASan+UBSan, the API fuzzer there for a few seconds, then
+# the specs under valgrind (leaks are errors).
 check: deps
 	@$(MAKE) --no-print-directory build/asan/tend build/tend
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend test spec
+	scripts/fuzz build/asan/tend 10
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
+
+# The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
+FUZZ_TIME ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory build/asan/tend
+	scripts/fuzz build/asan/tend $(FUZZ_TIME)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

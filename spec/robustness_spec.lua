@@ -391,3 +391,29 @@ function TestRobustness:test_a_closed_stdout_stops_the_tree_gracefully()
   os.remove(script)
   lu.assertStrContains(text, "tend: stdout is closed (EPIPE); stopping every actor\npost_stop ran\n141\n")
 end
+
+-- A behavior (or hook) table whose __index raises made the lookup of
+-- `receive` raise in the scheduler, outside any pcall: the worker died.
+-- The lookup is protected now: the actor fails as if the hook had raised.
+function TestRobustness:test_a_behavior_whose_index_raises_fails_the_actor_only()
+  local kinds = {}
+  local raising = setmetatable({}, { __index = function(_, k) error("no " .. k) end })
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return raising end, { name = "bad" })
+    ctx:spawn(function()
+      return function(msg) if msg == "become" then return raising end end
+    end, { name = "becomes" })
+    return function(msg, ctx) for _, c in ipairs(ctx:children()) do c:send(msg) end end
+  end, { supervisor = tend.one_for_one { decider = function(err, child)
+    kinds[#kinds + 1] = child:name() .. " " .. err.kind .. " " .. err.message:match("no [%w_]+")
+    return "stop"
+  end } })
+  H.settle()
+  sup:send("become")
+  H.settle()
+  sup:send("next")
+  H.settle()
+  table.sort(kinds)
+  lu.assertEquals(kinds, { "bad InitError no pre_start", "becomes Error no receive" })
+  H.stop_all(sup)
+end

@@ -109,9 +109,10 @@ static int l_chaos_crash(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     tend_error_new(L, lua_tostring(L, 2), "injected by tend.chaos.crash");
     lua_replace(L, 2);
-  } else if (!lua_istable(L, 2)) {
+  } else if (!tend_error_is(L, 2)) { /* C reads its fields unprotected */
     luaL_error(L,
-               "tend.chaos.crash: err: expected an error kind or value, got %s",
+               "tend.chaos.crash: err: expected an error kind or a "
+               "tend.error value, got %s",
                tend_typename(L, 2));
   }
   lua_settop(L, 2);

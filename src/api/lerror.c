@@ -48,6 +48,8 @@ void tend_open_error(lua_State *L) {
   lua_setfield(L, -2, "__tostring");
   lua_pushliteral(L, "tend.Error");
   lua_setfield(L, -2, "__name");
+  lua_pushliteral(L, "tend.Error"); /* getmetatable: not the table itself */
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   luaL_setfuncs(L, fns, 0);
 }

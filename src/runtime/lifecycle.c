@@ -153,7 +153,7 @@ int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->flags & TEND_AF_HOOKS) {
     tend_actor_push_ctx(L, h, a);
     lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-    if (lua_getfield(L, -1, "pre_start") == LUA_TFUNCTION) {
+    if (tend_value_hook(L, -1, "pre_start") == LUA_TFUNCTION) {
       lua_insert(L, -3); /* fn ctx hooks */
       lua_insert(L, -2); /* fn hooks ctx */
       a->op = TEND_OP_PRE_START;
@@ -219,7 +219,7 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->flags & TEND_AF_HOOKS) {
     tend_actor_push_ctx(L, h, a);
     lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-    if (lua_getfield(L, -1, "post_stop") == LUA_TFUNCTION) {
+    if (tend_value_hook(L, -1, "post_stop") == LUA_TFUNCTION) {
       lua_insert(L, -3); /* fn ctx hooks */
       lua_insert(L, -2); /* fn hooks ctx */
       if (a->shutdown_ns < INT64_MAX / 4)

@@ -69,7 +69,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   int nargs = 2;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
-    lua_getfield(L, -1, "receive");
+    tend_value_hook(L, -1, "receive");
     lua_insert(L, -2); /* receive hooks */
     nargs = 3;
   }
@@ -120,7 +120,7 @@ static void become(lua_State *L, tend_actor *a, int idx) {
 static int is_behavior(lua_State *L, int idx) {
   if (lua_isfunction(L, idx)) return 1;
   if (!lua_istable(L, idx)) return 0;
-  int ok = lua_getfield(L, idx, "receive") == LUA_TFUNCTION;
+  int ok = tend_value_hook(L, idx, "receive") == LUA_TFUNCTION;
   lua_pop(L, 1);
   return ok;
 }

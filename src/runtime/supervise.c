@@ -15,6 +15,7 @@
 #include "runtime/send.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
+#include "runtime/value.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -46,7 +47,7 @@ static int push_hook(lua_State *L, tend_host *h, tend_actor *a,
   }
   tend_actor_push_ctx(L, h, a);
   lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-  lua_getfield(L, -1, name);
+  tend_value_hook(L, -1, name);
   lua_replace(L, -3);
   lua_pop(L, 1);
   return lua_isfunction(L, -1);

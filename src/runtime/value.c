@@ -118,3 +118,25 @@ void tend_value_drop(lua_State *L, tend_host *h, tend_value *v) {
   }
   v->type = TEND_VALUE_NIL;
 }
+
+static int gettable_p(lua_State *L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
+static int raise_upvalue(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return lua_error(L);
+}
+
+int tend_value_hook(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  if (!lua_getmetatable(L, idx)) return lua_getfield(L, idx, k);
+  lua_pop(L, 1); /* its __index may run Lua code: protected */
+  lua_pushcfunction(L, gettable_p);
+  lua_pushvalue(L, idx);
+  lua_pushstring(L, k);
+  if (lua_pcall(L, 2, 1, 0) == LUA_OK) return lua_type(L, -1);
+  lua_pushcclosure(L, raise_upvalue, 1); /* calling it raises the error */
+  return LUA_TFUNCTION;
+}

@@ -25,4 +25,10 @@ void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store);
 /* Releases v without pushing it. */
 void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
 
+/* Pushes hook k of the behavior table at idx and returns its type. A
+ * table with a metatable is read protected: if its __index raises, what is
+ * pushed is a function that raises that error when called, so the call of
+ * the hook fails as if the hook itself had raised (never the worker). */
+int tend_value_hook(lua_State *L, int idx, const char *k);
+
 #endif
