@@ -24,7 +24,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check fuzz bench format lint install clean
+.PHONY: all deps demo test check fuzz soak bench format lint install clean
 
 all: build/tend
 
@@ -91,6 +91,13 @@ FUZZ_TIME ?= 60
 fuzz: deps
 	@$(MAKE) --no-print-directory build/asan/tend
 	scripts/fuzz build/asan/tend $(FUZZ_TIME)
+
+# Long runs that must not grow: 10^6 restarts, 10^7 messages, 10^6 actors
+# spawned and stopped, 10^7 timers, 10^6 asks, 10^6 watches (SOAK_SCALE).
+SOAK_SCALE ?= 1
+soak: deps
+	@$(MAKE) --no-print-directory all
+	build/tend --virtual-time scripts/soak.lua $(SOAK_SCALE)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

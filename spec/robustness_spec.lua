@@ -417,3 +417,18 @@ function TestRobustness:test_a_behavior_whose_index_raises_fails_the_actor_only(
   lu.assertEquals(kinds, { "bad InitError no pre_start", "becomes Error no receive" })
   H.stop_all(sup)
 end
+
+-- One actor with 10^5 pending timers: each fire walked the owner's list
+-- of timers (minutes); now each leaves it at once. All fire, in order.
+function TestRobustness:test_an_actor_with_many_timers()
+  local got, n = {}, 100000
+  local a = tend.spawn(function(ctx)
+    for i = 1, n do ctx:after(i % 7 / 1000, i) end
+    return function(msg) got[#got + 1] = msg end
+  end)
+  tend.sleep(0.01)
+  lu.assertEquals(#got, n)
+  lu.assertEquals(got[1], 7) -- due at 0: 7, 14, ... in the order armed
+  lu.assertEquals(got[n], 99994) -- the last armed of those due last
+  H.stop_all(a)
+end

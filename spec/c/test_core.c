@@ -177,7 +177,9 @@ static void test_timer_pool_generations(void) {
   CHECK(a->kind == TEND_TIMER_FREE && a->gen != gen); /* handles go stale */
   tend_timer *b = tend_timer_new(&h);
   CHECK(b == a && b->gen == gen + 1); /* recycled with its new generation */
-  CHECK(sizeof(tend_timer) <= 56);
+  /* 64: the owner list is doubly linked, so a timer leaves it in O(1) (an
+   * actor with 10^5 timers made every fire walk its list) */
+  CHECK(sizeof(tend_timer) <= 64);
   if (b) tend_timer_release(&h, b);
   tend_timer_heap_free(&h);
 }

@@ -1,6 +1,6 @@
 /* timer: every timer of the host lives in one binary min-heap, ordered by
  * (due, seq), so timers due at the same instant fire in the order they were
- * armed. Timer records come from a pool (base/pool.h) and are 56 bytes (64
+ * armed. Timer records come from a pool (base/pool.h) and are 64 bytes (72
  * with their heap slot), so a hundred thousand pending backoffs stay cheap.
  * The heap knows nothing of what a timer does: the runtime dispatches a
  * fired timer on its kind (runtime/timers.h). */
@@ -46,7 +46,7 @@ struct tend_timer {
     uint32_t slot;             /* TEND_VALUE_REF */
     tend_timer_repeat *repeat; /* repeating: message and period */
   } v;                         /* the value it carries (owned) */
-  tend_timer *next;            /* next timer of the same owner */
+  tend_timer *next, *prev;     /* the owner's timers (unlinked in O(1)) */
   uint32_t seq;                /* arming order; ties between equal dues */
   uint32_t heap_index; /* index in the heap, TEND_TIMER_UNARMED if not in it */
   uint32_t target_id;  /* actor acted on, 0 for none */

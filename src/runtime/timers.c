@@ -7,21 +7,23 @@
 
 static void owner_link(tend_timer *t, tend_actor *a) {
   t->owned = 1;
+  t->prev = NULL;
   t->next = a->timers;
+  if (a->timers) a->timers->prev = t;
   a->timers = t;
 }
 
 static void owner_unlink(tend_host *h, tend_timer *t) {
   if (!t->owned) return;
   t->owned = 0;
-  tend_actor *a = tend_slots_get(&h->ids, t->target_id, t->target_gen);
-  if (a == NULL) return;
-  for (tend_timer **p = &a->timers; *p; p = &(*p)->next)
-    if (*p == t) {
-      *p = t->next;
-      break;
-    }
-  t->next = NULL;
+  if (t->next) t->next->prev = t->prev;
+  if (t->prev) {
+    t->prev->next = t->next;
+  } else { /* the head of its owner's list */
+    tend_actor *a = tend_slots_get(&h->ids, t->target_id, t->target_gen);
+    if (a) a->timers = t->next;
+  }
+  t->next = t->prev = NULL;
 }
 
 /* Drops the value a timer holds. */
