@@ -3,8 +3,9 @@
 --   build/tend --virtual-time scripts/soak.lua [SCALE]
 --
 -- Each workload runs in 10 rounds; the resident set (/proc/self/statm) is
--- read after round 2 (the warm-up) and after round 10, after a full
--- collection, and must not grow by more than 5 %. Prints one line per
+-- read after round 5 (the warm-up: malloc's arenas settle by then) and
+-- after round 10, each time after a full collection, and must not grow by
+-- more than 5 %. Prints one line per
 -- workload (the rate, the RSS before and after) and exits 1 if any grew.
 -- SCALE (default 1) multiplies every count: the full sizes are 10^6
 -- restarts, 10^7 messages, 10 x 10^5 actors spawned and stopped, 10^7
@@ -14,6 +15,7 @@ local internal = require "tend.internal"
 
 local scale = tonumber(arg[1]) or 1
 local ROUNDS = 10
+local WARMUP = 5 -- rounds before the first reading (the allocator settles)
 local failed = false
 
 local function rss_kb()
@@ -30,7 +32,7 @@ local function soak(name, unit, total, round)
   local t0, warm = internal.wall_clock(), nil
   for r = 1, ROUNDS do
     round(n)
-    if r == 2 then warm = rss_kb() end
+    if r == WARMUP then warm = rss_kb() end
   end
   local secs = internal.wall_clock() - t0
   local last = rss_kb()
