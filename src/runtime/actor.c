@@ -69,6 +69,20 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
   lua_replace(L, -2); /* leave the ref */
 }
 
+int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
+                         const char *name) {
+  if (!(a->flags & TEND_AF_HOOKS)) return 0;
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR); /* ctx hooks */
+  if (tend_value_hook(L, -1, name) != LUA_TFUNCTION) {
+    lua_pop(L, 3);
+    return 0;
+  }
+  lua_insert(L, -3); /* fn ctx hooks */
+  lua_remove(L, -2); /* fn hooks */
+  return 1;
+}
+
 /* ------------------------------------------------------------ ext */
 
 static const size_t ext_refs[] = {TEND_EXT(decider_ref), TEND_EXT(args_ref),

@@ -229,6 +229,11 @@ void tend_actor_set_strategy(lua_State *L, tend_actor *a,
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* When a's behavior is a hook table with a function `name`, pushes that
+ * function and the table (self) and returns 1; else pushes nothing and
+ * returns 0. (A raising lookup gives a function that raises: value.h.) */
+int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
+                         const char *name);
 /* Pushes a's userdata (ctx). */
 void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
 /* The live actor (id, gen) names, or NULL. */

@@ -121,26 +121,25 @@ static void on_os_signal(int signum) {
   uv_async_send(&h->signals);
 }
 
-static void catch_signals(tend_host *h) {
-  signal_host = h;
+/* SIGINT, SIGTERM and SIGHUP go to handler. */
+static void handle_signals(void (*handler)(int)) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_os_signal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
 }
 
+static void catch_signals(tend_host *h) {
+  signal_host = h;
+  handle_signals(on_os_signal);
+}
+
 static void release_signals(tend_host *h) {
   if (signal_host != h) return;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_DFL;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  handle_signals(SIG_DFL);
   signal_host = NULL;
 }
 

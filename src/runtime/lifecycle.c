@@ -150,16 +150,10 @@ void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
 }
 
 int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->flags & TEND_AF_HOOKS) {
+  if (tend_actor_push_hook(L, h, a, "pre_start")) {
     tend_actor_push_ctx(L, h, a);
-    lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-    if (tend_value_hook(L, -1, "pre_start") == LUA_TFUNCTION) {
-      lua_insert(L, -3); /* fn ctx hooks */
-      lua_insert(L, -2); /* fn hooks ctx */
-      a->op = TEND_OP_PRE_START;
-      return 2;
-    }
-    lua_pop(L, 3);
+    a->op = TEND_OP_PRE_START;
+    return 2;
   }
   tend_lifecycle_started(L, h, a);
   return -1;
@@ -216,18 +210,12 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   }
   if (a->flags & TEND_AF_POST_STOP) return -1;
   a->flags |= TEND_AF_POST_STOP;
-  if (a->flags & TEND_AF_HOOKS) {
+  if (tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
-    lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-    if (tend_value_hook(L, -1, "post_stop") == LUA_TFUNCTION) {
-      lua_insert(L, -3); /* fn ctx hooks */
-      lua_insert(L, -2); /* fn hooks ctx */
-      if (a->shutdown_ns < INT64_MAX / 4)
-        tend_timer_arm(L, h, TEND_TIMER_KILL, a, a->shutdown_ns, 0, 0);
-      a->op = TEND_OP_POST_STOP;
-      return 2;
-    }
-    lua_pop(L, 3);
+    if (a->shutdown_ns < INT64_MAX / 4)
+      tend_timer_arm(L, h, TEND_TIMER_KILL, a, a->shutdown_ns, 0, 0);
+    a->op = TEND_OP_POST_STOP;
+    return 2;
   }
   tend_actor_die(L, h, a);
   return -1;

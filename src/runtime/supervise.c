@@ -38,28 +38,6 @@ static tend_strategy strategy_of(const tend_actor *p) {
                                         : tend_strategy_default();
 }
 
-/* Pushes a hook of a's hook table (nil if a's behavior is a function). */
-static int push_hook(lua_State *L, tend_host *h, tend_actor *a,
-                     const char *name) {
-  if (!(a->flags & TEND_AF_HOOKS)) {
-    lua_pushnil(L);
-    return 0;
-  }
-  tend_actor_push_ctx(L, h, a);
-  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-  tend_value_hook(L, -1, name);
-  lua_replace(L, -3);
-  lua_pop(L, 1);
-  return lua_isfunction(L, -1);
-}
-
-/* Pushes the behavior's hook table (self for hooks). */
-static void push_self(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_actor_push_ctx(L, h, a);
-  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
-  lua_replace(L, -2);
-}
-
 static void log_hook_error(lua_State *L, tend_host *h, tend_actor *a,
                            const char *hook, int err) {
   tend_actor_push_path(L, h, a);
@@ -477,23 +455,19 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
     tend_actor_push_ext(L, a, TEND_EXT(error_ref));
     tend_actor_set_ext(L, a, TEND_EXT(cause_ref));
   }
-  if (push_hook(L, h, a, "pre_restart")) {
-    push_self(L, h, a);
+  if (tend_actor_push_hook(L, h, a, "pre_restart")) {
     tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
     tend_actor_push_ext(L, a, TEND_EXT(failed_msg_ref));
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_PRE_RESTART;
     return 4;
   }
-  lua_pop(L, 1);
   stop_children(L, h, a); /* the default pre_restart: children, post_stop */
-  if (push_hook(L, h, a, "post_stop")) {
-    push_self(L, h, a);
+  if (tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_RESTART_STOP;
     return 2;
   }
-  lua_pop(L, 1);
   return tend_supervise_restart_continue(L, h, a);
 }
 
@@ -515,21 +489,17 @@ int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
 
 int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
   a->restart = TEND_RESTART_POST;
-  if (push_hook(L, h, a, "post_restart")) {
-    push_self(L, h, a);
+  if (tend_actor_push_hook(L, h, a, "post_restart")) {
     tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_POST_RESTART;
     return 3;
   }
-  lua_pop(L, 1);
-  if (push_hook(L, h, a, "pre_start")) { /* the default post_restart */
-    push_self(L, h, a);
+  if (tend_actor_push_hook(L, h, a, "pre_start")) { /* default post_restart */
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_PRE_START;
     return 2;
   }
-  lua_pop(L, 1);
   tend_supervise_restart_done(L, h, a);
   return -1;
 }
