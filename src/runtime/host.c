@@ -66,6 +66,8 @@ static void pump(tend_host *h) {
     tend_timers_fire_due(h);
     tend_sched_run(h);
     tend_event_flush(h->L, h);
+    if (h->stdout_closed && !h->shutdown) /* a print met EPIPE */
+      tend_host_shutdown(h, 128 + SIGPIPE);
     if (h->front.turn) h->front.turn(h);
     if (h->runq_head) break;
     tend_timer *top = tend_timer_heap_top(&h->timers);

@@ -42,6 +42,6 @@ void tend_host_print(tend_host *h, const char *text, size_t len) {
     h->stdout_closed = 1;
     clearerr(stdout);
     fprintf(stderr, "tend: stdout is closed (EPIPE); stopping every actor\n");
-    tend_host_shutdown(h, 128 + SIGPIPE);
+    /* the pump stops the tree when this turn ends (host.c) */
   }
 }
