@@ -529,3 +529,27 @@ tend.stop(a)
   lu.assertEquals(quiet, "")
   os.remove(path)
 end
+
+-- An InitError hid the factory's own kind from a decider table: a table
+-- with no InitError clause matches the cause's kind (issue: semantics 13).
+function TestSupervision:test_decider_table_matches_the_kind_a_factory_raised()
+  local log = {}
+  local sup = tend.spawn(function(ctx)
+    local tries = 0
+    ctx:spawn(function()
+      tries = tries + 1
+      log[#log + 1] = "try " .. tries
+      if tries < 3 then tend.raise("ConnectError", "no db") end
+      return function() end
+    end, { name = "db" })
+    ctx:spawn(function() tend.raise("Other", "x") end, { name = "other" })
+    return function(msg, ctx) ctx:reply(ctx:children()) end
+  end, { supervisor = tend.one_for_one { decider = tend.decider {
+    ConnectError = "restart", Other = "stop" } } })
+  H.settle()
+  -- db: restarted until its factory works (before: InitError matched no
+  -- clause and escalated); other: stopped by its own kind's clause
+  lu.assertEquals(log, { "try 1", "try 2", "try 3" })
+  lu.assertEquals(#tend.ask(sup, "children"), 1)
+  H.stop_all(sup)
+end

@@ -368,7 +368,24 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
   const char *clause;
   if (lua_istable(L, decider)) { /* tend.decider{...}: kind, then "*" */
     clause = kind;
-    if (lua_getfield(L, decider, kind) == LUA_TNIL) {
+    if (strcmp(kind, "InitError") == 0 &&
+        lua_getfield(L, decider, kind) == LUA_TNIL) {
+      /* no clause for InitError: the kind the factory raised counts */
+      lua_getfield(L, top + 1, "cause");
+      if (lua_istable(L, -1) && lua_getfield(L, -1, "kind") == LUA_TSTRING) {
+        clause = lua_tostring(L, -1); /* lives with the error */
+        lua_getfield(L, decider, clause);
+        if (lua_isnil(L, -1)) clause = kind;
+      } else {
+        lua_pushnil(L);
+      }
+      lua_replace(L, top + 4); /* the clause's directive, or nil */
+      lua_settop(L, top + 4);
+    } else {
+      lua_settop(L, top + 3);
+      lua_getfield(L, decider, kind);
+    }
+    if (lua_isnil(L, -1)) {
       lua_pop(L, 1);
       lua_getfield(L, decider, "*");
       clause = lua_isnil(L, -1) ? "no match" : "*";
