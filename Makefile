@@ -77,12 +77,13 @@ test: deps
 	@$(MAKE) --no-print-directory all build/test_core build/test_repl
 	@scripts/test build/tend build/test_core build/test_repl
 
-# The specs under ASan+UBSan, the API fuzzer there for a few seconds, then
-# the specs under valgrind (leaks are errors).
+# The specs under ASan+UBSan, the API fuzzer there for 10 s (seed 1 unless
+# FUZZ_SEED is set: CI replays the same calls), then the specs under
+# valgrind (leaks are errors).
 check: deps
 	@$(MAKE) --no-print-directory build/asan/tend build/tend
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend test spec
-	scripts/fuzz build/asan/tend 10
+	FUZZ_SEED=$${FUZZ_SEED:-1} scripts/fuzz build/asan/tend 10
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
 
