@@ -120,6 +120,24 @@ static void test_rng(void) {
   CHECK(saw_lo && saw_hi);
 }
 
+/* A known seed gives a known sequence: xoshiro256** seeded by splitmix64,
+ * the same numbers as the reference implementation (and tend --seed 42). */
+static void test_rng_known_sequence(void) {
+  tend_rng r;
+  tend_rng_seed(&r, 42);
+  CHECK(tend_rng_next(&r) == 0x15780b2e0c2ec716ULL);
+  CHECK(tend_rng_next(&r) == 0x6104d9866d113a7eULL);
+  CHECK(tend_rng_next(&r) == 0xae17533239e499a1ULL);
+  tend_rng_seed(&r, 42);
+  CHECK(tend_rng_double(&r) == 0.083862971059882163);
+  CHECK(tend_rng_double(&r) == 0.37898025066266861);
+  tend_rng_seed(&r, 42);
+  uint64_t want[] = {790, 638, 417, 161, 612}; /* tend_rng_upto(999) */
+  int same = 1;
+  for (int i = 0; i < 5; i++) same &= tend_rng_upto(&r, 999) == want[i];
+  CHECK(same);
+}
+
 static void test_mailbox_fifo_and_pool(void) {
   tend_pool p;
   tend_pool_init(&p, sizeof(tend_msg));
@@ -237,6 +255,40 @@ static void test_window_fixed_and_sliding(void) {
   tend_window_free(&ws);
 }
 
+/* OTP's boundary (add_restart keeps entries >= Now - Period): a restart
+ * exactly `within` old still counts; one nanosecond later it is out. The
+ * fixed window is still open exactly `within` after it opened. */
+static void test_window_boundary_is_inclusive(void) {
+  tend_limit sliding = tend_limit_make(2, S(10), TEND_WINDOW_SLIDING);
+  tend_limit fixed = tend_limit_make(2, S(10), TEND_WINDOW_FIXED);
+  tend_window ws = {0}, ws2 = {0}, wf = {0}, wf2 = {0};
+  CHECK(tend_window_allow(&ws, &sliding, S(0)) == 1);
+  CHECK(tend_window_allow(&ws, &sliding, S(5)) == 1);
+  CHECK(tend_window_used(&ws, &sliding, S(10)) == 2);
+  CHECK(tend_window_allow(&ws, &sliding, S(10)) == 0); /* 0 is 10 s old */
+  CHECK(tend_window_used(&ws, &sliding, S(10) + 1) == 1);
+  CHECK(tend_window_allow(&ws, &sliding, S(10) + 1) == 1); /* 0 is out */
+  CHECK(tend_window_used(&ws, &sliding, S(15)) == 2);
+  CHECK(tend_window_used(&ws, &sliding, S(15) + 1) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(0)) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(5)) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(10) + 1) == 1);
+  CHECK(tend_window_allow(&wf, &fixed, S(0)) == 1);
+  CHECK(tend_window_allow(&wf, &fixed, S(5)) == 1);
+  CHECK(tend_window_used(&wf, &fixed, S(10)) == 2);
+  CHECK(tend_window_allow(&wf, &fixed, S(10)) == 0); /* still open */
+  CHECK(tend_window_used(&wf, &fixed, S(10) + 1) == 0);
+  CHECK(tend_window_allow(&wf2, &fixed, S(0)) == 1);
+  CHECK(tend_window_allow(&wf2, &fixed, S(5)) == 1);
+  CHECK(tend_window_allow(&wf2, &fixed, S(10) + 1) == 1); /* a new window */
+  CHECK(tend_window_allow(&wf2, &fixed, S(20) + 1) == 1); /* its 2nd */
+  CHECK(tend_window_allow(&wf2, &fixed, S(20) + 1) == 0);
+  tend_window_free(&ws);
+  tend_window_free(&ws2);
+  tend_window_free(&wf);
+  tend_window_free(&wf2);
+}
+
 static void test_window_special_values(void) {
   tend_window w = {0};
   tend_limit unlimited = tend_limit_make(-1, INT64_MAX, TEND_WINDOW_FIXED);
@@ -271,9 +323,11 @@ int main(void) {
   RUN(test_slots_generations);
   RUN(test_timer_heap_order);
   RUN(test_rng);
+  RUN(test_rng_known_sequence);
   RUN(test_mailbox_fifo_and_pool);
   RUN(test_clock);
   RUN(test_window_fixed_and_sliding);
+  RUN(test_window_boundary_is_inclusive);
   RUN(test_window_special_values);
   RUN(test_timer_pool_generations);
   RUN(test_backoff_delays);
