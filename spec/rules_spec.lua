@@ -290,3 +290,605 @@ function TestRules:test_trace_start_events_carry_the_incarnation()
   lu.assertEquals(restarts, { 2, 3 })
   H.stop_all(sup, plain)
 end
+
+-- ------------------------------------------------------------ deciders and directives
+
+-- A decider table: the error's kind first, then "*", and with neither,
+-- escalate (the supervisor fails; the guardian restarts it).
+function TestRules:test_decider_table_kind_then_star_then_escalate()
+  local function sup_with(decider)
+    local starts = 0
+    local sup = tend.spawn(function(ctx)
+      starts = starts + 1
+      ctx:spawn(worker, { name = "w", args = { "w", {} } })
+      return function(msg, ctx) ctx:reply(ctx:children()[1]) end
+    end, { supervisor = tend.one_for_one { decider = decider } })
+    return sup, function() return starts end
+  end
+  local sup, starts = sup_with({ Boom = "resume", ["*"] = "restart" })
+  local w = tend.ask(sup, "?", 1)
+  w:send("x")
+  w:send({ raise = "Boom" }) -- its kind: resume
+  lu.assertEquals(tend.ask(w, "get", 1), 1)
+  w:send({ raise = "Other" }) -- "*": restart
+  lu.assertEquals(tend.ask(w, "get", 1), 0)
+  lu.assertEquals(starts(), 1)
+  H.stop_all(sup)
+  sup, starts = sup_with({ Boom = "resume" })
+  tend.ask(sup, "?", 1):send({ raise = "Other" }) -- no match, no "*": escalate
+  H.settle()
+  lu.assertEquals(starts(), 2)
+  H.stop_all(sup)
+end
+
+-- When a supervisor that escalated a child's failure is resumed, that
+-- child resumes too, with its state.
+function TestRules:test_resuming_a_supervisor_resumes_the_child_it_escalated()
+  local mid_starts = 0
+  local top = tend.spawn(function(ctx)
+    local mid = ctx:spawn(function(mctx)
+      mid_starts = mid_starts + 1
+      mctx:spawn(worker, { name = "leaf", args = { "leaf", {} } })
+      return function(msg, c) c:reply(c:children()[1]) end
+    end, { name = "mid", supervisor = tend.one_for_one { decider = { Boom = "escalate" } } })
+    return function(msg, c) c:reply(mid) end
+  end, { supervisor = tend.one_for_one { decider = { Escalated = "resume" } } })
+  local leaf = tend.ask(tend.ask(top, "?", 1), "?", 1)
+  leaf:send("x")
+  leaf:send({ raise = "Boom" }) -- mid escalates; top resumes mid, and leaf with it
+  leaf:send("y")
+  H.settle()
+  lu.assertEquals(tend.ask(leaf, "get", 1), 2)
+  lu.assertEquals(mid_starts, 1)
+  H.stop_all(top)
+end
+
+function TestRules:test_stop_directive_stops_the_group_in_start_order()
+  local log = {}
+  local sup = supervisor(tend.all_for_one { decider = { Boom = "stop" } }, { "a", "b", "c" }, log)
+  local b = tend.ask(sup, "?", 1)[2]
+  H.settle()
+  clear(log)
+  b:send({ raise = "Boom" })
+  H.settle()
+  lu.assertEquals(log, { "a:stop", "b:stop", "c:stop" })
+  lu.assertEquals(#tend.ask(sup, "?", 1), 0)
+  H.stop_all(sup)
+end
+
+-- Every failure of a child reaches the decider, even when the child is
+-- stopping by the time its supervisor gets to it.
+function TestRules:test_every_failure_reaches_the_decider_even_of_a_stopping_child()
+  local decided = {}
+  local sup = tend.spawn(function(ctx)
+    local c = ctx:spawn(worker, { name = "c", args = { "c", {} } })
+    local m = ctx:spawn(worker, { name = "m", args = { "m", {} }, restart = "temporary" })
+    return function(msg, ctx)
+      tend.kill(c)
+      tend.kill(m)
+      tend.stop(m)
+    end
+  end, { supervisor = tend.all_for_one { decider = function(err, child)
+    decided[#decided + 1] = child:name() .. " " .. err.kind
+    return "restart"
+  end } })
+  H.settle()
+  sup:send("go")
+  H.settle()
+  lu.assertEquals(decided, { "c Killed", "m Killed" })
+  H.stop_all(sup)
+end
+
+-- With no window, max_retries counts restarts in total whatever the
+-- window kind, even a count no sliding ring could hold.
+function TestRules:test_no_window_counts_restarts_in_total_whatever_the_window_kind()
+  local sup = supervisor(tend.one_for_one { max_retries = 1 << 31, window = "sliding" }, { "w" }, {})
+  local w = tend.ask(sup, "?", 1)[1]
+  crash_at(w, tend.now(), { 0, 1, 2 })
+  lu.assertTrue(tend.alive(w))
+  lu.assertEquals(tend.ask(w, "get", 1), 0)
+  H.stop_all(sup)
+end
+
+-- ------------------------------------------------------------ restart types
+
+function TestRules:test_a_permanent_child_that_stops_during_a_shutdown_is_not_restarted()
+  local path = H.script([[
+local tend = require "tend"
+local starts = 0
+local p
+tend.spawn(function(ctx)
+  p = ctx:spawn(function()
+    starts = starts + 1
+    return function(m) if m == "quit" then return tend.stopped end end
+  end, { name = "p", restart = "permanent" })
+  return { receive = function() end, post_stop = function() print("starts " .. starts) end }
+end, { name = "a" })
+tend.spawn(function()
+  return { receive = function() end,
+           post_stop = function(self, ctx) p:send("quit") ctx:sleep(1) end }
+end, { name = "b" })
+tend.sleep(0)
+tend.shutdown(0)
+]])
+  local out, _, code = H.run({ "--virtual-time", path })
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out, "starts 1\n")
+  os.remove(path)
+end
+
+function TestRules:test_a_permanent_child_that_stops_while_its_supervisor_stops_is_not_restarted()
+  local p = tk.probe()
+  local starts = 0
+  local sup = tend.spawn(function(ctx)
+    local c1 = ctx:spawn(function()
+      starts = starts + 1
+      return function(m) if m == "quit" then return tend.stopped end end
+    end, { name = "c1", restart = "permanent" })
+    ctx:spawn(function()
+      return { receive = function() end, post_stop = function() c1:send("quit") end }
+    end, { name = "c2" })
+    return function(m, ctx) ctx:reply(c1) end
+  end)
+  local c1 = tend.ask(sup, "?", 1)
+  p:watch(c1)
+  tend.stop(sup) -- c2 first: its post_stop makes c1 stop by itself
+  lu.assertEquals(p:expect_terminated(c1, 1).reason, "normal")
+  lu.assertEquals(starts, 1)
+  H.stop_all(p.ref)
+end
+
+-- ------------------------------------------------------------ the restart sequence
+
+function TestRules:test_a_restart_cancels_the_actors_timers()
+  local got = {}
+  local a = tend.spawn(function(ctx)
+    return function(msg, ctx)
+      if msg == "arm" then
+        ctx:after(1, "late")
+        ctx:every(0.5, "tick")
+      elseif msg == "fail" then
+        error("fail")
+      else
+        got[#got + 1] = msg
+      end
+    end
+  end)
+  a:send("arm")
+  a:send("fail")
+  tend.sleep(3)
+  lu.assertEquals(got, {})
+  lu.assertEquals(tend.stats().timers, 0)
+  H.stop_all(a)
+end
+
+-- The members of a group restart get the failed child's error in
+-- pre_restart and post_restart.
+function TestRules:test_group_members_restart_with_the_failed_siblings_error()
+  local seen = {}
+  local function member(ctx, name)
+    return {
+      receive = function(self, msg) if msg == "boom" then tend.raise("Boom", name) end end,
+      pre_restart = function(self, err) seen[#seen + 1] = name .. " pre " .. err.kind .. " " .. err.message end,
+      post_restart = function(self, err) seen[#seen + 1] = name .. " post " .. err.kind .. " " .. err.message end,
+    }
+  end
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(member, { name = "a", args = { "a" } })
+    ctx:spawn(member, { name = "b", args = { "b" } })
+    return function(msg, ctx) ctx:reply(ctx:children()) end
+  end, { supervisor = tend.all_for_one {} })
+  tend.ask(sup, "?", 1)[2]:send("boom")
+  H.settle()
+  lu.assertEquals(seen, { "a pre Boom b", "a post Boom b", "b pre Boom b", "b post Boom b" })
+  H.stop_all(sup)
+end
+
+-- A restart whose factory fails is an InitError; restarted again, the
+-- actor then takes its messages as before.
+function TestRules:test_an_init_error_during_a_restart_can_be_restarted_again()
+  local starts = 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      starts = starts + 1
+      if starts == 2 then error("not yet") end
+      local n = 0
+      return function(msg, ctx)
+        if msg == "boom" then error("boom") end
+        if msg == "get" then ctx:reply(n) else n = n + 1 end
+      end
+    end, { name = "w" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function() return "restart" end } })
+  local w = tend.ask(sup, "?", 1)
+  w:send("boom")
+  H.settle()
+  w:send("x")
+  lu.assertEquals(tend.ask(w, "get", 1), 1)
+  lu.assertEquals(starts, 3)
+  H.stop_all(sup)
+end
+
+-- A supervisor that is stopping decides nothing: a child that fails
+-- meanwhile is not restarted, it is stopped with the others.
+function TestRules:test_a_stopping_supervisor_decides_nothing()
+  local starts = 0
+  local p = tk.probe()
+  local sup = tend.spawn(function(ctx)
+    local c1 = ctx:spawn(function()
+      starts = starts + 1
+      return function(m) if m == "boom" then error("boom") end end
+    end, { name = "c1" })
+    ctx:spawn(function()
+      return { receive = function() end,
+               post_stop = function(self, c) c1:send("boom") c:sleep(1) end }
+    end, { name = "c2" })
+    return function(m, ctx) ctx:reply(c1) end
+  end)
+  local c1 = tend.ask(sup, "?", 1)
+  p:watch(c1)
+  tend.stop(sup)
+  lu.assertEquals(p:expect_terminated(c1, 2).reason, "shutdown")
+  lu.assertEquals(starts, 1)
+  H.stop_all(p.ref)
+end
+
+-- ------------------------------------------------------------ DeathWatch
+
+function TestRules:test_watchers_are_told_in_the_order_they_watched()
+  local log = {}
+  local target = tend.spawn(function() return function() end end)
+  local function watcher(name)
+    return tend.spawn(function(ctx)
+      return function(msg, ctx)
+        if msg == "watch" then ctx:watch(target) else log[#log + 1] = name end
+      end
+    end)
+  end
+  local w1, w2, w3 = watcher("w1"), watcher("w2"), watcher("w3")
+  w2:send("watch") H.settle()
+  w3:send("watch") H.settle()
+  w1:send("watch") H.settle()
+  tend.stop(target)
+  H.settle()
+  lu.assertEquals(log, { "w2", "w3", "w1" })
+  H.stop_all(w1, w2, w3)
+end
+
+-- ------------------------------------------------------------ backoff supervisors
+
+local function crasher(starts)
+  return function(ctx)
+    starts[#starts + 1] = tend.now()
+    return function(msg, ctx)
+      if msg == "crash" then error("boom") end
+    end
+  end
+end
+
+local function gaps(starts)
+  local g = {}
+  for i = 2, #starts do
+    g[i - 1] = math.floor((starts[i] - starts[i - 1]) * 1e6 + 0.5) / 1e6
+  end
+  return g
+end
+
+-- max_retries counts the restarts since the last reset.
+function TestRules:test_a_reset_starts_max_retries_over()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts),
+    { min_backoff = 1, max_backoff = 1, random_factor = 0 }):with_max_retries(2))
+  sup:send("crash") tend.sleep(1.5) -- restart 1
+  sup:send("crash") tend.sleep(3)   -- restart 2, then 1 s of running: reset
+  sup:send("crash") tend.sleep(1.5) -- restart 1 again, not the end
+  lu.assertTrue(tend.alive(sup))
+  lu.assertEquals(#starts, 4)
+  H.stop_all(sup)
+end
+
+-- A backoff supervisor forwards to its child; what the child sends it goes
+-- to the supervisor's parent.
+function TestRules:test_a_backoff_childs_messages_go_to_the_supervisors_parent()
+  local got = {}
+  local parent = tend.spawn(function(ctx)
+    local sup = ctx:spawn(tend.backoff.on_failure(function()
+      return function(msg, c) if msg == "hi" then c.parent:send("from the child") end end
+    end, { name = "kid", min_backoff = 1, max_backoff = 1 }), { name = "bsup" })
+    return function(msg, ctx)
+      if msg == "go" then sup:send("hi") else got[#got + 1] = msg end
+    end
+  end)
+  parent:send("go")
+  H.settle()
+  lu.assertEquals(got, { "from the child" })
+  H.stop_all(parent)
+end
+
+-- ------------------------------------------------------------ typed supervision
+
+function TestRules:test_typed_reset_after_defaults_to_min_backoff()
+  local starts = {}
+  local a = tend.spawn(tend.supervise(crasher(starts))
+    :on_failure("*", tend.restart_with_backoff(1, 10, 0)))
+  a:send("crash") tend.sleep(1.5) -- delay 1
+  a:send("crash") tend.sleep(3.5) -- ran 0.5 s: delay 2; then 1.5 s: reset
+  a:send("crash") tend.sleep(1.5) -- delay 1 again (4 without the reset)
+  lu.assertEquals(gaps(starts), { 1.0, 2.5, 2.5 })
+  H.stop_all(a)
+end
+
+function TestRules:test_typed_first_matching_clause_wins()
+  local function counter()
+    local n = 0
+    return function(msg, ctx)
+      if msg == "get" then ctx:reply(n) return end
+      n = n + 1
+      if msg == "bad" then tend.raise("Recoverable", "x") end
+    end
+  end
+  local a = tend.spawn(tend.supervise(counter)
+    :on_failure("Recoverable", tend.resume):on_failure("*", tend.restart))
+  local b = tend.spawn(tend.supervise(counter)
+    :on_failure("*", tend.resume):on_failure("Recoverable", tend.restart))
+  for _, r in ipairs { a, b } do
+    r:send("ok")
+    r:send("bad")
+  end
+  lu.assertEquals(tend.ask(a, "get", 1), 2)
+  lu.assertEquals(tend.ask(b, "get", 1), 2)
+  H.stop_all(a, b)
+end
+
+-- ------------------------------------------------------------ mailboxes and scheduling
+
+-- overflow = "fail": the message that did not fit is a dead letter, the
+-- actor fails, and the next instance gets the mail that was in the box.
+function TestRules:test_overflow_fail_drops_the_message_that_did_not_fit()
+  local log = {}
+  local gate = tend.spawn(function()
+    return function(msg, ctx)
+      if msg == "block" then ctx:sleep(1) else log[#log + 1] = tostring(msg) end
+    end
+  end, { mailbox = { capacity = 1, overflow = "fail" } })
+  gate:send("block")
+  H.settle()
+  local dead = tend.stats().dead_letters
+  gate:send(1)
+  gate:send(2)
+  tend.sleep(2)
+  lu.assertEquals(log, { "1" })
+  lu.assertEquals(tend.stats().dead_letters - dead, 1)
+  H.stop_all(gate)
+end
+
+-- An actor takes at most 64 messages in one turn; then the others run.
+function TestRules:test_an_actor_takes_at_most_64_messages_per_turn()
+  local runs = {}
+  local function rec(name)
+    return tend.spawn(function()
+      return function()
+        local last = runs[#runs]
+        if last and last[1] == name then last[2] = last[2] + 1 else runs[#runs + 1] = { name, 1 } end
+      end
+    end)
+  end
+  local a, b = rec("a"), rec("b")
+  H.settle()
+  for i = 1, 100 do a:send(i) end
+  for i = 1, 100 do b:send(i) end
+  H.settle()
+  lu.assertEquals(runs, { { "a", 64 }, { "b", 64 }, { "a", 36 }, { "b", 36 } })
+  H.stop_all(a, b)
+end
+
+-- While actors are busy the scheduler returns to the event loop every
+-- 20 000 steps (messages, hooks, starts; the turn in progress ends
+-- first): trace listeners run there.
+function TestRules:test_the_scheduler_returns_to_the_loop_every_20000_steps()
+  local progress, seen = 0, nil
+  tend.trace(function(e)
+    if e.ev == "spawn" and e.path:match("/qchild$") then seen = progress end
+  end)
+  local busy = tend.spawn(function()
+    local n = 0
+    return function(msg, ctx)
+      n = n + 1
+      progress = n
+      if n == 1 then ctx:spawn(function() return function() end end, { name = "qchild" }) end
+      if n < 50000 then ctx.self:send("again") end
+    end
+  end)
+  busy:send("go")
+  tend.sleep(1)
+  tend.trace(false)
+  lu.assertEquals(progress, 50000)
+  lu.assertTrue(seen >= 19900 and seen <= 20100, "the listener ran after " .. tostring(seen) .. " messages")
+  H.stop_all(busy)
+end
+
+-- Mail for a suspended actor waits; the actor is queued when it is
+-- resumed, behind the actors queued meanwhile.
+function TestRules:test_a_resumed_actor_queues_behind_those_already_queued()
+  local log = {}
+  local sup = tend.spawn(function(ctx)
+    local x = ctx:spawn(worker, { name = "x", args = { "x", log } })
+    local y = ctx:spawn(worker, { name = "y", args = { "y", log } })
+    return function(msg, ctx)
+      tend.kill(x) -- suspended until this supervisor resumes it
+      x:send("m1")
+      y:send("m2")
+    end
+  end, { supervisor = tend.one_for_one { decider = { Killed = "resume" } } })
+  H.settle()
+  clear(log)
+  sup:send("go")
+  H.settle()
+  lu.assertEquals(log, { "y:m2", "x:m1" })
+  H.stop_all(sup)
+end
+
+-- A failed actor's children are suspended with it: they take no message
+-- until its supervisor has decided.
+function TestRules:test_a_failed_actors_children_wait_for_the_decision()
+  local log = {}
+  local top = tend.spawn(function(ctx)
+    local p = ctx:spawn(function(pctx)
+      local c = pctx:spawn(worker, { name = "c", args = { "c", log } })
+      return function(msg, c2) c2:reply(c) end
+    end, { name = "p" })
+    return function(msg, ctx) ctx:reply(p) end
+  end, { supervisor = tend.one_for_one { decider = function()
+    log[#log + 1] = "decide"
+    return "resume"
+  end } })
+  local p = tend.ask(top, "?", 1)
+  local c = tend.ask(p, "?", 1)
+  local driver = tend.spawn(function()
+    return function(msg)
+      c:send("m") -- c is queued ...
+      tend.kill(p) -- ... then suspended with p, before top decides
+    end
+  end)
+  H.settle()
+  clear(log)
+  driver:send("go")
+  H.settle()
+  lu.assertEquals(log, { "decide", "c:m" })
+  H.stop_all(top, driver)
+end
+
+-- Under the real clock a ctx:every that falls behind skips the ticks it
+-- missed instead of firing them in a burst.
+function TestRules:test_every_skips_missed_ticks_under_the_real_clock()
+  local path = H.script([[
+local tend = require "tend"
+local ticks = 0
+tend.spawn(function(ctx)
+  ctx:every(0.01, "tick")
+  return function() ticks = ticks + 1 end
+end)
+tend.sleep(0.05)
+local before = ticks
+os.execute("sleep 0.3") -- the host stands still: 30 ticks missed
+tend.sleep(0.005)
+print(ticks - before)
+tend.shutdown(0)
+]])
+  local out, _, code = H.run({ path })
+  lu.assertEquals(code, 0)
+  local n = tonumber(out)
+  lu.assertTrue(n >= 1 and n <= 3, "ticks after falling behind: " .. out)
+  os.remove(path)
+end
+
+-- ------------------------------------------------------------ dead letters
+
+function TestRules:test_sending_to_a_guardian_is_a_dead_letter()
+  local a = tend.spawn(function() return function(msg, ctx) ctx:reply(ctx.parent) end end)
+  local user = tend.ask(a, "?", 1)
+  lu.assertEquals(user:path(), "/user")
+  local dead = tend.stats().dead_letters
+  user:send("hello")
+  H.settle()
+  lu.assertEquals(tend.stats().dead_letters - dead, 1)
+  H.stop_all(a)
+end
+
+-- A dead letter to no actor is traced at /deadLetters; mail left in a
+-- mailbox at death, at the actor's path.
+function TestRules:test_dead_letters_are_traced_at_deadLetters_or_the_actors_path()
+  local seen = {}
+  tend.trace(function(e) if e.ev == "dead_letter" then seen[#seen + 1] = e.path end end)
+  local gone = tend.spawn(function() return function() end end, { name = "gone" })
+  H.stop_all(gone)
+  gone:send("late")
+  local gate = tend.spawn(function() return function(m, ctx) ctx:sleep(10) end end, { name = "gate" })
+  gate:send("block")
+  H.settle()
+  gate:send("left")
+  H.stop_all(gate)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "/deadLetters", "/user/gate" })
+end
+
+-- ------------------------------------------------------------ trace and log
+
+function TestRules:test_backoff_events_carry_their_draw_even_0()
+  local draws = {}
+  tend.trace(function(e) if e.ev == "backoff" then draws[#draws + 1] = e.draw end end)
+  math.randomseed(7)
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    ctx.self:send("crash")
+    return function() error("boom") end
+  end, { algorithm = "slotted", slot_time = 0.001, ceiling = 3, stay_at_ceiling = true })
+    :with_max_retries(4))
+  local p = tk.probe()
+  p:watch(sup)
+  p:expect_terminated(sup, 1)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(draws, { 0, 2, 2, 0 })
+  H.stop_all(p.ref)
+end
+
+function TestRules:test_directive_window_without_within_has_no_length()
+  local windows = {}
+  tend.trace(function(e) if e.ev == "directive" then windows[#windows + 1] = e.window end end)
+  local sup = supervisor(tend.one_for_one { max_retries = 3 }, { "w" }, {})
+  tend.ask(sup, "?", 1)[1]:send({ raise = "Boom" })
+  H.settle()
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(windows, { { 1, 3 } })
+  H.stop_all(sup)
+end
+
+-- Lifecycle events log at debug, even when they are made for a trace;
+-- backoff, reset, give_up, stash_drop and chaos at info; each handled
+-- failure at warn.
+function TestRules:test_lifecycle_events_log_at_debug_backoff_events_at_info()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(function() return function() error("x") end end, { name = "a" })
+a:send(1)
+tend.sleep(1)
+local b = tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0 }), { name = "b" })
+b:send(1)
+tend.sleep(2)
+tend.stop(a)
+tend.stop(b)
+]])
+  local trace = os.tmpname() -- traced, every event is made; still only these log at info
+  local _, err, code = H.run({ "--virtual-time", "--log-level", "info", "--trace", trace, path })
+  os.remove(trace)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/a: Error: F:2: x; restart (restarts 0)\n"
+    .. "[1.000] info  /user/b: backoff #1 in 1.000 s\n"
+    .. "[3.000] info  /user/b: reset\n")
+  os.remove(path)
+end
+
+-- shutdown = math.huge, or any time too long for the clock (durations
+-- saturate at 2^61 ns, 73 years): post_stop is never killed, however long
+-- it takes.
+function TestRules:test_shutdown_math_huge_never_kills_post_stop()
+  for _, shutdown in ipairs { "math.huge", "1e10" } do
+    local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(function()
+  return { receive = function() end,
+           post_stop = function(self, ctx) ctx:sleep(1e10) print("post_stop done") end }
+end, { shutdown = ]] .. shutdown .. [[ })
+tend.stop(a)
+]])
+    local out, err, code = H.run({ "--virtual-time", path })
+    lu.assertEquals(code, 0)
+    lu.assertEquals(out, "post_stop done\n", "shutdown = " .. shutdown)
+    lu.assertEquals(err, "")
+    os.remove(path)
+  end
+end
