@@ -24,7 +24,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check bench format lint install clean
+.PHONY: all deps demo test check mutate bench format lint install clean
 
 all: build/tend
 
@@ -83,6 +83,12 @@ check: deps
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend test spec
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
+
+# Mutation testing of the C core: each mutant of scripts/mutants.txt in a
+# scratch copy, the specs run against it; prints the score and the
+# survivors. Minutes; not run by CI. MUTATE_ARGS="-j 1 watch.c" for some.
+mutate: deps
+	@scripts/mutate $(MUTATE_ARGS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all
