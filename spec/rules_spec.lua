@@ -892,3 +892,212 @@ tend.stop(a)
     os.remove(path)
   end
 end
+
+-- ------------------------------------------------------------ a second round
+
+-- Messages keep their values and types: integers, floats, booleans,
+-- strings, tables by reference.
+function TestRules:test_messages_keep_their_values_and_types()
+  local got = {}
+  local r = tend.spawn(function()
+    return function(msg) got[#got + 1] = { math.type(msg) or type(msg), msg } end
+  end)
+  local t = {}
+  for _, v in ipairs { 1, 1.0, 2.5, -7, math.huge, math.mininteger, true, false, "s", t } do r:send(v) end
+  H.settle()
+  lu.assertEquals(got, { { "integer", 1 }, { "float", 1.0 }, { "float", 2.5 }, { "integer", -7 },
+    { "float", math.huge }, { "integer", math.mininteger }, { "boolean", true }, { "boolean", false },
+    { "string", "s" }, { "table", t } })
+  lu.assertIs(got[10][2], t)
+  H.stop_all(r)
+end
+
+-- A non-string error value is kept: err.value is what was raised.
+function TestRules:test_a_non_string_error_is_kept_as_the_errors_value()
+  local seen
+  local raised = { code = 7 }
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() error(raised) end end, { name = "w" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function(err) seen = err return "resume" end } })
+  tend.ask(sup, "?", 1):send("x")
+  H.settle()
+  lu.assertEquals(seen.kind, "Error")
+  lu.assertIs(seen.value, raised)
+  H.stop_all(sup)
+end
+
+-- Anonymous actors are named by their spawn number, which is never reused
+-- (their ids are).
+function TestRules:test_anonymous_actors_are_named_by_spawn_number()
+  local a = tend.spawn(function() return function() end end)
+  local n = tonumber(a:path():match("^/user/%$(%d+)$"))
+  lu.assertNotNil(n, a:path())
+  H.stop_all(a)
+  local b = tend.spawn(function() return function() end end)
+  lu.assertEquals(b:path(), "/user/$" .. (n + 1))
+  lu.assertEquals(a:path(), "/user/$" .. n)
+  H.stop_all(b)
+end
+
+function TestRules:test_stats_count_each_message()
+  local a = tend.spawn(function() return function() end end)
+  H.settle()
+  local m0 = tend.stats().messages
+  for i = 1, 3 do a:send(i) end
+  H.settle()
+  lu.assertEquals(tend.stats().messages - m0, 3)
+  H.stop_all(a)
+end
+
+-- A behavior returned by an actor that has begun stopping is ignored: the
+-- post_stop that runs is the one in place when it stopped.
+function TestRules:test_a_behavior_returned_while_stopping_is_ignored()
+  local log = {}
+  local a = tend.spawn(function()
+    return {
+      receive = function(self, msg, ctx)
+        ctx:stop()
+        return { receive = function() end, post_stop = function() log[#log + 1] = "new" end }
+      end,
+      post_stop = function() log[#log + 1] = "old" end,
+    }
+  end)
+  a:send("bye")
+  H.settle()
+  lu.assertEquals(log, { "old" })
+  lu.assertFalse(tend.alive(a))
+end
+
+-- Only an unhandled `terminated` is a DeathPact; a custom watch message
+-- left unhandled is just unhandled.
+function TestRules:test_an_unhandled_custom_watch_message_is_no_death_pact()
+  local got = {}
+  local target = tend.spawn(function() return function() end end)
+  local w = tend.spawn(function(ctx)
+    ctx:watch(target, "gone")
+    return function(msg) got[#got + 1] = msg return tend.unhandled end
+  end)
+  H.settle()
+  tend.stop(target)
+  H.settle()
+  lu.assertEquals(got, { "gone" })
+  lu.assertTrue(tend.alive(w))
+  H.stop_all(w)
+end
+
+-- After a killed sleep is resumed, its wake-up timer is stale: it never
+-- ends the next sleep.
+function TestRules:test_a_stale_wake_up_never_ends_a_newer_sleep()
+  local slept = {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      return function(secs, ctx)
+        local t0 = tend.now()
+        ctx:sleep(secs)
+        slept[#slept + 1] = tend.now() - t0
+      end
+    end, { name = "sleeper" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = { Killed = "resume" } } })
+  local s = tend.ask(sup, "?", 1)
+  s:send(10)
+  tend.sleep(1)
+  tend.kill(s) -- its sleep of 10 s ends with the failure; resumed
+  s:send(20)
+  tend.sleep(30) -- the old wake-up comes 9 s into the new sleep
+  lu.assertEquals(slept, { 20 })
+  H.stop_all(sup)
+end
+
+-- Killing an actor just woken from its sleep (queued to resume, last in
+-- the run queue) leaves the run queue whole.
+function TestRules:test_killing_a_woken_actor_keeps_the_run_queue_whole()
+  local sleeper = tend.spawn(function()
+    return function(msg, ctx) ctx:sleep(1) end
+  end)
+  local killer = tend.spawn(function()
+    return function(msg, ctx)
+      if msg == "arm" then ctx:after(1, "kill") else tend.kill(sleeper) end
+    end
+  end)
+  killer:send("arm") -- its timer is armed first, so it fires first
+  H.settle()
+  sleeper:send("nap")
+  H.settle()
+  tend.sleep(2)
+  lu.assertFalse(tend.alive(sleeper))
+  lu.assertEquals(tend.stats().runnable, 0)
+  H.stop_all(killer)
+end
+
+-- An ask whose timeout rounds to 0 ns times out at once; it never waits
+-- forever.
+function TestRules:test_an_ask_timeout_under_a_nanosecond_times_out_at_once()
+  local mute = tend.spawn(function() return function() end end)
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, mute, "x", 1e-12)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  lu.assertEquals(tend.now(), t0)
+  H.stop_all(mute)
+end
+
+-- A backoff supervisor that reaches max_retries stops itself: watchers
+-- see "normal".
+function TestRules:test_max_retries_stops_the_backoff_supervisor_normally()
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    ctx.self:send("crash")
+    return function() error("boom") end
+  end, { min_backoff = 1, max_backoff = 1, random_factor = 0 }):with_max_retries(1))
+  p:watch(sup)
+  lu.assertEquals(p:expect_terminated(sup, 5).reason, "normal")
+  H.stop_all(p.ref)
+end
+
+-- The trace gives the reason of each stop: a child stopped by its
+-- stopping parent "shutdown", an actor stopped by another "normal".
+function TestRules:test_trace_reasons_of_stops()
+  local seen = {}
+  tend.trace(function(e)
+    if (e.ev == "stop" or e.ev == "terminated") and e.path:match("/tparent") then
+      seen[#seen + 1] = e.ev .. " " .. e.path:match("[^/]+$") .. " " .. e.reason
+    end
+  end)
+  local parent = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() end end, { name = "kid" })
+    return function() end
+  end, { name = "tparent" })
+  H.settle()
+  H.stop_all(parent)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "stop tparent normal", "stop kid shutdown", "terminated kid shutdown",
+    "terminated tparent normal" })
+end
+
+-- Trace strings are JSON: quotes, backslashes, newlines, tabs and other
+-- control characters escaped; times rounded to the microsecond.
+function TestRules:test_trace_lines_escape_strings_and_round_times()
+  local script = H.script([[
+local tend = require "tend"
+tend.sleep(0.0000015)
+local a = tend.spawn(function()
+  return function() tend.raise("Boom", 'a "quote", a \\ backslash,\na newline,\ta tab and \1') end
+end, { name = "a" })
+a:send(1)
+tend.sleep(1)
+tend.stop(a)
+]])
+  local t = os.tmpname()
+  local _, _, code = H.run({ "--virtual-time", "--seed", "1", "--trace", t, script })
+  lu.assertEquals(code, 0)
+  local f = assert(io.open(t, "rb"))
+  local text = f:read("a")
+  f:close()
+  lu.assertStrContains(text, '{"t":0.000002,"ev":"spawn","path":"/user/a"}\n')
+  lu.assertStrContains(text, '"kind":"Boom","message":"a \\"quote\\", a \\\\ backslash,\\na newline,\\ta tab and \\u0001"}\n')
+  os.remove(t)
+  os.remove(script)
+end
