@@ -765,13 +765,13 @@ function TestRules:test_every_skips_missed_ticks_under_the_real_clock()
 local tend = require "tend"
 local ticks = 0
 tend.spawn(function(ctx)
-  ctx:every(0.01, "tick")
+  ctx:every(0.05, "tick")
   return function() ticks = ticks + 1 end
 end)
-tend.sleep(0.05)
+tend.sleep(0.12)
 local before = ticks
-os.execute("sleep 0.3") -- the host stands still: 30 ticks missed
-tend.sleep(0.005)
+os.execute("sleep 0.6") -- the host stands still: 12 ticks missed
+tend.sleep(0.01)
 print(ticks - before)
 tend.shutdown(0)
 ]])
