@@ -1101,3 +1101,148 @@ tend.stop(a)
   os.remove(t)
   os.remove(script)
 end
+
+-- ------------------------------------------------------------ a third round
+
+-- Nothing can be spawned once a shutdown has begun, and a stopping actor
+-- takes no new children.
+function TestRules:test_no_spawn_during_a_shutdown_or_by_a_stopping_actor()
+  local errs = {}
+  local a = tend.spawn(function()
+    return { receive = function() end, post_stop = function(self, ctx)
+      errs[1] = select(2, pcall(ctx.spawn, ctx, function() return function() end end))
+    end }
+  end)
+  H.stop_all(a)
+  lu.assertStrContains(errs[1], "the parent is stopping; it cannot take new children")
+  local path = H.script([[
+local tend = require "tend"
+tend.spawn(function()
+  return { receive = function() end, post_stop = function()
+    print(select(2, pcall(tend.spawn, function() return function() end end)))
+  end }
+end)
+tend.shutdown(0)
+]])
+  local out, _, code = H.run({ "--virtual-time", path })
+  lu.assertEquals(code, 0)
+  lu.assertStrContains(out, "the host is shutting down; nothing can be spawned")
+  os.remove(path)
+end
+
+-- A tend.after function due once a shutdown has begun does not run.
+function TestRules:test_tend_after_functions_do_not_run_during_a_shutdown()
+  local path = H.script([[
+local tend = require "tend"
+tend.after(0.5, function() print("ran") end)
+tend.spawn(function()
+  return { receive = function() end, post_stop = function(self, ctx) ctx:sleep(1) print("stopped") end }
+end)
+tend.shutdown(0)
+]])
+  local out, _, code = H.run({ "--virtual-time", path })
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out, "stopped\n")
+  os.remove(path)
+end
+
+function TestRules:test_watching_a_dead_ref_gives_reason_unknown()
+  local p = tk.probe()
+  local a = tend.spawn(function() return function() end end)
+  H.stop_all(a)
+  p:watch(a)
+  local t = p:expect_terminated(a, 1)
+  lu.assertEquals(t.reason, "unknown")
+  lu.assertFalse(t.existence_confirmed)
+  H.stop_all(p.ref)
+end
+
+-- on_limit = "escalate": the supervisor fails with Escalated, saying the
+-- restart limit was reached for the child.
+function TestRules:test_on_limit_escalate_says_the_limit_was_reached()
+  local seen = {}
+  local top = tend.spawn(function(ctx)
+    local sup = ctx:spawn(function(sctx)
+      sctx:spawn(worker, { name = "w", args = { "w", {} } })
+      return function(m, c) c:reply(c:children()[1]) end
+    end, { name = "sup", supervisor = tend.one_for_one { max_retries = 0, on_limit = "escalate" } })
+    return function(m, c) c:reply(sup) end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    seen[#seen + 1] = err.kind .. ": " .. err.message
+    return "resume"
+  end } })
+  local sup = tend.ask(top, "?", 1)
+  local w = tend.ask(sup, "?", 1)
+  w:send({ raise = "Boom" })
+  H.settle()
+  lu.assertEquals(#seen, 1)
+  lu.assertStrContains(seen[1], "Escalated: restart limit reached for " .. w:path() .. ": ")
+  lu.assertStrContains(seen[1], "Boom: boom")
+  H.stop_all(top)
+end
+
+-- A task (the main chunk, a tend.after function) that returns stops
+-- normally: its watchers see "normal".
+function TestRules:test_a_task_that_returns_stops_normally()
+  local path = H.script([[
+local tend = require "tend"
+local main = tend.self()
+tend.spawn(function(ctx)
+  ctx:watch(main)
+  return function(m) print(m.reason) tend.shutdown(0) end
+end)
+tend.sleep(0)
+]])
+  local out, _, code = H.run({ "--virtual-time", path })
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out, "normal\n")
+  os.remove(path)
+end
+
+-- A behavior is a function or a table whose receive is a function; a
+-- factory that returns anything else fails with InitError.
+function TestRules:test_a_table_without_a_receive_function_is_no_behavior()
+  local p = tk.probe()
+  local a = tend.spawn(function() return { receive = "not a function" } end)
+  p:watch(a)
+  local t = p:expect_terminated(a, 1)
+  lu.assertEquals(t.reason.kind, "InitError")
+  lu.assertStrContains(t.reason.message, "table; expected a behavior (function or table with receive)")
+  H.stop_all(p.ref)
+end
+
+-- Mail that arrives while an actor sleeps waits for the sleep to end.
+function TestRules:test_mail_that_arrives_during_a_sleep_waits_for_it()
+  local log = {}
+  local a = tend.spawn(function()
+    return function(msg, ctx)
+      if msg == "nap" then ctx:sleep(5) end
+      log[#log + 1] = msg
+    end
+  end)
+  a:send("nap")
+  H.settle() -- asleep
+  a:send("x")
+  tend.sleep(1)
+  lu.assertEquals(log, {})
+  tend.sleep(5)
+  lu.assertEquals(log, { "nap", "x" })
+  H.stop_all(a)
+end
+
+-- A typed actor waiting for its backoff restart takes no mail: it waits
+-- (bounded by with_stash) for the new instance.
+function TestRules:test_a_typed_actor_takes_no_mail_while_it_backs_off()
+  local got = {}
+  local a = tend.spawn(tend.supervise(function()
+    return function(msg) if msg == "crash" then error("boom") end got[#got + 1] = msg end
+  end):on_failure("*", tend.restart_with_backoff(1, 10, 0):with_stash(2)))
+  a:send("crash")
+  H.settle()
+  for i = 1, 3 do a:send(i) end
+  tend.sleep(0.5)
+  lu.assertEquals(got, {})
+  tend.sleep(1)
+  lu.assertEquals(got, { 2, 3 })
+  H.stop_all(a)
+end
