@@ -24,7 +24,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check fuzz soak bench format lint install clean
+.PHONY: all deps demo test check fuzz soak mutate bench format lint install clean
 
 all: build/tend
 
@@ -99,6 +99,12 @@ SOAK_SCALE ?= 1
 soak: deps
 	@$(MAKE) --no-print-directory all
 	build/tend --virtual-time scripts/soak.lua $(SOAK_SCALE)
+
+# Mutation testing of the C core: each mutant of scripts/mutants.txt in a
+# scratch copy, the specs run against it; prints the score and the
+# survivors. Minutes; not run by CI. MUTATE_ARGS="-j 1 watch.c" for some.
+mutate: deps
+	@scripts/mutate $(MUTATE_ARGS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

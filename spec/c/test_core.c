@@ -120,6 +120,26 @@ static void test_rng(void) {
   CHECK(saw_lo && saw_hi);
 }
 
+/* A known seed gives a known sequence: xoshiro256** seeded by splitmix64,
+ * the same numbers as the reference implementation (and tend --seed 42). */
+static void test_rng_known_sequence(void) {
+  tend_rng r;
+  tend_rng_seed(&r, 42);
+  CHECK(tend_rng_next(&r) == 0x15780b2e0c2ec716ULL);
+  CHECK(tend_rng_next(&r) == 0x6104d9866d113a7eULL);
+  CHECK(tend_rng_next(&r) == 0xae17533239e499a1ULL);
+  tend_rng_seed(&r, 42);
+  CHECK(tend_rng_double(&r) == 0.083862971059882163);
+  CHECK(tend_rng_double(&r) == 0.37898025066266861);
+  tend_rng_seed(&r, 42);
+  uint64_t want[] = {790, 638, 417, 161, 612}; /* tend_rng_upto(999) */
+  int same = 1;
+  for (int i = 0; i < 5; i++) same &= tend_rng_upto(&r, 999) == want[i];
+  CHECK(same);
+  tend_rng_seed(&r, 42); /* a span over 32 bits: the mask covers it all */
+  CHECK(tend_rng_upto(&r, 1ULL << 40) == 549267988068ULL);
+}
+
 static void test_mailbox_fifo_and_pool(void) {
   tend_pool p;
   tend_pool_init(&p, sizeof(tend_msg));
@@ -155,6 +175,8 @@ static void test_clock(void) {
   tend_clock_jump(&c, 5); /* never backward */
   CHECK(tend_clock_now(&c) == 3600000000000LL);
   CHECK(tend_clock_ns(0.1) == 100000000);
+  /* 2.01 * 1e9 is 2009999999.99...: rounded, not truncated */
+  CHECK(tend_clock_ns(2.01) == 2010000000);
   CHECK(tend_clock_ns(-1) == 0);
   CHECK(tend_clock_ns(1e300) == INT64_MAX / 4);
   tend_clock real;
@@ -220,6 +242,54 @@ static void test_backoff_delays(void) {
   CHECK(tend_delay_next(&c, &s, &r, &draw) <= S(36));
 }
 
+/* Each jitter mode's exact delays for a known seed (seed 7; 3 s to 30 s,
+ * random_factor 0.2), to the nanosecond (rounded). */
+static void test_backoff_known_delays(void) {
+  static const int64_t want[][6] = {
+      {3420345889, 6334501475, 14015105909, 28709269080, 35945161673,
+       35236643632}, /* akka: may exceed the maximum */
+      {3420345889, 6334501475, 14015105909, 28709269080, 30000000000,
+       30000000000}, /* capped */
+      {2101729447, 1672507377, 10075529543, 23546345400, 29725808365,
+       26183218162}, /* full */
+      {2550864723, 3836253688, 11037764771, 23773172700, 29862904182,
+       28091609081}, /* equal */
+      {7203458893, 8187665380, 21104883719, 30000000000, 30000000000,
+       30000000000}, /* decorrelated */
+      {3000000000, 6000000000, 12000000000, 24000000000, 30000000000,
+       30000000000}, /* none */
+  };
+  for (int j = 0; j < 6; j++) {
+    tend_rng r;
+    tend_rng_seed(&r, 7);
+    tend_delay_cfg c = {
+        TEND_ALG_EXPONENTIAL, (tend_jitter)j, S(3), S(30), 0.2, 0, 10, 0};
+    tend_delay_state s;
+    tend_delay_reset(&c, &s);
+    int exact = 1;
+    double draw;
+    for (int i = 0; i < 6; i++)
+      exact &= tend_delay_next(&c, &s, &r, &draw) == want[j][i];
+    if (!exact) fprintf(stderr, "jitter %s:\n", tend_jitter_name(j));
+    CHECK(exact);
+  }
+  /* slotted, 1 ms slots, ceiling 3, staying there: e and the delay */
+  tend_rng r;
+  tend_rng_seed(&r, 7);
+  tend_delay_cfg sl = {
+      TEND_ALG_SLOTTED, TEND_JITTER_NONE, S(1), S(1), 0, 1000000, 3, 1};
+  tend_delay_state s;
+  tend_delay_reset(&sl, &s);
+  static const double e[] = {0, 2, 2, 0, 0, 1, 0, 0};
+  int exact = 1;
+  for (int i = 0; i < 8; i++) {
+    double draw;
+    int64_t d = tend_delay_next(&sl, &s, &r, &draw);
+    exact &= draw == e[i] && d == ((1LL << (int)e[i]) - 1) * 1000000;
+  }
+  CHECK(exact && s.slot == 3);
+}
+
 static void test_window_fixed_and_sliding(void) {
   /* restarts at 0, 9, 11, 12 with at most 2 per 10 s */
   tend_limit fixed = tend_limit_make(2, S(10), TEND_WINDOW_FIXED);
@@ -237,6 +307,40 @@ static void test_window_fixed_and_sliding(void) {
   CHECK(tend_window_used(&ws, &sliding, S(30)) == 0);
   tend_window_free(&wf);
   tend_window_free(&ws);
+}
+
+/* OTP's boundary (add_restart keeps entries >= Now - Period): a restart
+ * exactly `within` old still counts; one nanosecond later it is out. The
+ * fixed window is still open exactly `within` after it opened. */
+static void test_window_boundary_is_inclusive(void) {
+  tend_limit sliding = tend_limit_make(2, S(10), TEND_WINDOW_SLIDING);
+  tend_limit fixed = tend_limit_make(2, S(10), TEND_WINDOW_FIXED);
+  tend_window ws = {0}, ws2 = {0}, wf = {0}, wf2 = {0};
+  CHECK(tend_window_allow(&ws, &sliding, S(0)) == 1);
+  CHECK(tend_window_allow(&ws, &sliding, S(5)) == 1);
+  CHECK(tend_window_used(&ws, &sliding, S(10)) == 2);
+  CHECK(tend_window_allow(&ws, &sliding, S(10)) == 0); /* 0 is 10 s old */
+  CHECK(tend_window_used(&ws, &sliding, S(10) + 1) == 1);
+  CHECK(tend_window_allow(&ws, &sliding, S(10) + 1) == 1); /* 0 is out */
+  CHECK(tend_window_used(&ws, &sliding, S(15)) == 2);
+  CHECK(tend_window_used(&ws, &sliding, S(15) + 1) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(0)) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(5)) == 1);
+  CHECK(tend_window_allow(&ws2, &sliding, S(10) + 1) == 1);
+  CHECK(tend_window_allow(&wf, &fixed, S(0)) == 1);
+  CHECK(tend_window_allow(&wf, &fixed, S(5)) == 1);
+  CHECK(tend_window_used(&wf, &fixed, S(10)) == 2);
+  CHECK(tend_window_allow(&wf, &fixed, S(10)) == 0); /* still open */
+  CHECK(tend_window_used(&wf, &fixed, S(10) + 1) == 0);
+  CHECK(tend_window_allow(&wf2, &fixed, S(0)) == 1);
+  CHECK(tend_window_allow(&wf2, &fixed, S(5)) == 1);
+  CHECK(tend_window_allow(&wf2, &fixed, S(10) + 1) == 1); /* a new window */
+  CHECK(tend_window_allow(&wf2, &fixed, S(20) + 1) == 1); /* its 2nd */
+  CHECK(tend_window_allow(&wf2, &fixed, S(20) + 1) == 0);
+  tend_window_free(&ws);
+  tend_window_free(&ws2);
+  tend_window_free(&wf);
+  tend_window_free(&wf2);
 }
 
 static void test_window_special_values(void) {
@@ -273,12 +377,15 @@ int main(void) {
   RUN(test_slots_generations);
   RUN(test_timer_heap_order);
   RUN(test_rng);
+  RUN(test_rng_known_sequence);
   RUN(test_mailbox_fifo_and_pool);
   RUN(test_clock);
   RUN(test_window_fixed_and_sliding);
+  RUN(test_window_boundary_is_inclusive);
   RUN(test_window_special_values);
   RUN(test_timer_pool_generations);
   RUN(test_backoff_delays);
+  RUN(test_backoff_known_delays);
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -11,9 +11,11 @@ tend_limit tend_limit_make(int64_t max_retries, int64_t within_ns,
   return l;
 }
 
-/* Drops sliding entries that left the window (older than now - within). */
+/* Drops sliding entries that left the window: those more than `within`
+ * old. A restart exactly `within` old still counts (OTP's add_restart keeps
+ * entries >= Now - Period). */
 static void expire(tend_window *w, const tend_limit *lim, int64_t now) {
-  while (w->n > 0 && now - w->times[w->head] >= lim->within) {
+  while (w->n > 0 && now - w->times[w->head] > lim->within) {
     w->head = (w->head + 1) % w->cap;
     w->n--;
   }
@@ -25,7 +27,9 @@ int tend_window_allow(tend_window *w, const tend_limit *lim, int64_t now) {
   if (lim->within == INT64_MAX || lim->window == TEND_WINDOW_FIXED) {
     if (lim->within != INT64_MAX && w->count > 0 &&
         now - w->start > lim->within)
-      w->count = 0; /* the fixed window expired: a new one opens */
+      w->count = 0; /* the fixed window expired (more than `within` after it
+                       opened; at exactly `within` it is still open): a new
+                       one opens */
     if (w->count == 0) w->start = now;
     if (w->count >= lim->max) return 0;
     w->count++;
@@ -59,7 +63,7 @@ int64_t tend_window_used(const tend_window *w, const tend_limit *lim,
   }
   int64_t n = 0;
   for (uint32_t i = 0; i < w->n; i++)
-    if (now - w->times[(w->head + i) % w->cap] < lim->within) n++;
+    if (now - w->times[(w->head + i) % w->cap] <= lim->within) n++;
   return n;
 }
 

@@ -20,8 +20,13 @@ typedef enum tend_strategy_kind {
   TEND_REST_FOR_ONE /* ... to the failed child and those started after it */
 } tend_strategy_kind;
 
+/* The boundary is OTP's (add_restart keeps entries >= Now - Period) in
+ * both kinds: a restart exactly `within` old still counts, and a fixed
+ * window is still open exactly `within` after it opened; one nanosecond
+ * later it is out (sliding) or a new window opens (fixed). */
 typedef enum tend_window_kind {
-  TEND_WINDOW_SLIDING, /* restarts in the last `within` seconds (Erlang) */
+  TEND_WINDOW_SLIDING, /* restarts in the last `within` seconds, both ends
+                          included (Erlang) */
   TEND_WINDOW_FIXED    /* a window opens at the first restart (Akka) */
 } tend_window_kind;
 
