@@ -432,3 +432,29 @@ function TestRobustness:test_an_actor_with_many_timers()
   lu.assertEquals(got[n], 99994) -- the last armed of those due last
   H.stop_all(a)
 end
+
+-- A typed actor restarted by its parent (a group restart) while it waited
+-- for its own backoff restart stayed "waiting" for good: its clauses were
+-- skipped from then on. The parent's restart ends the wait.
+function TestRobustness:test_a_typed_actor_restarted_by_its_parent_while_backing_off()
+  local decided = {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.supervise(function()
+      return function(msg) if msg == "fail" then tend.raise("Flaky", "x") end end
+    end):on_failure("Flaky", tend.restart_with_backoff(10, 10)), { name = "typed" })
+    ctx:spawn(function() return function() error("sibling") end end, { name = "sibling" })
+    return function(msg, ctx) ctx:reply(ctx:children()) end
+  end, { supervisor = tend.all_for_one { decider = function(err, child)
+    decided[#decided + 1] = child:name() .. " " .. err.kind
+    return "restart"
+  end } })
+  local kids = tend.ask(sup, "children")
+  kids[1]:send("fail") -- typed: backs off for 10 s
+  H.settle()
+  kids[2]:send("boom") -- the group restarts, typed included
+  H.settle()
+  kids[1]:send("fail") -- its own clause handles it again: not its parent
+  H.settle()
+  lu.assertEquals(decided, { "sibling Error" })
+  H.stop_all(sup)
+end

@@ -137,7 +137,12 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
 
 void tend_typed_restarted(lua_State *L, tend_host *h, tend_actor *a) {
   tend_typed *ty = T(a);
-  if (ty == NULL || ty->backoff_restarts == 0) return;
+  if (ty == NULL) return;
+  if (ty->waiting) { /* restarted by its parent while it waited: the wait */
+    ty->waiting = 0; /* is over (its restart timer went with the restart) */
+    ty->incarnation++;
+  }
+  if (ty->backoff_restarts == 0) return;
   /* reset_after: the first backoff clause's (it scheduled the restart) */
   for (uint32_t i = 0; i < ty->n; i++) {
     const tend_typed_action *act = &ty->c[i].action;
