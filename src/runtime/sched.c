@@ -101,7 +101,7 @@ static int step(lua_State *L, tend_host *h, tend_actor *a) {
 
 static const char *bad_return(lua_State *L, int idx) {
   return lua_pushfstring(L,
-                         "behavior returned a %s; expected nil, a behavior "
+                         "behavior returned %s; expected nil, a behavior "
                          "(function or table with receive), tend.stopped or "
                          "tend.unhandled",
                          tend_typename(L, idx));
@@ -226,7 +226,7 @@ static int finish(lua_State *L, tend_host *h, int status) {
     case TEND_OP_FACTORY:
       if (!is_behavior(L, W_RESULT)) {
         lua_pushfstring(L,
-                        "factory returned a %s; expected a behavior (function "
+                        "factory returned %s; expected a behavior (function "
                         "or table with receive)",
                         tend_typename(L, W_RESULT));
         tend_error_new(L, "Error", lua_tostring(L, -1));
