@@ -25,14 +25,7 @@ local function crasher(starts, crash_at_start)
   end
 end
 
--- gaps between starts, in whole microseconds (times are sums of floats)
-local function gaps(starts)
-  local g = {}
-  for i = 2, #starts do
-    g[i - 1] = math.floor((starts[i] - starts[i - 1]) * 1e6 + 0.5) / 1e6
-  end
-  return g
-end
+local gaps = H.gaps
 
 function TestBackoff:test_akkas_documented_schedule()
   local starts = {}

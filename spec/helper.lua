@@ -83,4 +83,14 @@ function H.script(text)
   return path
 end
 
+-- The gaps between successive times, in whole microseconds (virtual times
+-- are sums of floats).
+function H.gaps(times)
+  local g = {}
+  for i = 2, #times do
+    g[i - 1] = math.floor((times[i] - times[i - 1]) * 1e6 + 0.5) / 1e6
+  end
+  return g
+end
+
 return H

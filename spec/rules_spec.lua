@@ -566,13 +566,7 @@ local function crasher(starts)
   end
 end
 
-local function gaps(starts)
-  local g = {}
-  for i = 2, #starts do
-    g[i - 1] = math.floor((starts[i] - starts[i - 1]) * 1e6 + 0.5) / 1e6
-  end
-  return g
-end
+local gaps = H.gaps
 
 -- max_retries counts the restarts since the last reset.
 function TestRules:test_a_reset_starts_max_retries_over()
