@@ -104,7 +104,7 @@ function TestRules:test_system_message_before_queued_user_messages()
       if msg == "go" then
         a:send("x1")
         a:send("x2") -- queued in a's mailbox ...
-        tend.kill(b) -- ... before the all_for_one restart reaches a
+        tend.chaos.kill(b) -- ... before the all_for_one restart reaches a
       else
         ctx:reply({ a, b })
       end
@@ -364,8 +364,8 @@ function TestRules:test_every_failure_reaches_the_decider_even_of_a_stopping_chi
     local c = ctx:spawn(worker, { name = "c", args = { "c", {} } })
     local m = ctx:spawn(worker, { name = "m", args = { "m", {} }, restart = "temporary" })
     return function(msg, ctx)
-      tend.kill(c)
-      tend.kill(m)
+      tend.chaos.kill(c)
+      tend.chaos.kill(m)
       tend.stop(m)
     end
   end, { supervisor = tend.all_for_one { decider = function(err, child)
@@ -741,7 +741,7 @@ function TestRules:test_a_failed_actors_children_wait_for_the_decision()
   local driver = tend.spawn(function()
     return function(msg)
       c:send("m") -- c is queued ...
-      tend.kill(p) -- ... then suspended with p, before top decides
+      tend.chaos.kill(p) -- ... then suspended with p, before top decides
     end
   end)
   H.settle()
@@ -997,7 +997,7 @@ function TestRules:test_a_stale_wake_up_never_ends_a_newer_sleep()
   local s = tend.ask(sup, "?", 1)
   s:send(10)
   tend.sleep(1)
-  tend.kill(s) -- its sleep of 10 s ends with the failure; resumed
+  tend.chaos.kill(s) -- its sleep of 10 s ends with the failure; resumed
   s:send(20)
   tend.sleep(30) -- the old wake-up comes 9 s into the new sleep
   lu.assertEquals(slept, { 20 })

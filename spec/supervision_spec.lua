@@ -329,13 +329,27 @@ function TestSupervision:test_kill_fails_with_Killed_and_stops()
   H.stop_all(p.ref)
 end
 
-function TestSupervision:test_kill_a_sleeping_actor()
+function TestSupervision:test_chaos_kill_a_sleeping_actor()
   local a = tend.spawn(function() return function(m, ctx) ctx:sleep(100) end end)
   a:send("nap")
   H.settle()
-  tend.kill(a)
+  tend.chaos.kill(a) -- now, wherever it is
   H.settle()
   lu.assertFalse(tend.alive(a))
+end
+
+-- tend.kill is Akka's Kill: a message, reached after the current one.
+function TestSupervision:test_kill_waits_for_the_message_in_progress()
+  local a = tend.spawn(function() return function(m, ctx) ctx:sleep(100) end end)
+  a:send("nap")
+  H.settle()
+  local t0 = tend.now()
+  tend.kill(a)
+  tend.sleep(99)
+  lu.assertTrue(tend.alive(a))
+  tend.sleep(2)
+  lu.assertFalse(tend.alive(a))
+  lu.assertEquals(tend.now() - t0, 101)
 end
 
 function TestSupervision:test_unwatch_drops_a_queued_terminated()

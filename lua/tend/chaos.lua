@@ -74,11 +74,12 @@ function M.crash(ref, err)
   core.chaos_crash(ref, err or "ChaosCrash")
 end
 
--- kill(ref): fail ref with Killed.
+-- kill(ref): fail ref with Killed now, wherever it is (tend.kill queues
+-- Akka's Kill behind its mail instead).
 function M.kill(ref)
   check_ref(ref, "tend.chaos.kill")
   core.chaos_event(ref, "kill")
-  core.kill(ref)
+  core.chaos_crash(ref, core.error("Killed", ref:path() .. " was killed"))
 end
 
 -- flaky(fn, {p = 0.5, error = "ChaosError"}) -> a function that raises

@@ -10,7 +10,8 @@
 #include "runtime/lifecycle.h"
 #include "runtime/sched.h"
 
-/* tend.stop(ref): stop any actor (normal stop). An actor that stops
+/* tend.stop(ref): stop any actor: a normal stop, or "shutdown" when its
+ * supervisor calls it (as ctx:stop(child)). An actor that stops
  * itself finishes its message first (Akka); a task (the main chunk,
  * tend.after) that stops itself ends there: it does not return. */
 static int l_stop(lua_State *L) {
@@ -18,7 +19,9 @@ static int l_stop(lua_State *L) {
   tend_ref *r = tend_check_ref(L, 1, "tend.stop", "ref");
   tend_actor *a = tend_ref_actor(h, r);
   if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+  tend_actor_stop(L, h, a,
+                  h->current && a->parent == h->current ? TEND_STOP_BY_PARENT
+                                                        : TEND_STOP_NORMAL);
   if (a == h->current && (a->flags & TEND_AF_TASK) && lua_isyieldable(L))
     return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
   return 0;

@@ -5,6 +5,7 @@
 #include "api/api.h"
 #include "runtime/error.h"
 #include "runtime/supervise.h"
+#include "runtime/send.h"
 #include "runtime/watch.h"
 
 static const char *state_name(const tend_actor *a) {
@@ -88,17 +89,21 @@ static int l_tree(lua_State *L) {
   return 1;
 }
 
-/* tend.kill(ref): fails the actor with Killed, as if its code raised it. */
+/* tend.kill(ref): queues a Kill (Akka): the actor fails with Killed when
+ * it reaches it in its mailbox, as if its code raised it there. A task
+ * (the main chunk, tend.after) that kills itself raises at once. */
 static int l_kill(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.kill", "ref");
   tend_actor *a = tend_ref_actor(h, r);
   if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  tend_actor_push_path(L, h, a);
-  lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
-  tend_error_new(L, "Killed", lua_tostring(L, -1));
-  if (a == h->current) return lua_error(L); /* killing itself: raise here */
-  tend_actor_fail(L, h, a);
+  if (a == h->current && (a->flags & TEND_AF_TASK)) {
+    tend_actor_push_path(L, h, a);
+    lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
+    tend_error_new(L, "Killed", lua_tostring(L, -1));
+    return lua_error(L);
+  }
+  tend_actor_send_kill(h, a);
   return 0;
 }
 

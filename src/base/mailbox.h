@@ -34,6 +34,8 @@ typedef struct tend_value {
 typedef enum tend_msg_kind {
   TEND_MSG_USER,         /* a message for the behavior */
   TEND_MSG_TERMINATED,   /* user queue: a watched actor (sender) died */
+  TEND_MSG_KILL,         /* user queue: tend.kill; fails the actor with
+                            Killed when reached, in order (Akka's Kill) */
   TEND_MSG_START,        /* run the factory (first thing an actor does) */
   TEND_MSG_STOP,         /* stop: children first, then post_stop, then die */
   TEND_MSG_CHILD_GONE,   /* a child died; a stopping actor may go on */

@@ -113,12 +113,14 @@ typedef enum tend_actor_op {
 /* Why an actor stops; says what watchers see and whether a permanent
  * child is restarted instead. */
 typedef enum tend_stop_reason {
-  TEND_STOP_NORMAL,    /* by itself or another actor: "normal"; a permanent
-                          child is restarted instead */
-  TEND_STOP_BY_PARENT, /* by its supervisor: "normal", final */
+  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
+                          "normal"; a permanent child is restarted instead */
+  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
+                          directive, a group): "shutdown" (OTP), final */
   TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
                           down: "shutdown", final */
-  TEND_STOP_FAILURE    /* after an error (ext->error_ref): the error, final */
+  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
+  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
 } tend_stop_reason;
 
 typedef enum tend_restart_type {
@@ -144,7 +146,8 @@ enum tend_actor_flags {
                              restarted once the parent is */
   TEND_AF_BACKOFF = 128,  /* a backoff supervisor (ext->backoff) */
   TEND_AF_TYPED = 256,    /* handles its own failures (ext->typed) */
-  TEND_AF_FROZEN = 512    /* tend.chaos.freeze: takes no messages */
+  TEND_AF_FROZEN = 512,   /* tend.chaos.freeze: takes no messages */
+  TEND_AF_NOTICES = 1024  /* has DeathWatch notices in ext->notices */
 };
 
 typedef struct tend_watch tend_watch;
@@ -167,6 +170,9 @@ typedef struct tend_actor_ext {
   tend_window group_window; /* its children's group restarts (groups) */
   tend_watch *watchers;     /* watches on this actor */
   tend_watch *watching;     /* watches this actor holds */
+  tend_queue notices;       /* terminated notices not yet in the user queue
+                               (Akka's DeathWatchNotification): appended
+                               when it next steps outside a wait */
   uint32_t escalated_id;    /* child whose failure it escalated, or 0 */
   uint32_t escalated_gen;
   uint32_t deciding_id; /* child whose failure the decider judges */
@@ -256,6 +262,7 @@ static inline int tend_actor_takes_mail(const tend_actor *a) {
 
 static inline int tend_actor_has_work(const tend_actor *a) {
   return a->mbox.sys.head != NULL ||
+         ((a->flags & TEND_AF_NOTICES) && a->wait == TEND_WAIT_NONE) ||
          (tend_actor_takes_mail(a) && a->mbox.user.head != NULL);
 }
 

@@ -211,7 +211,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
   if (b->cfg.final_stop && is_final_stop(L, h, a, msg)) {
     if (c == NULL) {
       tend_actor_dead_letter(L, h, a, NULL);
-      tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
+      tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
       return;
     }
     b->final_stop_received = 1;
@@ -255,12 +255,12 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
                                                   : b->restart_pending;
   b->restart_pending = 0;
   if (!again) { /* on_failure: a normal stop; on_stop: the final message */
-    tend_actor_stop(L, h, p, TEND_STOP_BY_PARENT);
+    tend_actor_stop(L, h, p, TEND_STOP_NORMAL);
     return;
   }
   if (b->cfg.max_retries >= 0 && b->restarts >= (uint64_t)b->cfg.max_retries) {
     tend_backoff_give_up(L, h, p, b->restarts, "max_retries reached",
-                         TEND_STOP_BY_PARENT);
+                         TEND_STOP_NORMAL);
     return;
   }
   b->restarts++;

@@ -247,9 +247,10 @@ static void drain(lua_State *L, tend_host *h, tend_actor *a, tend_queue *q,
 
 const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
   switch ((tend_stop_reason)a->stop_reason) {
-    case TEND_STOP_NORMAL:
-    case TEND_STOP_BY_PARENT: return "normal";
+    case TEND_STOP_NORMAL: return "normal";
+    case TEND_STOP_BY_PARENT:
     case TEND_STOP_SHUTDOWN: return "shutdown";
+    case TEND_STOP_KILLED: return "killed";
     case TEND_STOP_FAILURE: break;
   }
   tend_actor_push_ext(L, a, TEND_EXT(error_ref));
@@ -266,9 +267,10 @@ const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
 /* Pushes what watchers see as the reason a stopped. */
 static void push_reason(lua_State *L, tend_actor *a) {
   switch ((tend_stop_reason)a->stop_reason) {
-    case TEND_STOP_NORMAL:
-    case TEND_STOP_BY_PARENT: lua_pushliteral(L, "normal"); return;
+    case TEND_STOP_NORMAL: lua_pushliteral(L, "normal"); return;
+    case TEND_STOP_BY_PARENT:
     case TEND_STOP_SHUTDOWN: lua_pushliteral(L, "shutdown"); return;
+    case TEND_STOP_KILLED: lua_pushliteral(L, "killed"); return;
     case TEND_STOP_FAILURE:
       tend_actor_push_ext(L, a, TEND_EXT(error_ref));
       return;
@@ -373,7 +375,8 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
                                         ? TEND_RESTART_FOR_SELF
                                         : TEND_RESTART_FOR_GROUP);
     case TEND_MSG_USER:
-    case TEND_MSG_TERMINATED: break;
+    case TEND_MSG_TERMINATED:
+    case TEND_MSG_KILL: break;
   }
   return -1;
 }
@@ -403,6 +406,7 @@ static void on_kill(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
                 "post_stop overran its shutdown time; killed");
   lua_pop(L, 1);
   a->op = TEND_OP_NONE;
+  a->stop_reason = TEND_STOP_KILLED; /* what its watchers see (OTP) */
   tend_actor_die(L, h, a);
 }
 

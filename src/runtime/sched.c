@@ -44,6 +44,16 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
       return -1;
     }
     a->terminated_msg = w == 1;
+  } else if (m->kind == TEND_MSG_KILL) { /* fails here, in mailbox order */
+    tend_msg_release(&h->msgs, m);
+    h->stats.messages++;
+    tend_actor_push_path(L, h, a);
+    lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
+    tend_error_new(L, "Killed", lua_tostring(L, -1));
+    lua_replace(L, -3);
+    lua_settop(L, -2);
+    tend_actor_fail(L, h, a); /* pops the error */
+    return -1;
   }
   /* a backoff supervisor, or a receive filter, looks at the message first */
   int early = (a->flags & TEND_AF_BACKOFF) ||
@@ -92,6 +102,8 @@ static int step(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD) return -2;
   tend_msg *m = tend_queue_pop(&a->mbox.sys);
   if (m) return tend_lifecycle_system(L, h, a, m);
+  if ((a->flags & TEND_AF_NOTICES) && a->wait == TEND_WAIT_NONE)
+    tend_watch_deliver(a);
   if (tend_actor_takes_mail(a) && a->mbox.user.head && h->turn_left > 0) {
     h->turn_left--;
     return receive(L, h, a);

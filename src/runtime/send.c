@@ -25,6 +25,17 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
   tend_runq_push(h, a);
 }
 
+void tend_actor_send_kill(tend_host *h, tend_actor *a) {
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) return; /* out of memory: the kill is lost */
+  m->kind = TEND_MSG_KILL;
+  m->sender_id = m->sender_gen = 0;
+  m->value.type = TEND_VALUE_NIL;
+  tend_queue_push(&a->mbox.user, m);
+  a->mbox.n_user++;
+  if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+}
+
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
                             tend_value *v) {
   h->stats.dead_letters++;

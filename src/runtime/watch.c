@@ -44,8 +44,10 @@ static tend_watch *find(tend_actor *w, uint32_t id, uint32_t gen) {
   return NULL;
 }
 
-/* Queues r's notification in its watcher's user queue. Stack: the
- * terminated table (or nothing, for a custom message) at the top. */
+/* Queues r's notification among its watcher's notices (it reaches the
+ * user queue at the watcher's next step outside a wait: a message sent
+ * before then comes first, so an unwatch sent while the watcher was busy
+ * still drops it, as Akka). Stack: the terminated table at `table`. */
 static void notify(lua_State *L, tend_host *h, tend_watch *r, int table) {
   tend_actor *w = r->watcher;
   tend_msg *m = tend_msg_alloc(&h->msgs);
@@ -61,10 +63,18 @@ static void notify(lua_State *L, tend_host *h, tend_watch *r, int table) {
     tend_value_store(L, h, table, &m->value);
   }
   r->fired = 1;
-  tend_queue_push(&w->mbox.user, m);
-  w->mbox.n_user++;
-  if (w->wait == TEND_WAIT_NONE && tend_actor_takes_mail(w) && h->current != w)
-    tend_runq_push(h, w);
+  tend_queue_push(&w->ext->notices, m);
+  w->flags |= TEND_AF_NOTICES;
+  if (w->wait == TEND_WAIT_NONE && h->current != w) tend_runq_push(h, w);
+}
+
+void tend_watch_deliver(tend_actor *w) {
+  tend_msg *m;
+  w->flags &= ~TEND_AF_NOTICES;
+  while ((m = tend_queue_pop(&w->ext->notices)) != NULL) {
+    tend_queue_push(&w->mbox.user, m);
+    w->mbox.n_user++;
+  }
 }
 
 /* Pushes {tend="terminated", ref=..., reason=..., existence_confirmed=...}. */
@@ -86,7 +96,8 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
   tend_actor_ext *wx = tend_actor_ext_get(w);
   if (wx == NULL) luaL_error(L, "watch: out of memory");
   tend_watch *r = find(w, id, gen);
-  if (r && !r->fired) { /* watching already: the new message replaces */
+  if (r && r->fired) return; /* its notice is on its way: no second one */
+  if (r) {                   /* watching already: the new message replaces */
     tend_value_drop(L, h, &r->msg);
     r->custom = msg_idx != 0;
     if (msg_idx) tend_value_store(L, h, msg_idx, &r->msg);
@@ -150,6 +161,12 @@ void tend_watch_target_died(lua_State *L, tend_host *h, tend_actor *t, int ref,
 
 void tend_watch_watcher_died(lua_State *L, tend_host *h, tend_actor *w) {
   if (w->ext == NULL) return;
+  tend_msg *m;
+  while ((m = tend_queue_pop(&w->ext->notices)) != NULL) {
+    tend_value_drop(L, h, &m->value);
+    tend_msg_release(&h->msgs, m);
+  }
+  w->flags &= ~TEND_AF_NOTICES;
   while (w->ext->watching) free_record(L, h, w->ext->watching);
   while (w->ext->watchers) unlink_target(w->ext->watchers);
 }

@@ -1,8 +1,9 @@
 /* watch: DeathWatch (DESIGN §5.6). A watch is a record on two lists: the
  * target's (who watches it) and the watcher's (what it watches). When the
- * target dies, each watcher gets one `terminated` message in its user
- * queue; unwatch removes the record, so a notification already queued is
- * dropped when it comes up. Any actor may watch any other. */
+ * target dies, each watcher gets one `terminated` notice, which joins its
+ * user queue at its next step outside a wait (after what was sent to it
+ * before); unwatch removes the record, so a notification already queued is
+ * dropped when it comes up (Akka). Any actor may watch any other. */
 #ifndef TEND_WATCH_H
 #define TEND_WATCH_H
 
@@ -17,7 +18,7 @@ struct tend_watch {
   uint32_t target_gen;
   tend_value msg; /* custom message (custom = 1), owned */
   int custom;     /* 1: watch(ref, msg) */
-  int fired;      /* 1: its notification is in the watcher's queue */
+  int fired;      /* 1: its notification is queued (notices or mailbox) */
   tend_watch *t_prev, *t_next; /* on the target's list (while not fired) */
   tend_watch *w_prev, *w_next; /* on the watcher's list */
 };
@@ -33,7 +34,9 @@ void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
  * reason at stack index reason. */
 void tend_watch_target_died(lua_State *L, tend_host *h, tend_actor *t, int ref,
                             int reason);
-/* w dies: its watches go. */
+/* w steps outside a wait: its pending notices join its user queue. */
+void tend_watch_deliver(tend_actor *w);
+/* w dies: its watches and pending notices go. */
 void tend_watch_watcher_died(lua_State *L, tend_host *h, tend_actor *w);
 /* A TERMINATED message about (id, gen) comes up in w's queue: forgets the
  * watch and returns 1 (a `terminated` table) or 2 (a custom message) if it

@@ -1,0 +1,229 @@
+-- Semantics checked against public suites (Akka/Pekko SupervisorSpec,
+-- BackoffSupervisorSpec, DeathWatchSpec; OTP supervisor_SUITE): the cases
+-- keep the names they have there, under the virtual clock.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+local tk = tend.testkit
+
+TestSemantics = {}
+
+function TestSemantics:tearDown() H.assert_clean() end
+
+-- A child that echoes, reports its lifecycle to `log` and fails on
+-- {raise = kind}.
+local function worker(ctx, name, log)
+  log = log or {}
+  return {
+    pre_start = function() log[#log + 1] = name .. ":start" end,
+    post_stop = function() log[#log + 1] = name .. ":stop" end,
+    receive = function(self, msg, ctx)
+      if type(msg) == "table" and msg.raise then tend.raise(msg.raise, "boom") end
+      if type(msg) == "table" and msg.nap then ctx:sleep(msg.nap) return end
+      ctx:reply(msg)
+    end,
+  }
+end
+
+-- A supervisor with `strategy` whose children (names) start in order;
+-- asked "children" it replies with them, {stop = ref} stops one.
+local function supervisor(strategy, names, log)
+  return tend.spawn(function(ctx)
+    for _, name in ipairs(names) do ctx:spawn(worker, { name = name, args = { name, log } }) end
+    return function(msg, ctx)
+      if msg == "children" then ctx:reply(ctx:children()) end
+      if type(msg) == "table" and msg.stop then ctx:stop(msg.stop) end
+      if type(msg) == "table" and msg.tend_stop then tend.stop(msg.tend_stop) end
+    end
+  end, { supervisor = strategy })
+end
+
+------------------------------------------------------------ DeathWatch (item 2)
+
+-- DeathWatchSpec "discard Terminated when unwatched between sysmsg and
+-- processing": the watcher is busy when its target dies; an unwatch sent
+-- after the death but before the watcher gets to the notice drops it.
+function TestSemantics:test_discard_Terminated_when_unwatched_between_sysmsg_and_processing()
+  local got = {}
+  local target = tend.spawn(function() return function() end end)
+  local w = tend.spawn(function()
+    return function(m, ctx)
+      if type(m) == "table" and m.tend == "terminated" then got[#got + 1] = "terminated"
+      elseif m == "watch" then ctx:watch(target)
+      elseif m == "unwatch" then ctx:unwatch(target)
+      elseif m == "block" then ctx:sleep(1)
+      else got[#got + 1] = m end
+    end
+  end)
+  w:send("watch")
+  w:send("block")
+  tend.sleep(0.5)
+  tend.stop(target) -- dies while w is blocked
+  tend.sleep(0.1)
+  w:send("unwatch")
+  w:send("identify")
+  w:send("identify")
+  tend.sleep(2)
+  lu.assertEquals(got, { "identify", "identify" })
+  lu.assertTrue(tend.alive(w)) -- no DeathPact
+  H.stop_all(w)
+end
+
+-- A notice that arrives while the watcher is idle comes at once, before
+-- what is sent to the watcher afterwards.
+function TestSemantics:test_a_notice_to_an_idle_watcher_comes_before_later_mail()
+  local got = {}
+  local target = tend.spawn(function() return function() end end)
+  local w = tend.spawn(function(ctx)
+    ctx:watch(target)
+    return function(m)
+      got[#got + 1] = type(m) == "table" and m.tend or m
+    end
+  end)
+  H.settle()
+  tend.stop(target)
+  H.settle()
+  w:send("later")
+  H.settle()
+  lu.assertEquals(got, { "terminated", "later" })
+  H.stop_all(w)
+end
+
+-- Watching a dead target again before its notice is handled gives no
+-- second notice.
+function TestSemantics:test_watching_again_before_the_notice_is_handled_gives_one_notice()
+  local n = 0
+  local target = tend.spawn(function() return function() end end)
+  local w = tend.spawn(function(ctx)
+    ctx:watch(target)
+    return function(m, ctx)
+      if m == "block" then ctx:sleep(1) ctx:watch(target) ctx:watch(target) end
+      if type(m) == "table" and m.tend == "terminated" then n = n + 1 end
+    end
+  end)
+  w:send("block")
+  tend.sleep(0.5)
+  tend.stop(target)
+  tend.sleep(2)
+  lu.assertEquals(n, 1)
+  H.stop_all(w)
+end
+
+------------------------------------------------------------ Kill (item 4)
+
+-- DeathWatchSpec "notify with a Terminated message once when an Actor is
+-- stopped but not when restarted": two kills are queued; each is a
+-- failure handled in turn (restart, restart), the third reaches the limit.
+function TestSemantics:test_notify_with_one_Terminated_when_stopped_but_not_when_restarted()
+  local sup = tend.spawn(function()
+    return function(m, ctx)
+      ctx:reply(ctx:spawn(function() return function(x, c) c:reply(x) end end))
+    end
+  end, { supervisor = tend.one_for_one { max_retries = 2, within = 10, decider = { ["*"] = "restart" } } })
+  local terminal = tend.ask(sup, "child", 1)
+  local r0 = tend.stats().restarts
+  local p = tk.probe()
+  p:watch(terminal)
+  tend.kill(terminal)
+  tend.kill(terminal)
+  lu.assertEquals(tend.ask(terminal, "foo", 1), "foo")
+  lu.assertEquals(tend.stats().restarts - r0, 2)
+  tend.kill(terminal)
+  lu.assertEquals(p:expect_terminated(terminal, 1).reason.kind, "Killed")
+  p:expect_no_msg(1)
+  lu.assertFalse(tend.alive(terminal))
+  H.stop_all(sup, p.ref)
+end
+
+-- A kill sent while the first failure waits for its decision is queued
+-- and handled after the restart.
+function TestSemantics:test_a_second_kill_during_the_first_failure_is_handled_after_the_restart()
+  local decided = 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(worker, { name = "w", args = { "w" } })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function()
+    decided = decided + 1
+    tend.sleep(1) -- the decision takes a while
+    return "restart"
+  end } })
+  local w = tend.ask(sup, "?", 1)
+  local r0 = tend.stats().restarts
+  tend.kill(w)
+  tend.sleep(0.5) -- deciding
+  tend.kill(w)
+  tend.sleep(5)
+  lu.assertEquals(decided, 2)
+  lu.assertEquals(tend.stats().restarts - r0, 2)
+  lu.assertTrue(tend.alive(w))
+  H.stop_all(sup)
+end
+
+------------------------------------------------------------ exit reasons (item 5)
+
+local function reason_of(p, ref) return p:expect_terminated(ref, 10).reason end
+
+function TestSemantics:test_a_child_stopped_by_its_supervisor_is_shutdown()
+  local sup = supervisor(nil, { "a", "b" })
+  local kids = tend.ask(sup, "children", 1)
+  local p = tk.probe()
+  p:watch(kids[1])
+  p:watch(kids[2])
+  sup:send { stop = kids[1] }      -- ctx:stop(child)
+  sup:send { tend_stop = kids[2] } -- tend.stop from its supervisor
+  lu.assertEquals(reason_of(p, kids[1]), "shutdown")
+  lu.assertEquals(reason_of(p, kids[2]), "shutdown")
+  H.stop_all(sup, p.ref)
+end
+
+function TestSemantics:test_a_stop_directive_stops_the_group_with_shutdown()
+  local sup = supervisor(tend.all_for_one { decider = { Boom = "stop" } }, { "a", "b", "c" })
+  local kids = tend.ask(sup, "children", 1)
+  local p = tk.probe()
+  for _, k in ipairs(kids) do p:watch(k) end
+  kids[2]:send { raise = "Boom" }
+  lu.assertEquals(reason_of(p, kids[1]), "shutdown")
+  lu.assertEquals(reason_of(p, kids[2]).kind, "Boom")
+  lu.assertEquals(reason_of(p, kids[3]), "shutdown")
+  H.stop_all(sup, p.ref)
+end
+
+function TestSemantics:test_a_temporary_member_of_a_group_restart_is_shutdown()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(worker, { name = "a", args = { "a" } })
+    ctx:spawn(worker, { name = "t", args = { "t" }, restart = "temporary" })
+    return function(m, ctx) ctx:reply(ctx:children()) end
+  end, { supervisor = tend.all_for_one() })
+  local kids = tend.ask(sup, "?", 1)
+  local p = tk.probe()
+  p:watch(kids[2])
+  kids[1]:send { raise = "Boom" }
+  lu.assertEquals(reason_of(p, kids[2]), "shutdown")
+  H.stop_all(sup, p.ref)
+end
+
+function TestSemantics:test_an_actor_stopping_itself_or_stopped_by_another_is_normal()
+  local sup = supervisor(nil, { "a", "b" })
+  local kids = tend.ask(sup, "children", 1)
+  local p = tk.probe()
+  p:watch(kids[1])
+  p:watch(kids[2])
+  tend.stop(kids[1]) -- from the main chunk: not its supervisor
+  local self_stop = tend.spawn(function() return function() return tend.stopped end end)
+  p:watch(self_stop)
+  self_stop:send("bye")
+  lu.assertEquals(reason_of(p, kids[1]), "normal")
+  lu.assertEquals(reason_of(p, self_stop), "normal")
+  H.stop_all(sup, p.ref)
+end
+
+function TestSemantics:test_a_post_stop_that_overruns_its_shutdown_is_killed()
+  local a = tend.spawn(function()
+    return { receive = function() end, post_stop = function() tend.sleep(10) end }
+  end, { shutdown = 1 })
+  local p = tk.probe()
+  p:watch(a)
+  tend.stop(a)
+  lu.assertEquals(reason_of(p, a), "killed")
+  H.stop_all(p.ref)
+end
