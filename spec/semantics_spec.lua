@@ -227,3 +227,97 @@ function TestSemantics:test_a_post_stop_that_overruns_its_shutdown_is_killed()
   lu.assertEquals(reason_of(p, a), "killed")
   H.stop_all(p.ref)
 end
+
+------------------------------------------------------------ group restarts (items 3, 9)
+
+-- supervisor_SUITE one_for_all / rest_for_one: the members stop youngest
+-- first, then start again in start order.
+function TestSemantics:test_one_for_all_stops_youngest_first_then_starts_in_order()
+  local log = {}
+  local sup = supervisor(tend.all_for_one(), { "a", "b", "c" }, log)
+  local kids = tend.ask(sup, "children", 1)
+  H.settle()
+  for i = #log, 1, -1 do log[i] = nil end
+  kids[1]:send { raise = "Boom" }
+  H.settle()
+  lu.assertEquals(log, { "c:stop", "b:stop", "a:stop", "a:start", "b:start", "c:start" })
+  H.stop_all(sup)
+end
+
+function TestSemantics:test_rest_for_one_stops_the_younger_youngest_first()
+  local log = {}
+  local sup = supervisor(tend.rest_for_one(), { "a", "b", "c", "d" }, log)
+  local kids = tend.ask(sup, "children", 1)
+  H.settle()
+  for i = #log, 1, -1 do log[i] = nil end
+  kids[2]:send { raise = "Boom" }
+  H.settle()
+  lu.assertEquals(log, { "d:stop", "c:stop", "b:stop", "b:start", "c:start", "d:start" })
+  H.stop_all(sup)
+end
+
+-- A group restart ends the waits (sleep, ask) of its members at once: the
+-- old instance gets nothing raised into it, no Timeout counts as a second
+-- failure, and each restart event says whose failure caused it.
+function TestSemantics:test_a_group_restart_reaches_members_waiting_in_sleep_or_ask()
+  local events, woke = {}, {}
+  tend.trace(function(e) if e.ev == "restart" then events[#events + 1] = e end end)
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() error("boom") end end, { name = "a" })
+    ctx:spawn(function()
+      return function(m, c) c:sleep(10) woke[#woke + 1] = "b" end
+    end, { name = "b" })
+    local silent = ctx:spawn(function() return function() end end, { name = "silent" })
+    ctx:spawn(function()
+      return function(m, c) pcall(tend.ask, silent, "?", 5) woke[#woke + 1] = "c" end
+    end, { name = "c" })
+    return function(m, c) c:reply(c:children()) end
+  end, { supervisor = tend.all_for_one() })
+  local kids = tend.ask(sup, "?", 1)
+  local f0 = tend.stats().failures
+  kids[2]:send("nap")
+  kids[4]:send("ask")
+  tend.sleep(1)
+  local t0 = tend.now()
+  kids[1]:send("crash")
+  tend.sleep(20)
+  tend.trace(false)
+  lu.assertEquals(woke, {})
+  lu.assertEquals(tend.stats().failures - f0, 1)
+  lu.assertEquals(#events, 4)
+  local a_path = kids[1]:path()
+  for _, e in ipairs(events) do
+    lu.assertEquals(e.t, t0)
+    if e.path ~= a_path then lu.assertEquals(e.detail, "for " .. a_path) end
+  end
+  H.stop_all(sup)
+end
+
+-- A second failure in the group while its restart is under way joins it:
+-- one restart of each member.
+function TestSemantics:test_a_failure_during_a_group_restart_joins_it()
+  local log = {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(worker, { name = "a", args = { "a", log } })
+    ctx:spawn(function(c2)
+      return {
+        pre_start = function() log[#log + 1] = "b:start" end,
+        post_stop = function() log[#log + 1] = "b:stop" tend.sleep(1) end,
+        receive = function() end,
+      }
+    end, { name = "b" })
+    return function(m, c) c:reply(c:children()) end
+  end, { supervisor = tend.all_for_one() })
+  local kids = tend.ask(sup, "?", 1)
+  H.settle()
+  for i = #log, 1, -1 do log[i] = nil end
+  local r0 = tend.stats().restarts
+  kids[1]:send { raise = "Boom" } -- b stops first, for 1 s ...
+  tend.sleep(0.5)
+  tend.chaos.kill(kids[1]) -- ... a fails again meanwhile
+  tend.sleep(5)
+  lu.assertEquals(log, { "b:stop", "a:stop", "a:start", "b:start" })
+  lu.assertEquals(tend.stats().restarts - r0, 2)
+  tend.stop(sup)
+  tend.sleep(2) -- b's post_stop takes 1 s
+end

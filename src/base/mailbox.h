@@ -43,7 +43,11 @@ typedef enum tend_msg_kind {
   TEND_MSG_CHILD_EXITED, /* a permanent child (sender) stopped by itself:
                             restart it */
   TEND_MSG_RESTART,      /* restart with a failed sibling or the parent */
-  TEND_MSG_RESTART_SELF  /* restart that ends its own failure */
+  TEND_MSG_RESTART_SELF, /* restart that ends its own failure */
+  TEND_MSG_GROUP_STEP,   /* to a parent: a member of its group restart is
+                            stopped (held) or gone: the next one goes */
+  TEND_MSG_RESTART_GO    /* to a held member: its group is stopped: build
+                            the new instance */
 } tend_msg_kind;
 
 typedef struct tend_msg tend_msg;

@@ -63,6 +63,8 @@ typedef enum tend_restart_phase {
   TEND_RESTART_NONE,     /* not restarting */
   TEND_RESTART_PRE,      /* pre_restart (or the default's post_stop) runs */
   TEND_RESTART_CHILDREN, /* waits for its stopping children to die */
+  TEND_RESTART_HELD,     /* stopped with its group; waits for the group to
+                            be stopped (RESTART_GO) before it is rebuilt */
   TEND_RESTART_FACTORY,  /* the factory builds the new instance */
   TEND_RESTART_POST      /* post_restart (default: pre_start) runs */
 } tend_restart_phase;
@@ -147,7 +149,12 @@ enum tend_actor_flags {
   TEND_AF_BACKOFF = 128,  /* a backoff supervisor (ext->backoff) */
   TEND_AF_TYPED = 256,    /* handles its own failures (ext->typed) */
   TEND_AF_FROZEN = 512,   /* tend.chaos.freeze: takes no messages */
-  TEND_AF_NOTICES = 1024  /* has DeathWatch notices in ext->notices */
+  TEND_AF_NOTICES = 1024, /* has DeathWatch notices in ext->notices */
+  TEND_AF_GROUP = 2048,   /* in its parent's group restart (supervise.c) */
+  TEND_AF_HELD = 4096,    /* held in a group restart: its instance's
+                             post_stop already ran (a stop skips it) */
+  TEND_AF_GROUP_SUSPENDED = 8192 /* suspended by its group's restart until
+                                    rebuilt (takes no more old mail) */
 };
 
 typedef struct tend_watch tend_watch;
@@ -177,6 +184,9 @@ typedef struct tend_actor_ext {
   uint32_t escalated_gen;
   uint32_t deciding_id; /* child whose failure the decider judges */
   uint32_t deciding_gen;
+  uint32_t cause_id; /* the actor whose failure its restart is for */
+  uint32_t cause_gen;
+  int group_active;          /* a group restart of its children is under way */
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
   int64_t max_ns;            /* max_message_time, 0 for none */

@@ -210,7 +210,8 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   }
   if (a->flags & TEND_AF_POST_STOP) return -1;
   a->flags |= TEND_AF_POST_STOP;
-  if (tend_actor_push_hook(L, h, a, "post_stop")) {
+  if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
+      tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
     if (a->shutdown_ns < INT64_MAX / 4)
       tend_timer_arm(L, h, TEND_TIMER_KILL, a, a->shutdown_ns, 0, 0);
@@ -328,6 +329,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   a->mbox.n_user = 0;
   tend_actor *parent = a->parent;
   unlink_child(a);
+  if (parent && (a->flags & TEND_AF_GROUP)) /* its group restart goes on */
+    tend_actor_post(h, parent, TEND_MSG_GROUP_STEP, NULL);
   if (parent && (parent->flags & TEND_AF_BACKOFF))
     tend_backoff_child_died(L, h, parent, a);
   if (parent && (parent->state == TEND_ACTOR_STOPPING ||
@@ -368,6 +371,8 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
     case TEND_MSG_CHILD_FAILED:
     case TEND_MSG_CHILD_EXITED:
       return tend_supervise_child_failed(L, h, a, &about);
+    case TEND_MSG_GROUP_STEP: return tend_supervise_group_step(L, h, a);
+    case TEND_MSG_RESTART_GO: return tend_supervise_restart_go(L, h, a);
     case TEND_MSG_RESTART:
     case TEND_MSG_RESTART_SELF:
       return tend_supervise_restart(L, h, a,

@@ -32,6 +32,13 @@ static void resume_subtree(tend_host *h, tend_actor *a) {
     resume_subtree(h, c);
 }
 
+/* a, a member of its parent's group restart, is held, rebuilt or back to
+ * its old instance: the group goes on. */
+static void group_member_moved(tend_host *h, tend_actor *a) {
+  if ((a->flags & TEND_AF_GROUP) && a->parent)
+    tend_actor_post(h, a->parent, TEND_MSG_GROUP_STEP, a);
+}
+
 /* p's strategy for its children. */
 static tend_strategy strategy_of(const tend_actor *p) {
   return p->ext && p->ext->has_strategy ? p->ext->strategy
@@ -134,6 +141,7 @@ void tend_supervise_init_failed(lua_State *L, tend_host *h, tend_actor *a,
     a->restart = TEND_RESTART_NONE;
     a->failure = TEND_FAILURE_NONE;
     if (a->suspends) a->suspends--; /* the new failure suspends it again */
+    group_member_moved(h, a);
   }
   tend_error_wrap(
       L, idx, "InitError",
@@ -168,22 +176,29 @@ static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
 
 /* ------------------------------------------------------------ directives */
 
-/* Stops a member of a directive's group: the failed child with its error,
- * the others as stopped by their supervisor. */
-static void stop_member(lua_State *L, tend_host *h, tend_actor *m,
-                        tend_actor *failed) {
+/* Stops a member of a directive's group: a failed one with its error,
+ * the others as stopped by their supervisor ("shutdown"). */
+static void stop_member(lua_State *L, tend_host *h, tend_actor *m) {
+  tend_stop_reason why = m->failure == TEND_FAILURE_PENDING
+                             ? TEND_STOP_FAILURE
+                             : TEND_STOP_BY_PARENT;
   m->failure = TEND_FAILURE_NONE;
-  tend_actor_stop(L, h, m,
-                  m == failed ? TEND_STOP_FAILURE : TEND_STOP_BY_PARENT);
+  tend_actor_stop(L, h, m, why);
 }
 
-/* Restarts m, a member of the group of `failed`, whose ext ref at
- * cause_field holds the cause the others see. */
-static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
-                           tend_actor *failed, size_t cause_field) {
-  if (m->restart_type == TEND_TEMPORARY) {
-    stop_member(L, h, m, failed);
-    return;
+/* m's restart is for the failure of `failed`, whose ext ref at
+ * cause_field holds the cause m's hooks see. A wait m is in ends with its
+ * instance: nothing is raised into it. */
+static void set_cause(lua_State *L, tend_host *h, tend_actor *m,
+                      tend_actor *failed, size_t cause_field) {
+  if (m->wait != TEND_WAIT_NONE) {
+    tend_actor_end_wait(L, h, m);
+    m->op = TEND_OP_NONE;
+  }
+  tend_actor_ext *x = tend_actor_ext_get(m);
+  if (x) {
+    x->cause_id = failed->id;
+    x->cause_gen = failed->gen;
   }
   if (m != failed) {
     tend_actor_push_ext(L, failed, cause_field);
@@ -191,10 +206,25 @@ static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
     lua_pushnil(L);
     tend_actor_set_ext(L, m, TEND_EXT(failed_msg_ref));
   }
+}
+
+/* Restarts m (a temporary child is stopped instead). */
+static void post_restart(lua_State *L, tend_host *h, tend_actor *m) {
+  if (m->restart_type == TEND_TEMPORARY) {
+    stop_member(L, h, m);
+    return;
+  }
   tend_actor_post(h, m,
                   m->failure == TEND_FAILURE_PENDING ? TEND_MSG_RESTART_SELF
                                                      : TEND_MSG_RESTART,
                   NULL);
+}
+
+/* Restarts m for the failure of `failed` (see set_cause). */
+static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
+                           tend_actor *failed, size_t cause_field) {
+  set_cause(L, h, m, failed, cause_field);
+  post_restart(L, h, m);
 }
 
 /* Is m in the group a directive about c applies to under strategy s? */
@@ -203,6 +233,69 @@ static int in_group(const tend_strategy *s, const tend_actor *c,
   if (s->kind == TEND_ONE_FOR_ONE) return m == c;
   if (s->kind == TEND_ALL_FOR_ONE) return 1;
   return m->seq >= c->seq; /* rest_for_one: c and those started after it */
+}
+
+/* ------------------------------------------------------------ groups */
+
+/* A group restart (OTP's one_for_all and rest_for_one): the members stop
+ * one at a time, youngest first (each runs its pre_restart, loses its
+ * children and is held), then all are rebuilt in start order. Each step
+ * is a GROUP_STEP message to the parent, posted by a member when it is
+ * held, rebuilt or gone. */
+static void group_step(lua_State *L, tend_host *h, tend_actor *p) {
+  for (tend_actor *m = p->last_child; m; m = m->prev_sibling) {
+    if (!(m->flags & TEND_AF_GROUP) || (m->flags & TEND_AF_HELD)) continue;
+    if (m->state == TEND_ACTOR_RUNNING || m->state == TEND_ACTOR_STARTING)
+      post_restart(L, h, m);
+    return; /* the youngest not held yet: wait for it */
+  }
+  p->ext->group_active = 0; /* all held: rebuilt in start order */
+  for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
+    if (!(m->flags & TEND_AF_GROUP)) continue;
+    m->flags &= ~TEND_AF_GROUP;
+    if (m->flags & TEND_AF_HELD)
+      tend_actor_post(h, m, TEND_MSG_RESTART_GO, NULL);
+  }
+}
+
+/* c failed: its group restarts (joining a group restart under way). */
+static void group_restart(lua_State *L, tend_host *h, tend_actor *p,
+                          tend_actor *c, const tend_strategy *s) {
+  for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
+    if (!in_group(s, c, m) || m->state >= TEND_ACTOR_STOPPING ||
+        (m->flags & TEND_AF_GROUP)) /* in the group under way already */
+      continue;
+    m->flags |= TEND_AF_GROUP;
+    if (m->failure == TEND_FAILURE_NONE) { /* no more mail for the old one */
+      m->flags |= TEND_AF_GROUP_SUSPENDED;
+      suspend_subtree(m);
+    }
+    set_cause(L, h, m, c, TEND_EXT(error_ref));
+  }
+  p->ext->group_active = 1;
+  group_step(L, h, p);
+}
+
+/* p's group restart stops short (p stops or restarts): held members are
+ * rebuilt (a survivor) or stopped with p. */
+static void group_abandon(tend_host *h, tend_actor *p) {
+  if (p->ext == NULL || !p->ext->group_active) return;
+  p->ext->group_active = 0;
+  for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
+    m->flags &= ~TEND_AF_GROUP;
+    if (m->flags & TEND_AF_HELD) {
+      tend_actor_post(h, m, TEND_MSG_RESTART_GO, NULL);
+    } else if (m->flags & TEND_AF_GROUP_SUSPENDED) { /* never stopped */
+      m->flags &= ~TEND_AF_GROUP_SUSPENDED;
+      resume_subtree(h, m);
+    }
+  }
+}
+
+int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p) {
+  if (p->state == TEND_ACTOR_RUNNING && p->ext && p->ext->group_active)
+    group_step(L, h, p);
+  return -1;
 }
 
 static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
@@ -264,7 +357,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       log_directive(L, h, s, c, "stop");
       for (tend_actor *m = p->first_child; m; m = next) {
         next = m->next_sibling;
-        if (in_group(s, c, m)) stop_member(L, h, m, c);
+        if (in_group(s, c, m)) stop_member(L, h, m);
       }
       break;
     case TEND_RESTART: {
@@ -292,7 +385,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
         log_directive(L, h, s, c, "restart limit reached; stop");
         for (tend_actor *m = p->first_child; m; m = next) {
           next = m->next_sibling;
-          if (in_group(s, c, m)) stop_member(L, h, m, c);
+          if (in_group(s, c, m)) stop_member(L, h, m);
         }
         break;
       }
@@ -304,11 +397,10 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       } else {
         log_directive(L, h, s, c, "restart");
       }
-      for (tend_actor *m = p->first_child; m; m = next) {
-        next = m->next_sibling;
-        if (in_group(s, c, m) && m->state < TEND_ACTOR_STOPPING)
-          restart_member(L, h, m, c, TEND_EXT(error_ref));
-      }
+      if (!one)
+        group_restart(L, h, p, c, s);
+      else if (c->state < TEND_ACTOR_STOPPING)
+        restart_member(L, h, c, c, TEND_EXT(error_ref));
       break;
     }
     case TEND_ESCALATE:
@@ -333,6 +425,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
   if (c == NULL || c->parent != p || c->failure != TEND_FAILURE_PENDING ||
       p->state != TEND_ACTOR_RUNNING)
     return -1; /* gone, or its supervisor is going itself */
+  if (p->ext && p->ext->group_active && (c->flags & TEND_AF_GROUP))
+    return -1; /* restarted with its group, for this failure too */
   if (m->kind == TEND_MSG_CHILD_EXITED) { /* a permanent child's stop */
     apply(L, h, p, c, TEND_RESTART, "permanent", 1);
     return -1;
@@ -463,6 +557,7 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
                            tend_restart_for why) {
   if (a->state != TEND_ACTOR_RUNNING && a->state != TEND_ACTOR_STARTING)
     return -1;
+  group_abandon(h, a);
   a->state = TEND_ACTOR_RESTARTING;
   a->restart = TEND_RESTART_PRE;
   a->restart_for = (uint8_t)why;
@@ -488,11 +583,32 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
   return tend_supervise_restart_continue(L, h, a);
 }
 
+static int build(lua_State *L, tend_host *h, tend_actor *a);
+
 int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state != TEND_ACTOR_RESTARTING) return -1;
   a->restart = TEND_RESTART_CHILDREN;
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     if (c->state == TEND_ACTOR_STOPPING) return -1; /* CHILD_GONE resumes */
+  if (a->flags & TEND_AF_GROUP) { /* stopped: held until its group is */
+    a->restart = TEND_RESTART_HELD;
+    a->flags |= TEND_AF_HELD;
+    group_member_moved(h, a);
+    return -1;
+  }
+  return build(L, h, a);
+}
+
+int tend_supervise_restart_go(lua_State *L, tend_host *h, tend_actor *a) {
+  if (!(a->flags & TEND_AF_HELD)) return -1;
+  a->flags &= ~(TEND_AF_HELD | TEND_AF_GROUP);
+  if (a->state != TEND_ACTOR_RESTARTING) return -1;
+  return build(L, h, a);
+}
+
+/* The restart builds a's new instance (its old one and its children are
+ * gone). */
+static int build(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
     tend_supervise_restart_done(L, h, a);
     tend_backoff_restarted(L, h, a);
@@ -531,7 +647,14 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
     e.count = a->restarts;
     e.incarnation = a->restarts + 1;
+    tend_actor *cause =
+        a->ext ? tend_actor_live(h, a->ext->cause_id, a->ext->cause_gen) : NULL;
+    if (cause && cause != a) { /* whose failure: a sibling, the parent */
+      tend_actor_push_path(L, h, cause);
+      e.detail = lua_pushfstring(L, "for %s", lua_tostring(L, -1));
+    }
     tend_event_emit(L, h, &e);
+    if (e.detail) lua_pop(L, 2);
   }
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
     if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
@@ -543,6 +666,11 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
     a->failure = TEND_FAILURE_NONE;
     resume_subtree(h, a);
   }
+  if (a->flags & TEND_AF_GROUP_SUSPENDED) {
+    a->flags &= ~TEND_AF_GROUP_SUSPENDED;
+    resume_subtree(h, a);
+  }
   if (a->flags & TEND_AF_TYPED) tend_typed_restarted(L, h, a);
   if (tend_actor_has_work(a)) tend_runq_push(h, a);
+  group_member_moved(h, a); /* a new group restart took it in meanwhile */
 }

@@ -36,6 +36,11 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
                            tend_restart_for why);
 /* pre_restart is done (or a child died while the restart waits). */
 int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a);
+/* GROUP_STEP in p: a member of its group restart is held, rebuilt or
+ * gone; the next one stops, or all are rebuilt in start order. */
+int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p);
+/* RESTART_GO in a held member: its group is stopped; build it anew. */
+int tend_supervise_restart_go(lua_State *L, tend_host *h, tend_actor *a);
 /* The factory built the new instance: post_restart (default pre_start). */
 int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a);
 /* post_restart is done: children restarted, the actor resumes. */
