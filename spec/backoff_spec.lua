@@ -392,8 +392,8 @@ function TestBackoff:test_bad_backoff_options()
     lu.assertEquals(tend.stats().spawned, before)
     return e
   end
-  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 0, max_backoff = 1 }),
-    "option 'min_backoff': expected a number of seconds > 0, got 0")
+  lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = -1, max_backoff = 1 }),
+    "option 'min_backoff': expected a number of seconds >= 0, got -1")
   lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = "1", max_backoff = 1 }),
     "option 'min_backoff'")
   lu.assertStrContains(err(tend.backoff.on_failure, f, { min_backoff = 3, max_backoff = 1 }),

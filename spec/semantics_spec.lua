@@ -321,3 +321,126 @@ function TestSemantics:test_a_failure_during_a_group_restart_joins_it()
   tend.stop(sup)
   tend.sleep(2) -- b's post_stop takes 1 s
 end
+
+------------------------------------------------------------ backoff (items 1, 6, 12)
+
+-- A backoff child that fails on "boom"; starts counted in `starts`.
+local function boomer(starts)
+  return function()
+    starts[#starts + 1] = tend.now()
+    return function(m) if m == "boom" then error("boom") end end
+  end
+end
+
+-- BackoffSupervisorSpec "respect maxNrOfRetries property of
+-- OneForOneStrategy": the count is the supervisor's, across its children;
+-- the 6th failure stops the supervisor.
+function TestSemantics:test_respect_maxNrOfRetries_property_of_OneForOneStrategy()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(boomer(starts), { min_backoff = 1, max_backoff = 1,
+    random_factor = 0, reset_after = 1000 })
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 5, within = 30 }))
+  local p = tk.probe()
+  p:watch(sup)
+  for i = 1, 5 do
+    sup:send("boom")
+    tend.sleep(1.5)
+    lu.assertEquals(#starts, i + 1)
+  end
+  lu.assertTrue(tend.alive(sup))
+  sup:send("boom")
+  lu.assertEquals(p:expect_terminated(sup, 1).reason, "normal")
+  lu.assertEquals(#starts, 6)
+  H.stop_all(p.ref)
+end
+
+-- BackoffSupervisorSpec "respect withinTimeRange property of
+-- OneForOneStrategy": failures spread over more than `within` are
+-- allowed; more than max_retries inside it stop the supervisor.
+function TestSemantics:test_respect_withinTimeRange_property_of_OneForOneStrategy()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(boomer(starts), { min_backoff = 0.1, max_backoff = 0.1,
+    random_factor = 0, reset_after = 1000 })
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 3, within = 1 }))
+  local p = tk.probe()
+  p:watch(sup)
+  for _ = 1, 3 do sup:send("boom") tend.sleep(0.2) end
+  tend.sleep(2) -- the window is over
+  for _ = 1, 3 do sup:send("boom") tend.sleep(0.2) end
+  lu.assertTrue(tend.alive(sup))
+  lu.assertEquals(#starts, 7)
+  tend.sleep(2)
+  for _ = 1, 4 do sup:send("boom") tend.sleep(0.2) end
+  p:expect_terminated(sup, 1)
+  lu.assertEquals(#starts, 10)
+  H.stop_all(p.ref)
+end
+
+-- A backoff reset starts the strategy's count over too.
+function TestSemantics:test_a_backoff_reset_starts_the_strategys_count_over()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(boomer(starts), { min_backoff = 1, max_backoff = 1,
+    random_factor = 0, reset_after = 5 })
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 2, within = 1000 }))
+  for _ = 1, 2 do sup:send("boom") tend.sleep(1.5) end
+  tend.sleep(6) -- ran 5 s: reset
+  for _ = 1, 2 do sup:send("boom") tend.sleep(1.5) end
+  lu.assertTrue(tend.alive(sup))
+  lu.assertEquals(#starts, 5)
+  H.stop_all(sup)
+end
+
+-- min_backoff = 0 is allowed (Akka): every delay is 0.
+function TestSemantics:test_min_backoff_0_restarts_at_once()
+  lu.assertEquals(tend.backoff.delays(tend.backoff.on_failure(function() end,
+    { min_backoff = 0, max_backoff = 0, random_factor = 0 }), 4), { 0, 0, 0, 0 })
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(boomer(starts), { min_backoff = 0, max_backoff = 10,
+    random_factor = 0.5 }))
+  local t0 = tend.now()
+  for _ = 1, 3 do sup:send("boom") H.settle() end
+  lu.assertEquals(starts, { t0, t0, t0, t0 })
+  H.stop_all(sup)
+end
+
+-- Backoff restarts count in stats().restarts and in the child's restarts;
+-- each failure is one warn line with its cause and what was done.
+function TestSemantics:test_backoff_restarts_are_counted_and_logged()
+  local path = H.script([[
+local tend = require "tend"
+local b = tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0 }), { name = "b" })
+b:send(1)
+tend.sleep(1.5)
+b:send(1)
+tend.sleep(1.5)
+print(tend.stats().restarts, tend.ps()[4].path, tend.ps()[4].restarts)
+tend.stop(b)
+]])
+  local out, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out, "2\t/user/b/c\t2\n")
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 0)\n"
+    .. "[1.500] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 1)\n")
+end
+
+-- A temporary child is stopped, and the log says so.
+function TestSemantics:test_a_temporary_childs_failure_logs_stop()
+  local path = H.script([[
+local tend = require "tend"
+local sup = tend.spawn(function(ctx)
+  ctx:spawn(function() return function() error("x") end end, { name = "t", restart = "temporary" })
+  return function(m, c) c:reply(c:children()[1]) end
+end, { name = "sup" })
+tend.ask(sup, "?"):send(1)
+tend.sleep(1)
+tend.stop(sup)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/sup/t: Error: F:3: x; stop (temporary: never restarted) (restarts 0)\n")
+end

@@ -240,6 +240,14 @@ static void test_backoff_delays(void) {
   CHECK(slots_ok);
   for (int i = 0; i < 200; i++) tend_delay_next(&c, &s, &r, &draw); /* big n */
   CHECK(tend_delay_next(&c, &s, &r, &draw) <= S(36));
+  /* the row (min 0, max 0, random_factor 0, n 0) is 0, and stays 0 */
+  tend_delay_cfg zero = {
+      TEND_ALG_EXPONENTIAL, TEND_JITTER_AKKA, 0, 0, 0, 0, 10, 0};
+  tend_delay_reset(&zero, &s);
+  int zeros = 1;
+  for (int i = 0; i < 100; i++)
+    zeros &= tend_delay_next(&zero, &s, &r, &draw) == 0;
+  CHECK(zeros);
 }
 
 /* Each jitter mode's exact delays for a known seed (seed 7; 3 s to 30 s,

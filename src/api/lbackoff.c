@@ -40,14 +40,18 @@ static const char *const spec_keys[] = {"mode",
 static const char *const jitters[] = {"akka",         "capped", "full", "equal",
                                       "decorrelated", "none",   NULL};
 
-/* Reads seconds at field k (> 0, finite); def when absent (-1: required). */
+/* Reads seconds at field k (> 0, or >= 0 for the delays, finite); def
+ * when absent (-1: required). */
 static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
                        double def) {
+  int zero = strcmp(k, "min_backoff") == 0 || strcmp(k, "max_backoff") == 0;
   int ty = lua_getfield(L, t, k);
   double s = def;
   if (ty != LUA_TNIL) {
     s = ty == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-    if (!(s > 0) || isinf(s))
+    if (zero && !(s >= 0))
+      tend_bad_option(L, fn, k, "a number of seconds >= 0", -1);
+    if ((!zero && !(s > 0)) || isinf(s))
       tend_bad_option(L, fn, k, "a number of seconds > 0", -1);
     if (s > TEND_MAX_SECONDS)
       tend_bad_option(L, fn, k, "a number of seconds <= 1e9", -1);
@@ -57,7 +61,7 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
   }
   lua_pop(L, 1);
   int64_t ns = tend_clock_ns(s);
-  return ns > 0 ? ns : 1;
+  return ns > 0 || (zero && s == 0) ? ns : 1;
 }
 
 static int flag(lua_State *L, int t, const char *k, const char *fn) {

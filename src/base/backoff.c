@@ -31,7 +31,8 @@ int64_t tend_delay_next(const tend_delay_cfg *c, tend_delay_state *s,
   } else {
     /* base = min(max, min * 2^n), without overflowing for large n */
     double base = (double)c->min_ns;
-    for (uint32_t i = 0; i < s->n && base < (double)c->max_ns; i++) base *= 2;
+    for (uint32_t i = 0; i < s->n && base > 0 && base < (double)c->max_ns; i++)
+      base *= 2;
     base = clamp_max(base, c);
     double u = 0;
     if (c->jitter != TEND_JITTER_NONE) u = *draw = tend_rng_double(rng);

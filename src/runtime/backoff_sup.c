@@ -39,10 +39,13 @@ int64_t tend_backoff_next_delay(lua_State *L, tend_host *h, tend_actor *a,
   return delay;
 }
 
-/* The delays start over: from the first, restarts 0. */
-static void reset(tend_backoff_sup *b) {
+/* The delays start over: from the first, restarts 0, and the count of
+ * its strategy's limit with them (Akka's restartCount is one count). */
+static void reset(tend_actor *a) {
+  tend_backoff_sup *b = B(a);
   tend_delay_reset(&b->cfg.delays, &b->delays);
   b->restarts = 0;
+  tend_window_free(&a->ext->group_window);
 }
 
 /* ------------------------------------------------------------ spawning */
@@ -109,6 +112,10 @@ static int start_child_p(lua_State *L) {
   tend_actor *c = tend_actor_spawn(L, h, a, f, &o);
   b->child_id = c->id;
   b->child_gen = c->gen;
+  if (b->incarnation > 0) { /* a restart of the child: counted as one */
+    c->restarts = b->incarnation;
+    h->stats.restarts++;
+  }
   b->incarnation++;
   b->restart_pending = 0;
   b->final_stop_received = 0;
@@ -279,7 +286,7 @@ int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor *p = a->parent;
   tend_backoff_sup *b = p ? B(p) : NULL;
   if (b == NULL || b->child_id != a->id || b->child_gen != a->gen) return 0;
-  reset(b);
+  reset(p);
   tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, p);
   e.detail = "by the child";
   tend_event_emit(L, h, &e);
@@ -287,7 +294,7 @@ int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
 }
 
 void tend_backoff_restarted(lua_State *L, tend_host *h, tend_actor *a) {
-  reset(B(a));
+  reset(a);
   start_child(L, h, a);
 }
 
@@ -306,7 +313,7 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
   if (b && t->tag == b->incarnation &&
       tend_actor_live(h, b->child_id, b->child_gen)) {
-    reset(b);
+    reset(a);
     tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
     tend_event_emit(L, h, &e);
   }

@@ -179,6 +179,10 @@ void tend_host_close(tend_host *h);
 /* Starts stopping the whole tree; the host exits with `code` after
  * (lifecycle.c). */
 void tend_host_shutdown(tend_host *h, int code);
+/* A failure no supervisor can handle (the main chunk's, or one escalated
+ * past a guardian): prints what+the error at err and its traceback to
+ * stderr, as lua.c does, and shuts down with 1 (lifecycle.c). */
+void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what);
 /* Makes sure the loop will process the run queue and timers soon. */
 void tend_host_poke(tend_host *h);
 /* Writes one log line: "[t] level path: message" (output.c). */

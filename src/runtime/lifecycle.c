@@ -3,9 +3,11 @@
 #include "runtime/lifecycle.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/backoff_sup.h"
+#include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
@@ -232,6 +234,26 @@ void tend_host_shutdown(tend_host *h, int code) {
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)
     tend_actor_stop(h->L, h, h->system, TEND_STOP_SHUTDOWN);
+}
+
+void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what) {
+  tend_error_describe(L, err);
+  lua_getfield(L, err, "traceback");
+  if (!lua_isstring(L, -1)) {
+    lua_pop(L, 1);
+    lua_getfield(L, err, "cause");
+    if (lua_istable(L, -1))
+      lua_getfield(L, -1, "traceback");
+    else
+      lua_pushnil(L);
+    lua_replace(L, -2);
+  }
+  fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
+          lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+  fflush(stderr);
+  lua_pop(L, 2);
+  h->failed = 1;
+  tend_host_shutdown(h, 1);
 }
 
 /* ------------------------------------------------------------ death */

@@ -56,27 +56,6 @@ static void log_hook_error(lua_State *L, tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ failure */
 
-/* The failure cannot be handled by a supervisor: the script ends with 1. */
-static void fatal(lua_State *L, tend_host *h, int err, const char *what) {
-  tend_error_describe(L, err);
-  lua_getfield(L, err, "traceback");
-  if (!lua_isstring(L, -1)) {
-    lua_pop(L, 1);
-    lua_getfield(L, err, "cause");
-    if (lua_istable(L, -1))
-      lua_getfield(L, -1, "traceback");
-    else
-      lua_pushnil(L);
-    lua_replace(L, -2);
-  }
-  fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
-          lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-  fflush(stderr);
-  lua_pop(L, 2);
-  h->failed = 1;
-  tend_host_shutdown(h, 1);
-}
-
 void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
   int err = lua_gettop(L);
   h->stats.failures++;
@@ -94,10 +73,10 @@ void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pushvalue(L, err);
   tend_actor_set_ext(L, a, TEND_EXT(error_ref));
   if (a == h->main) { /* the script itself failed: as lua.c, then exit 1 */
-    fatal(L, h, err, "");
+    tend_host_fatal(L, h, err, "");
     tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
   } else if (a->parent == NULL) { /* escalated past a guardian */
-    fatal(L, h, err, "failure escalated past the guardian: ");
+    tend_host_fatal(L, h, err, "failure escalated past the guardian: ");
   } else if (a->state >= TEND_ACTOR_STOPPING ||
              a->failure == TEND_FAILURE_PENDING) {
     /* already on its way out, or already waiting for a decision */
@@ -327,6 +306,36 @@ static void emit_directive(lua_State *L, tend_host *h, tend_actor *c,
   tend_event_emit(L, h, &e);
 }
 
+/* A backoff supervisor's restart: the child stops and a new one starts
+ * after a delay. The limits of the supervisor's own strategy count across
+ * its children (Akka's BackoffOnRestartSupervisor): past them, the
+ * supervisor stops itself (or escalates, with on_limit = "escalate"). */
+static void backoff_restart(lua_State *L, tend_host *h, tend_actor *p,
+                            tend_actor *c, const tend_strategy *s,
+                            const char *clause) {
+  tend_window *w = NULL;
+  int ok = 1;
+  if (p->ext && p->ext->has_strategy) {
+    w = &p->ext->group_window;
+    ok = tend_window_allow(w, &s->limit, tend_clock_now(&h->clock)) == 1;
+  }
+  emit_directive(L, h, c, ok ? "restart" : "restart limit reached", clause, w,
+                 &s->limit);
+  if (ok) {
+    log_directive(L, h, s, c, "restart after a backoff");
+    tend_backoff_child_failed(L, h, p, c);
+  } else if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
+    log_directive(L, h, s, c, "restart limit reached; escalate");
+    escalate(L, h, p, c, "restart limit reached for");
+  } else {
+    log_directive(L, h, s, c, "restart limit reached; the supervisor stops");
+    stop_member(L, h, c);
+    tend_backoff_give_up(
+        L, h, p, tend_window_used(w, &s->limit, tend_clock_now(&h->clock)),
+        "restart limit of its strategy reached", TEND_STOP_NORMAL);
+  }
+}
+
 /* Carries out directive d for the failed child c of p; clause says which
  * decider clause chose it ("default", "function", a kind, "*", ...) for
  * the trace; exited: c is a permanent child that stopped by itself. */
@@ -336,6 +345,11 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
   tend_strategy strategy = strategy_of(p);
   const tend_strategy *s = &strategy;
   tend_actor *next;
+  if (d == TEND_RESTART && c->restart_type == TEND_TEMPORARY &&
+      s->kind == TEND_ONE_FOR_ONE && !tend_backoff_on_failure(p)) {
+    d = TEND_STOP; /* what is done, in the log and the trace */
+    clause = "temporary";
+  }
   if (d != TEND_RESTART)
     emit_directive(L, h, c, tend_directive_name(d), clause, NULL, NULL);
   switch (d) {
@@ -354,7 +368,10 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       }
       break;
     case TEND_STOP:
-      log_directive(L, h, s, c, "stop");
+      log_directive(L, h, s, c,
+                    strcmp(clause, "temporary") == 0
+                        ? "stop (temporary: never restarted)"
+                        : "stop");
       for (tend_actor *m = p->first_child; m; m = next) {
         next = m->next_sibling;
         if (in_group(s, c, m)) stop_member(L, h, m);
@@ -362,8 +379,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       break;
     case TEND_RESTART: {
       if (tend_backoff_on_failure(p)) { /* stop it, start anew after a delay */
-        emit_directive(L, h, c, "restart", clause, NULL, NULL);
-        tend_backoff_child_failed(L, h, p, c);
+        backoff_restart(L, h, p, c, s, clause);
         break;
       }
       int one = s->kind == TEND_ONE_FOR_ONE;
