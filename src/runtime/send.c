@@ -7,6 +7,7 @@
 
 #include "runtime/error.h"
 #include "runtime/event.h"
+#include "runtime/inbox.h"
 #include "runtime/promise.h"
 #include "runtime/runq.h"
 #include "runtime/supervise.h"
@@ -100,6 +101,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;
   if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+  tend_inbox_arrived(L, h, a); /* a task waiting in tend.receive */
 }
 
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
