@@ -39,6 +39,11 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
 /* ---- lctx.c */
 /* The actor whose ctx is at idx, or an error. */
 tend_actor *tend_check_ctx(lua_State *L, int idx);
+/* The same, for the method fn ("ctx:spawn"): a ctx works only inside its
+ * own actor (its behavior, hooks, factory and the coroutines they run);
+ * from anywhere else it raises "fn called outside its actor (path);
+ * running: path". */
+tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn);
 /* Adds fns to the methods of ctx (each file registers its own). */
 void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns);
 

@@ -172,7 +172,7 @@ static int l_log(lua_State *L) {
 
 /* ctx:log(level, fmt, ...) */
 static int l_ctx_log(lua_State *L) {
-  return log_line(L, tend_check_ctx(L, 1), 2, "ctx:log");
+  return log_line(L, tend_check_own_ctx(L, 1, "ctx:log"), 2, "ctx:log");
 }
 
 /* tend.trace(fn | true | false): fn joins the listeners (called between
