@@ -216,6 +216,12 @@ static int l_trace_file(lua_State *L) {
   return 1;
 }
 
+/* tend.copy_messages() -> true under --copy-messages */
+static int l_copy_messages(lua_State *L) {
+  lua_pushboolean(L, tend_host_of(L)->copy_messages);
+  return 1;
+}
+
 /* tend.virtual_time() -> true under the virtual clock */
 static int l_virtual_time(lua_State *L) {
   lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
@@ -269,6 +275,7 @@ void tend_open_hostlib(lua_State *L) {
                                  {"trace", l_trace},
                                  {"trace_file", l_trace_file},
                                  {"virtual_time", l_virtual_time},
+                                 {"copy_messages", l_copy_messages},
                                  {NULL, NULL}};
   static const luaL_Reg ctx[] = {{"log", l_ctx_log}, {NULL, NULL}};
   tend_host *h = tend_host_of(L);

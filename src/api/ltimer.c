@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "api/api.h"
+#include "runtime/copy.h"
 #include "runtime/error.h"
 #include "runtime/sched.h"
 #include "runtime/timers.h"
@@ -38,6 +39,8 @@ static int l_ctx_after(lua_State *L) {
   if (a->state == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:after: the actor is dead");
   lua_settop(L, 3);
+  if (h->copy_messages && tend_copy_needed(L, 3))
+    tend_copy_in_place(L, h, 3, "ctx:after: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, 0, 3));
   return 1;
 }
@@ -52,6 +55,8 @@ static int l_ctx_every(lua_State *L) {
   if (a->state == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:every: the actor is dead");
   lua_settop(L, 3);
+  if (h->copy_messages && tend_copy_needed(L, 3))
+    tend_copy_in_place(L, h, 3, "ctx:every: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, s, 3));
   return 1;
 }

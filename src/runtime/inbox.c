@@ -5,18 +5,10 @@
 #include <string.h>
 
 #include "runtime/error.h"
-#include "runtime/promise.h"
 #include "runtime/ref.h"
-#include "runtime/runq.h"
 #include "runtime/send.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
-
-void tend_inbox_arrived(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->wait != TEND_WAIT_RECEIVE) return;
-  tend_promise_cancel(L, h, a); /* its timeout */
-  tend_runq_wake(h, a, TEND_WAKE_OK);
-}
 
 int tend_inbox_take(lua_State *L, tend_host *h, tend_actor *a) {
   tend_msg *m;

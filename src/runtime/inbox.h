@@ -2,9 +2,10 @@
  * /user/repl, a tend.after function). A task has no behavior: its user
  * messages wait in its user queue until its code reads them with
  * tend.receive (api/lreceive.c). A task that waits in TEND_WAIT_RECEIVE
- * is woken by the next message (a send, or a `terminated` notice); its
- * timeout is a promise nobody answers (promise.h), so the ordinary wait
- * machinery (cancel, stop, Ctrl-C) applies. When a task's code returns,
+ * is woken by the next message (a send, or a `terminated` notice:
+ * tend_promise_mail); its timeout is a promise nobody answers
+ * (promise.h), so the ordinary wait machinery (cancel, stop, Ctrl-C)
+ * applies. When a task's code returns,
  * what it never read becomes dead letters, counted and logged once. */
 #ifndef TEND_INBOX_H
 #define TEND_INBOX_H
@@ -13,9 +14,6 @@
 
 #include "runtime/host.h"
 
-/* A message reached a's user queue: if a waits in tend.receive, it wakes
- * (its timeout is cancelled). */
-void tend_inbox_arrived(lua_State *L, tend_host *h, tend_actor *a);
 /* Takes a's next live message: pushes it and its sender's ref (nil for
  * none) and returns 1, or pushes nothing and returns 0 when the queue is
  * empty. A `terminated` notice of a watch that was undone is dropped. */

@@ -4,7 +4,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
-#include "runtime/inbox.h"
+#include "runtime/promise.h"
 #include "runtime/ref.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
@@ -66,7 +66,7 @@ static void notify(lua_State *L, tend_host *h, tend_watch *r, int table) {
   w->mbox.n_user++;
   if (w->wait == TEND_WAIT_NONE && tend_actor_takes_mail(w) && h->current != w)
     tend_runq_push(h, w);
-  tend_inbox_arrived(L, h, w); /* a task waiting in tend.receive */
+  tend_promise_mail(L, h, w); /* a task waiting in tend.receive */
 }
 
 /* Pushes {tend="terminated", ref=..., reason=..., existence_confirmed=...}. */
