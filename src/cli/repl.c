@@ -44,9 +44,11 @@ typedef struct repl {
   int n_matches;
   uint32_t actor_id, actor_gen; /* the task /user/repl, which runs lines */
   uint32_t line_id, line_gen;   /* the promise it waits on for a line */
-  int pending_ref; /* a line's chunk it has not taken yet (registry ref,
-                      owned here; LUA_NOREF when none) */
-  int loop_ref;    /* the task's function (tend.repl's loop), owned here */
+  int pending_ref;              /* a line's chunk the task has not asked for yet
+                                   (registry ref owned here, released when it is
+                                   taken or dropped; LUA_NOREF when none) */
+  int loop_ref; /* the task's function (tend.repl's loop; registry ref
+                   owned here, it goes with the state) */
 } repl;
 
 static tend_host *host; /* readline callbacks carry no user data */
@@ -378,11 +380,7 @@ static void on_closed(uv_handle_t *handle) {
 /* The host closes: the poll handle goes, then the state. */
 static void on_close(tend_host *h) {
   repl *r = R(h);
-  h->front.data = NULL;
-  if (h->L) { /* tend_host_close calls this after lua_close */
-    luaL_unref(h->L, LUA_REGISTRYINDEX, r->pending_ref);
-    luaL_unref(h->L, LUA_REGISTRYINDEX, r->loop_ref);
-  }
+  h->front.data = NULL; /* its registry refs went with the state */
   uv_close((uv_handle_t *)&r->poll, on_closed);
 }
 
