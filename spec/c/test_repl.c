@@ -229,9 +229,9 @@ int main(int argc, char **argv) {
   check(f != NULL, "the history is saved");
   if (f) fclose(f);
   remove(hist);
-  rmdir(home);
   mailbox(tend, home);
   remove(hist);
+  rmdir(home);
   bad_input(tend);
   printf("repl: %d passed, %d failed\n", passed, failed);
   return failed != 0;
