@@ -54,6 +54,31 @@ if bench == "pingpong" then
   emit("pingpong", { { "roundtrips", n }, { "msgs", 2 * n }, { "secs", secs },
     { "cpu", cpu }, { "rate", math.floor(2 * n / secs + 0.5) } })
 
+elseif bench == "copy" then
+  -- pingpong with a small table as the message (what --copy-messages
+  -- copies: strings and numbers go as they are), with or without the flag
+  local n = A[1] or 1000000
+  local done = false
+  local pong = tend.spawn(function()
+    return function(msg, ctx) ctx.sender:send({ seq = msg.seq, tag = "pong", body = msg.body }) end
+  end)
+  local ping = tend.spawn(function(ctx)
+    local left = n
+    return function(msg, ctx)
+      if left == 0 then done = true return tend.stopped end
+      left = left - 1
+      pong:send({ seq = left, tag = "ping", body = { 1, 2, 3 } })
+    end
+  end)
+  local t0, c0 = tend.now(), os.clock()
+  ping:send({ seq = n })
+  await(function() return done end)
+  local secs, cpu = tend.now() - t0, os.clock() - c0
+  tend.stop(pong)
+  emit("copy", { { "phase", tend.copy_messages() and "copied" or "shared" },
+    { "roundtrips", n }, { "msgs", 2 * n }, { "secs", secs }, { "cpu", cpu },
+    { "rate", math.floor(2 * n / secs + 0.5) } })
+
 elseif bench == "ring" then
   local size, rounds = A[1] or 1000, A[2] or 8000
   local done = false

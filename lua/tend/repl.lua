@@ -1,16 +1,16 @@
--- tend.repl: the Lua side of the prompt (src/repl.c drives it). A line is
--- compiled as lua.c does: first as `return <line>` (an expression prints
+-- tend.repl: the Lua side of the prompt (src/cli/repl.c drives it). A line
+-- is compiled as lua.c does: first as `return <line>` (an expression prints
 -- its values), then as a statement; a chunk that ends too early (<eof>)
--- waits for more lines. Compiled chunks run in the actor /user/repl, so
--- tend.ask, tend.sleep and probes work at the prompt.
+-- waits for more lines. Compiled chunks run in the task /user/repl (the
+-- loop below), so tend.ask, tend.sleep, tend.receive and probes work at the
+-- prompt; messages sent to it wait in its mailbox (flush() shows them).
 local core = require "tend.core"
 local tend = require "tend"
 
 local M = {}
 
 local pending     -- the incomplete chunk so far
-local repl_actor  -- /user/repl
-local host        -- what src/cli/repl.c gave: done, register
+local host        -- what src/cli/repl.c gave: done, next_line
 
 local HELP = [[
 tend REPL: Lua 5.4 with actors running while you type.
@@ -20,11 +20,32 @@ tend REPL: Lua 5.4 with actors running while you type.
   stats()       counters                  describe(strategy_or_backoff)
   trace(true)   print events as they happen, trace(false) to stop
   watch(ref)    print when ref dies       kill(ref)
+  tend.receive([timeout])  the next message sent to the REPL, and its sender
+  flush()       print and drop the messages waiting for the REPL
   Ctrl-C stops the line that runs (or clears the one you type); Ctrl-D or
   tend.shutdown() stops every actor and leaves.]]
 
 local function show(...)
   if select("#", ...) > 0 then print(...) end
+end
+
+-- A message in a few words: strings quoted, tables shown two levels deep.
+local function inspect(v, depth)
+  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return tostring(v) end
+  if depth >= 2 then return "{...}" end
+  local parts, n = {}, #v
+  for i = 1, n do parts[#parts + 1] = inspect(v[i], depth + 1) end
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    local key = type(k) == "string" and k:match("^[%a_][%w_]*$") and k or "[" .. inspect(k, 2) .. "]"
+    parts[#parts + 1] = key .. " = " .. inspect(v[k], depth + 1)
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
 end
 
 -- The helpers, also reachable as tend.*.
@@ -45,6 +66,15 @@ local helpers = {
   end,
   describe = function(x) print(tend.describe(x)) end,
   kill = function(ref) tend.kill(ref) end,
+  -- as the Erlang shell's flush(): print and drop what waits in the mailbox
+  flush = function()
+    while true do
+      local got = table.pack(tend.receive(0))
+      if got.n == 0 then return end
+      print(string.format("got %s from %s", inspect(got[1], 0),
+        got[2] and got[2]:path() or "nobody"))
+    end
+  end,
   trace = function(on)
     if on then
       core.trace(function(e)
@@ -69,17 +99,12 @@ local helpers = {
   end,
 }
 
--- fns: the C side of the prompt: done (the prompt comes back), register
--- (the actor that runs the lines). print already writes above the prompt.
-function M.start(fns)
-  host = fns
-  _G.tend = tend
-  for name, f in pairs(helpers) do
-    _G[name] = f
-    if tend[name] == nil then tend[name] = f end
-  end
-  repl_actor = core.spawn(function()
-    return function(chunk, ctx)
+-- The task /user/repl: waits for a line's chunk, runs it, prints what it
+-- returned (or its error), gives the prompt back; again.
+local function loop()
+  while true do
+    local chunk = host.next_line()
+    if chunk then
       local results = table.pack(xpcall(chunk, function(e)
         if type(e) == "table" and e.kind == "Interrupted" then return "interrupted" end
         local tb = debug.traceback(type(e) == "table" and tostring(e) or e, 2)
@@ -90,33 +115,40 @@ function M.start(fns)
       else
         print(results[2])
       end
-      host.done()
     end
-  end, { name = "repl" })
-  host.register(repl_actor)
-  print(string.format("tend %s (%s); help() for help, Ctrl-D to leave", tend.version, _VERSION))
+    host.done()
+  end
 end
 
--- A line typed -> more (the chunk goes on), running (sent to /user/repl;
--- it calls done() when it is done).
+-- fns: the C side of the prompt: done (the prompt comes back), next_line
+-- (the task waits for the next chunk). print already writes above the
+-- prompt. Returns the task's function (C spawns it as /user/repl).
+function M.start(fns)
+  host = fns
+  _G.tend = tend
+  for name, f in pairs(helpers) do
+    _G[name] = f
+    if tend[name] == nil then tend[name] = f end
+  end
+  print(string.format("tend %s (%s); help() for help, Ctrl-D to leave", tend.version, _VERSION))
+  return loop
+end
+
+-- A line typed -> more (the chunk goes on), chunk (compiled: C hands it to
+-- /user/repl, which calls done() when it is done; nil when nothing runs).
 function M.line(text)
   pending = pending and (pending .. "\n" .. text) or text
-  if not pending:match("%S") then pending = nil return false, false end
+  if not pending:match("%S") then pending = nil return false, nil end
   local chunk, err = load("return " .. pending, "=stdin")
   if not chunk then chunk, err = load(pending, "=stdin") end
   if not chunk then
-    if err:match("<eof>$") then return true, false end
+    if err:match("<eof>$") then return true, nil end
     pending = nil
     print(err)
-    return false, false
+    return false, nil
   end
   pending = nil
-  if not tend.alive(repl_actor) then
-    print("the REPL actor is gone; the line cannot run")
-    return false, false
-  end
-  repl_actor:send(chunk)
-  return false, true
+  return false, chunk
 end
 
 function M.reset() pending = nil end

@@ -16,6 +16,7 @@ static int fd = -1;
 static pid_t child;
 static char screen[1 << 16]; /* what came since the last expect */
 static size_t used;
+static char last[1 << 16]; /* what the last successful expect consumed */
 
 static double now(void) {
   struct timespec ts;
@@ -32,6 +33,8 @@ static int expect(const char *want, double seconds) {
     char *hit = strstr(screen, want);
     if (hit) { /* keep what came after it for the next expect */
       size_t from = (size_t)(hit - screen) + strlen(want);
+      memcpy(last, screen, from);
+      last[from] = '\0';
       memmove(screen, screen + from, used - from + 1);
       used -= from;
       return 1;
@@ -91,6 +94,57 @@ static int finish(void) {
     return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The REPL's mailbox (issue 10, item 7): messages sent to /user/repl wait
+ * for tend.receive or flush(), as in the Erlang shell; they never reach
+ * the line handler. */
+static void mailbox(const char *tend, const char *home) {
+  if (start(tend, home) != 0) return;
+  check(expect("> ", 5), "the prompt shows (mailbox)");
+  type(
+      "echo = tend.spawn(function() return function(m, c) "
+      "c.sender:send(m .. '!') end end)\n");
+  check(expect("> ", 5), "an echo that answers its sender is spawned");
+  type("echo:send('ping')\n");
+  check(expect("> ", 5), "a message that will answer the REPL is sent");
+  usleep(200000); /* the answer arrives while the REPL is idle */
+  type("1 + 1\n");
+  check(expect("2\r\n> ", 5), "a message to the idle REPL breaks nothing");
+  check(strstr(last, "attempt to call") == NULL,
+        "a message is not run as a line");
+  check(strstr(last, "> > ") == NULL, "nor doubles the prompt");
+  type("tend.receive(1)\n");
+  check(expect("ping!\tRef(/user/$", 5),
+        "tend.receive returns the message and its sender");
+  type("print(select('#', tend.receive(0.2)))\n");
+  check(expect("0\r\n> ", 5), "tend.receive returns nothing on timeout");
+  type("tend.self():send('a') tend.self():send({1, x = 2})\n");
+  check(expect("> ", 5), "two messages to self");
+  type("flush()\n");
+  check(expect("got \"a\" from /user/repl\r\ngot {1, x = 2} from /user/repl"
+               "\r\n> ",
+               5),
+        "flush() prints what waits, in order");
+  type("flush()\n");
+  check(expect("> ", 5) && strstr(screen, "got") == NULL,
+        "and drops it: a second flush() prints nothing");
+  type(
+      "me = tend.self() tend.after(0.3, function() me:send('later') "
+      "tend.sleep(1) end) print(tend.receive(5))\n");
+  check(expect("later\tRef(/system/$", 5), "tend.receive waits for a message");
+  type("tend.receive()\n");
+  usleep(300000);
+  type("\x03");
+  check(expect("interrupted", 5), "Ctrl-C stops a tend.receive that waits");
+  type("tend.stop(tend.self())\n");
+  check(expect("a new one (with an empty mailbox) takes the next line", 5),
+        "a REPL task that stops itself is replaced");
+  type("'still ' .. 'here'\n");
+  check(expect("still here\r\n> ", 5), "and the next line runs");
+  type("\x04");
+  check(finish() == 0, "Ctrl-D exits 0 (mailbox)");
+  close(fd);
 }
 
 /* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
@@ -174,6 +228,8 @@ int main(int argc, char **argv) {
   FILE *f = fopen(hist, "r");
   check(f != NULL, "the history is saved");
   if (f) fclose(f);
+  remove(hist);
+  mailbox(tend, home);
   remove(hist);
   rmdir(home);
   bad_input(tend);

@@ -39,6 +39,11 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
 /* ---- lctx.c */
 /* The actor whose ctx is at idx, or an error. */
 tend_actor *tend_check_ctx(lua_State *L, int idx);
+/* The same, for the method fn ("ctx:spawn"): a ctx works only inside its
+ * own actor (its behavior, hooks, factory and the coroutines they run);
+ * from anywhere else it raises "fn called outside its actor (path);
+ * running: path". */
+tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn);
 /* Adds fns to the methods of ctx (each file registers its own). */
 void tend_ctx_add_methods(lua_State *L, const luaL_Reg *fns);
 
@@ -86,6 +91,7 @@ void tend_open_typed(lua_State *L);    /* ltyped.c */
 void tend_open_inspect(lua_State *L);  /* linspect.c */
 void tend_open_chaos(lua_State *L);    /* lchaos.c */
 void tend_open_hostlib(lua_State *L);  /* lhost.c */
+void tend_open_receive(lua_State *L);  /* lreceive.c */
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

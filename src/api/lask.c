@@ -51,7 +51,7 @@ static int l_ask(lua_State *L) {
 }
 
 static int l_ctx_ask(lua_State *L) {
-  tend_check_ctx(L, 1);
+  tend_check_own_ctx(L, 1, "ctx:ask");
   lua_remove(L, 1);
   return l_ask(L);
 }

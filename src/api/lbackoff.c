@@ -10,6 +10,7 @@
 #include "api/api.h"
 #include "base/backoff.h"
 #include "runtime/backoff_sup.h"
+#include "runtime/copy.h"
 #include "runtime/error.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
@@ -421,6 +422,11 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
   child.args = field(L, spec, "args");
   child.name = field(L, spec, "name");
   child.reply = field(L, spec, "reply_while_stopped");
+  if (child.reply && h->copy_messages && tend_copy_needed(L, child.reply)) {
+    lua_pushfstring(L, "%s: option 'reply_while_stopped': ", fn);
+    tend_copy_in_place(L, h, child.reply, lua_tostring(L, -1));
+    lua_pop(L, 1); /* copyable: each reply is a copy of it */
+  }
   child.final_stop = field(L, spec, "final_stop_message");
   int strategy = field(L, spec, "supervisor_strategy");
   if (strategy) {

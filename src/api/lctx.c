@@ -17,11 +17,29 @@ tend_actor *tend_check_ctx(lua_State *L, int idx) {
   return a;
 }
 
+tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
+  tend_actor *a = tend_check_ctx(L, idx);
+  tend_host *h = tend_host_of(L);
+  if (h->current == a) return a;
+  idx = lua_absindex(L, idx);
+  if (lua_getiuservalue(L, idx, TEND_UV_PATH) != LUA_TSTRING) {
+    lua_pop(L, 1); /* a dead actor's record keeps its path there */
+    tend_actor_push_path(L, h, a);
+  }
+  if (h->current)
+    tend_actor_push_path(L, h, h->current);
+  else
+    lua_pushliteral(L, "no actor");
+  luaL_error(L, "%s called outside its actor (%s); running: %s", fn,
+             lua_tostring(L, -2), lua_tostring(L, -1));
+  return NULL;
+}
+
 /* ------------------------------------------------------------ methods */
 
 static int l_ctx_children(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:children");
   lua_newtable(L);
   int i = 0;
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
@@ -33,7 +51,7 @@ static int l_ctx_children(lua_State *L) {
 
 static int l_ctx_reply(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:reply");
   lua_settop(L, 2);
   if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
     tend_actor_dead_letter(L, h, NULL, NULL);
@@ -46,7 +64,7 @@ static int l_ctx_reply(lua_State *L) {
 /* ctx:stop([ref]): stop self, or a child of this actor. */
 static int l_ctx_stop(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:stop");
   if (lua_isnoneornil(L, 2)) {
     tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
     return 0;
@@ -65,7 +83,7 @@ static int l_ctx_stop(lua_State *L) {
  * actor) resets its backoff (manual reset). */
 static int l_ctx_reset_backoff(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:reset_backoff");
   if (!tend_backoff_reset(L, h, a) && !tend_typed_reset(a))
     luaL_error(
         L, "ctx:reset_backoff: this actor is not under a backoff supervisor");

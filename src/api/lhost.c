@@ -175,7 +175,7 @@ static int l_log(lua_State *L) {
 
 /* ctx:log(level, fmt, ...) */
 static int l_ctx_log(lua_State *L) {
-  return log_line(L, tend_check_ctx(L, 1), 2, "ctx:log");
+  return log_line(L, tend_check_own_ctx(L, 1, "ctx:log"), 2, "ctx:log");
 }
 
 /* tend.trace(fn | true | false): fn joins the listeners (called between
@@ -216,6 +216,12 @@ static int l_trace_file(lua_State *L) {
     return 2;
   }
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* tend.copy_messages() -> true under --copy-messages */
+static int l_copy_messages(lua_State *L) {
+  lua_pushboolean(L, tend_host_of(L)->copy_messages);
   return 1;
 }
 
@@ -272,6 +278,7 @@ void tend_open_hostlib(lua_State *L) {
                                  {"trace", l_trace},
                                  {"trace_file", l_trace_file},
                                  {"virtual_time", l_virtual_time},
+                                 {"copy_messages", l_copy_messages},
                                  {NULL, NULL}};
   static const luaL_Reg ctx[] = {{"log", l_ctx_log}, {NULL, NULL}};
   tend_host *h = tend_host_of(L);

@@ -110,7 +110,7 @@ static int l_kill(lua_State *L) {
 /* The watcher for a watch call: ctx at 1 (ctx form) or the running actor. */
 static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
                            const char *fn) {
-  if (ctx_form) return tend_check_ctx(L, 1);
+  if (ctx_form) return tend_check_own_ctx(L, 1, fn);
   if (h->current == NULL) luaL_error(L, "%s: only an actor can watch", fn);
   return h->current;
 }

@@ -33,7 +33,7 @@ static int l_spawn(lua_State *L) {
 
 /* ctx:spawn(factory [, opts]) -> ref, a child of this actor */
 static int l_ctx_spawn(lua_State *L) {
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:spawn");
   return tend_spawn_under(L, a, 1, "ctx:spawn");
 }
 

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "api/api.h"
+#include "runtime/copy.h"
 #include "runtime/error.h"
 #include "runtime/sched.h"
 #include "runtime/timers.h"
@@ -33,11 +34,13 @@ static tend_timer *arm_or_fail(lua_State *L, tend_host *h, tend_timer_kind kind,
 /* ctx:after(seconds, msg) -> timer: msg to self after seconds. */
 static int l_ctx_after(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:after");
   double s = tend_check_seconds(L, 2, "ctx:after", "seconds", 0);
   if (a->state == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:after: the actor is dead");
   lua_settop(L, 3);
+  if (h->copy_messages && tend_copy_needed(L, 3))
+    tend_copy_in_place(L, h, 3, "ctx:after: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, 0, 3));
   return 1;
 }
@@ -45,13 +48,15 @@ static int l_ctx_after(lua_State *L) {
 /* ctx:every(seconds, msg) -> timer: msg to self every seconds. */
 static int l_ctx_every(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_own_ctx(L, 1, "ctx:every");
   double s = tend_check_seconds(L, 2, "ctx:every", "seconds", 1);
   if (isinf(s))
     luaL_error(L, "ctx:every: seconds: expected a finite number, got inf");
   if (a->state == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:every: the actor is dead");
   lua_settop(L, 3);
+  if (h->copy_messages && tend_copy_needed(L, 3))
+    tend_copy_in_place(L, h, 3, "ctx:every: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, s, 3));
   return 1;
 }
@@ -118,7 +123,7 @@ static int l_timer_tostring(lua_State *L) {
 }
 
 static int l_ctx_sleep(lua_State *L) {
-  tend_check_ctx(L, 1);
+  tend_check_own_ctx(L, 1, "ctx:sleep");
   lua_remove(L, 1);
   return l_sleep(L);
 }

@@ -36,6 +36,8 @@ static const char usage[] =
     "time)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines\n"
+    "  --copy-messages    deep-copy every message where it is sent (finds\n"
+    "                     bugs of shared tables; functions cannot be sent)\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "exit status: 0 normal end, 1 script error, 2 usage error\n";
@@ -52,6 +54,7 @@ typedef struct options {
   int timeline;       /* tend timeline */
   const char *trace;  /* --trace FILE, or NULL */
   int interactive;    /* -i: the REPL after the script */
+  int copy_messages;  /* --copy-messages */
   int repl;           /* the REPL alone (a terminal, no script) */
   int first_arg;      /* argv index of the first script argument */
 } options;
@@ -107,6 +110,8 @@ static int parse(int argc, char **argv, options *o) {
       if (++i >= argc)
         return usage_error("--trace: expected a file name, got nothing");
       o->trace = argv[i];
+    } else if (strcmp(a, "--copy-messages") == 0) {
+      o->copy_messages = 1;
     } else if (strcmp(a, "-e") == 0) {
       if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
       o->code = argv[i];
@@ -236,6 +241,7 @@ int main(int argc, char **argv) {
       .log_level = (tend_log_level)(o.log_level >= 0         ? o.log_level
                                     : (o.test || o.scenario) ? TEND_LOG_ERROR
                                                              : TEND_LOG_WARN),
+      .copy_messages = o.copy_messages,
       .open = open_lua,
   };
   tend_host *h = tend_host_open(&cfg);

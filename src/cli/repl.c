@@ -2,11 +2,15 @@
  * readline's callback interface is fed by a uv_poll on stdin, so actors and
  * timers run between keystrokes. A line goes to lua/tend/repl.lua, which
  * compiles it (lua.c's rules: an expression prints its values, an
- * incomplete chunk continues on the next line) and hands it to the actor
- * /user/repl; while it runs the prompt is away, and when it is done the
- * actor calls core.repl_done() and the prompt comes back. Output written
- * while the prompt shows is printed above it and the line being edited is
- * redrawn. */
+ * incomplete chunk continues on the next line) and hands it to the task
+ * /user/repl, which waits for lines in next_line() (a promise this file
+ * answers); while it runs the prompt is away, and when it is done the
+ * task calls done() and the prompt comes back. Lines never go through the
+ * task's mailbox: messages sent to /user/repl wait there for tend.receive
+ * or flush(), as in the Erlang shell. Should the task stop (a chunk that
+ * stops it), a new one is spawned at the end of the pump pass. Output
+ * written while the prompt shows is printed above it and the line being
+ * edited is redrawn. */
 #include "cli/repl.h"
 
 #include <lauxlib.h>
@@ -18,8 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/lifecycle.h"
+#include "runtime/promise.h"
 #include "runtime/ref.h"
 #include "runtime/sched.h"
+#include "runtime/value.h"
 
 #define PROMPT "> "
 #define MORE_PROMPT ">> "
@@ -35,7 +42,13 @@ typedef struct repl {
   int history_reported;               /* a history write failure was reported */
   char *matches[MAX_COMPLETIONS + 1]; /* completion candidates */
   int n_matches;
-  tend_actor *actor; /* /user/repl, which runs the lines */
+  uint32_t actor_id, actor_gen; /* the task /user/repl, which runs lines */
+  uint32_t line_id, line_gen;   /* the promise it waits on for a line */
+  int pending_ref;              /* a line's chunk the task has not asked for yet
+                                   (registry ref owned here, released when it is
+                                   taken or dropped; LUA_NOREF when none) */
+  int loop_ref; /* the task's function (tend.repl's loop; registry ref
+                   owned here, it goes with the state) */
 } repl;
 
 static tend_host *host; /* readline callbacks carry no user data */
@@ -66,6 +79,65 @@ static void call_lua(lua_State *L, const char *fn, const char *arg, int nres) {
 }
 
 static void on_line(char *line);
+
+/* The live task that runs the lines, or NULL. */
+static tend_actor *task(tend_host *h, const repl *r) {
+  return tend_actor_live(h, r->actor_id, r->actor_gen);
+}
+
+/* [1] the loop function: spawns it as the task /user/repl; pushes its
+ * ref. */
+static int spawn_task(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_pushliteral(L, "repl");
+  tend_actor_check_spawn(L, h, h->user, 2, "repl");
+  tend_spawn_opts so;
+  tend_spawn_opts_init(&so);
+  so.name = 2;
+  so.task = 1;
+  tend_actor *a = tend_actor_spawn(L, h, h->user, 1, &so);
+  repl *r = R(h);
+  r->actor_id = a->id;
+  r->actor_gen = a->gen;
+  return 1;
+}
+
+/* Spawns the task that runs the lines; 0, or -1 (said on stderr). */
+static int start_task(tend_host *h, repl *r) {
+  lua_State *L = h->L;
+  if (h->user == NULL) return -1;
+  lua_pushcfunction(L, spawn_task);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->loop_ref);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return -1;
+  }
+  return 0;
+}
+
+/* The chunk at the top (popped) goes to the task: to the line it waits
+ * for, or kept until it asks. Returns 1 when it will run. */
+static int deliver(tend_host *h, repl *r) {
+  lua_State *L = h->L;
+  if (task(h, r) == NULL) {
+    lua_pop(L, 1);
+    fputs("the REPL's task is gone; the line cannot run\n", stdout);
+    return 0;
+  }
+  tend_promise *p = tend_slots_get(&h->ids, r->line_id, r->line_gen);
+  tend_value v;
+  if (p && p->kind == TEND_ENTITY_PROMISE &&
+      tend_value_store(L, h, -1, &v) == 0) {
+    lua_pop(L, 1);
+    if (!tend_promise_resolve(L, h, p, v)) tend_value_drop(L, h, &v);
+    r->line_id = r->line_gen = 0;
+    return 1;
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, r->pending_ref);
+  r->pending_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 1;
+}
 
 /* Shows the prompt (readline's handler is per install). */
 static void install(repl *r) {
@@ -110,10 +182,13 @@ static void on_line(char *line) {
   }
   unprompt(r);
   lua_State *L = h->L;
-  call_lua(L, "line", line, 2); /* -> more, running */
+  call_lua(L, "line", line, 2); /* -> more, chunk */
   r->more = lua_toboolean(L, -2);
-  r->evaluating = lua_toboolean(L, -1);
-  lua_pop(L, 2);
+  if (lua_isfunction(L, -1))
+    r->evaluating = deliver(h, r); /* pops the chunk */
+  else
+    lua_pop(L, 1);
+  lua_pop(L, 1);
   free(line);
   install(r);
 }
@@ -178,12 +253,31 @@ static int l_done(lua_State *L) {
   return 0;
 }
 
-/* register(ref): the actor that evaluates REPL lines. */
-static int l_register(lua_State *L) {
+static int next_line_k(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  (void)k;
   tend_host *h = tend_host_of(L);
-  tend_ref *r = tend_ref_test(L, 1);
-  R(h)->actor = r ? tend_ref_actor(h, r) : NULL;
-  return 0;
+  if (tend_sched_woken(L, h) != TEND_WAKE_OK) return 0;
+  tend_value_take(L, h, &h->current->wake_value);
+  return 1;
+}
+
+/* next_line() -> chunk: the task waits for the next line (a promise that
+ * deliver answers). */
+static int l_next_line(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  repl *r = R(h);
+  if (r->pending_ref != LUA_NOREF) { /* typed before the task asked */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->pending_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, r->pending_ref);
+    r->pending_ref = LUA_NOREF;
+    return 1;
+  }
+  tend_actor *a = tend_sched_check_wait(L, h, "next_line");
+  tend_promise *p = tend_promise_new(L, h, a, -1, "next_line");
+  r->line_id = p->id;
+  r->line_gen = p->gen;
+  return tend_sched_wait(L, h, TEND_WAIT_ASK, next_line_k);
 }
 
 /* ---- the host's hooks */
@@ -191,9 +285,9 @@ static int l_register(lua_State *L) {
 /* SIGINT: stop the chunk that runs, or clear the line being edited. */
 static void interrupt(tend_host *h) {
   repl *r = R(h);
-  if (r->evaluating) { /* stop the chunk that runs, not the actor */
-    if (r->actor && tend_actor_live(h, r->actor->id, r->actor->gen))
-      tend_sched_interrupt(h->L, h, r->actor);
+  if (r->evaluating) { /* stop the chunk that runs, not the task */
+    tend_actor *a = task(h, r);
+    if (a) tend_sched_interrupt(h->L, h, a);
     return;
   }
   /* at the prompt: drop the line (and a pending incomplete chunk) */
@@ -246,6 +340,29 @@ static void on_output(tend_host *h, int begin) {
   }
 }
 
+/* After every pump pass: a task that stopped (a chunk stopped it) is
+ * replaced, and the prompt comes back if it was running a line. */
+static void on_turn(tend_host *h) {
+  repl *r = R(h);
+  if (r == NULL || r->closed || h->shutdown || task(h, r)) return;
+  luaL_unref(h->L, LUA_REGISTRYINDEX, r->pending_ref);
+  r->pending_ref = LUA_NOREF;
+  if (start_task(h, r) != 0) {
+    r->actor_id = r->actor_gen = 0;
+    h->front.turn = NULL; /* said once; lines report the task gone */
+    return;
+  }
+  if (r->evaluating) {
+    static const char said[] =
+        "the REPL's task stopped; a new one (with "
+        "an empty mailbox) takes the next line\n";
+    tend_host_print(h, said, sizeof said - 1);
+    r->evaluating = 0;
+    h->interrupt = NULL;
+    install(r);
+  }
+}
+
 /* Shutdown: the prompt goes, stdin is no longer watched. */
 static void on_shutdown(tend_host *h) {
   repl *r = R(h);
@@ -263,7 +380,7 @@ static void on_closed(uv_handle_t *handle) {
 /* The host closes: the poll handle goes, then the state. */
 static void on_close(tend_host *h) {
   repl *r = R(h);
-  h->front.data = NULL;
+  h->front.data = NULL; /* its registry refs went with the state */
   uv_close((uv_handle_t *)&r->poll, on_closed);
 }
 
@@ -271,7 +388,8 @@ int tend_repl_start(tend_host *h) {
   repl *r = calloc(1, sizeof *r);
   if (r == NULL) return -1;
   host = h;
-  tend_front front = {on_output, on_signal, NULL, on_shutdown, NULL, r};
+  r->pending_ref = r->loop_ref = LUA_NOREF;
+  tend_front front = {on_output, on_signal, on_turn, on_shutdown, NULL, r};
   h->front = front;
   const char *home = getenv("HOME");
   if (home && *home) {
@@ -288,17 +406,22 @@ int tend_repl_start(tend_host *h) {
   lua_createtable(L, 0, 2); /* what tend.repl.start gets */
   lua_pushcfunction(L, l_done);
   lua_setfield(L, -2, "done");
-  lua_pushcfunction(L, l_register);
-  lua_setfield(L, -2, "register");
+  lua_pushcfunction(L, l_next_line);
+  lua_setfield(L, -2, "next_line");
   lua_getglobal(L, "require");
   lua_pushliteral(L, "tend.repl");
   int ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
-  if (ok) { /* tend.repl.start(fns): spawns /user/repl */
+  if (ok) { /* tend.repl.start(fns) -> the task's loop */
     lua_getfield(L, -1, "start");
     lua_pushvalue(L, -3);
-    ok = lua_pcall(L, 1, 0, 0) == LUA_OK;
+    ok = lua_pcall(L, 1, 1, 0) == LUA_OK;
   }
-  if (!ok) fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
+  if (ok && lua_isfunction(L, -1)) {
+    r->loop_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    start_task(h, r); /* /user/repl */
+  } else if (!ok) {
+    fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
+  }
   lua_settop(L, top);
   if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
     fprintf(stderr, "tend: cannot watch stdin\n");

@@ -88,6 +88,8 @@ typedef enum tend_actor_wait {
   TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
   TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
   TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
+  TEND_WAIT_RECEIVE, /* a task in tend.receive: a message or its timeout
+                        (a promise, see inbox.h) ends it */
   TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
 } tend_actor_wait;
 

@@ -209,6 +209,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_host *h = calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   h->log_level = cfg->log_level;
+  h->copy_messages = cfg->copy_messages;
   h->trace_fn_ref = LUA_NOREF;
   h->trace.fd = -1;
   register_timer_kinds(h);

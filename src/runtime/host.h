@@ -125,6 +125,12 @@ struct tend_host {
   int exit_code;          /* status the process ends with */
   int stdout_closed;      /* 1: a print met EPIPE (said once) */
   int failed;             /* 1 when the main chunk raised */
+  int copy_messages;      /* --copy-messages: every message deep-copied at
+                             its send (copy.h) */
+  int copy_scratch_ref;   /* registry ref (owned here, goes with the state):
+                             the tables a copy works with, or 0 */
+  int copy_busy;          /* 1 while a copy runs (a nested one makes its
+                             own tables) */
   tend_stats stats;
   uint64_t lua_bytes; /* bytes the Lua allocator holds */
 
@@ -165,6 +171,7 @@ typedef struct tend_host_config {
   int has_seed;     /* 1: seed given */
   uint64_t seed;
   tend_log_level log_level;
+  int copy_messages;  /* 1: --copy-messages */
   lua_CFunction open; /* opens the libraries above the runtime (called
                          protected, before the guardians exist), or NULL */
 } tend_host_config;

@@ -55,6 +55,12 @@ void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a) {
   release(h, p);
 }
 
+void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->wait != TEND_WAIT_RECEIVE) return;
+  tend_promise_cancel(L, h, a);
+  tend_runq_wake(h, a, TEND_WAKE_OK);
+}
+
 void tend_promise_free_at_close(tend_host *h, tend_promise *p) {
   (void)h;
   free(p); /* its id goes with the table */
@@ -63,7 +69,9 @@ void tend_promise_free_at_close(tend_host *h, tend_promise *p) {
 /* No reply in time: the asker wakes without one. */
 static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
                        tend_actor *a) {
-  if (a == NULL || a->wait_seq != t->tag || a->wait != TEND_WAIT_ASK) return;
+  if (a == NULL || a->wait_seq != t->tag ||
+      (a->wait != TEND_WAIT_ASK && a->wait != TEND_WAIT_RECEIVE))
+    return;
   if (a->promise) a->promise->timeout = NULL; /* t: the timer loop frees it */
   tend_promise_cancel(L, h, a);
   tend_runq_wake(h, a, TEND_WAKE_TIMEOUT);

@@ -29,6 +29,10 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v);
 /* a stops waiting for its promise (if any): it is freed, its timer too. */
 void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
+/* A message reached a's user queue: if a waits in tend.receive (its
+ * timeout is a promise nobody answers, see inbox.h), the promise goes
+ * and a wakes. */
+void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees what promises still hold at close (ids left in the table). */
 void tend_promise_free_at_close(tend_host *h, tend_promise *p);
 /* Registers the timer kind this file owns (ASK). */

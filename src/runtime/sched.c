@@ -5,6 +5,7 @@
 
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
+#include "runtime/inbox.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
 #include "runtime/runq.h"
@@ -259,7 +260,10 @@ static int finish(lua_State *L, tend_host *h, int status) {
         tend_supervise_restart_done(L, h, a);
       break;
     case TEND_OP_RECEIVE: received(L, h, a); break;
-    case TEND_OP_TASK: tend_actor_stop(L, h, a, TEND_STOP_NORMAL); break;
+    case TEND_OP_TASK:
+      tend_inbox_close(L, h, a); /* what it never read: dead letters */
+      tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+      break;
     case TEND_OP_POST_STOP: tend_actor_die(L, h, a); break;
     case TEND_OP_DECIDE:
       tend_supervise_decided(L, h, a, status, W_RESULT);
@@ -473,7 +477,8 @@ int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
 
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a) {
   h->interrupt = a;
-  if (a->wait == TEND_WAIT_SLEEP || a->wait == TEND_WAIT_ASK) {
+  if (a->wait == TEND_WAIT_SLEEP || a->wait == TEND_WAIT_ASK ||
+      a->wait == TEND_WAIT_RECEIVE) {
     tend_promise_cancel(L, h, a);
     a->wait_seq++; /* its WAKE timer is stale now */
     tend_runq_wake(h, a, TEND_WAKE_INTERRUPTED);

@@ -5,6 +5,7 @@
 
 #include <lauxlib.h>
 
+#include "runtime/copy.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
@@ -111,6 +112,7 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;
   if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+  tend_promise_mail(L, h, a); /* a task waiting in tend.receive */
 }
 
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
@@ -122,8 +124,15 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                         int idx, uint32_t sender_id, uint32_t sender_gen,
                         int store) {
   tend_value v;
-  if (tend_value_store_in(L, h, idx, &v, store) != 0)
-    luaL_error(L, "out of message slots");
+  int copied = h->copy_messages && tend_copy_needed(L, idx);
+  if (copied) { /* --copy-messages: the copy is made at the send */
+    lua_pushvalue(L, idx);
+    tend_copy_in_place(L, h, -1, "");
+    idx = lua_gettop(L);
+  }
+  int full = tend_value_store_in(L, h, idx, &v, store) != 0;
+  if (copied) lua_pop(L, 1);
+  if (full) luaL_error(L, "out of message slots");
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
 }
 

@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
+#include "runtime/promise.h"
 #include "runtime/ref.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
@@ -65,7 +66,12 @@ static void notify(lua_State *L, tend_host *h, tend_watch *r, int table) {
   r->fired = 1;
   tend_queue_push(&w->ext->notices, m);
   w->flags |= TEND_AF_NOTICES;
-  if (w->wait == TEND_WAIT_NONE && h->current != w) tend_runq_push(h, w);
+  if (w->wait == TEND_WAIT_RECEIVE) { /* a task taking its mail now */
+    tend_watch_deliver(w);
+    tend_promise_mail(L, h, w);
+  } else if (w->wait == TEND_WAIT_NONE && h->current != w) {
+    tend_runq_push(h, w);
+  }
 }
 
 void tend_watch_deliver(tend_actor *w) {

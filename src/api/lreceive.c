@@ -1,0 +1,65 @@
+/* lreceive: tend.receive, the way a task (the main chunk, the REPL, a
+ * tend.after function) reads its mailbox (runtime/inbox.h). An actor gets
+ * its messages as calls of its behavior instead. */
+#include <math.h>
+
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/inbox.h"
+#include "runtime/promise.h"
+#include "runtime/sched.h"
+
+static int receive_k(lua_State *L, int status, lua_KContext k);
+
+/* The next message and its sender, or nothing once the deadline (stack
+ * index 2: host time in ns, -1 for none) has passed; waits in between. */
+static int next(lua_State *L, tend_host *h, tend_actor *a) {
+  if (tend_inbox_take(L, h, a)) return 2; /* msg, sender */
+  int64_t deadline = (int64_t)lua_tointeger(L, 2);
+  int64_t left = deadline < 0 ? -1 : deadline - tend_clock_now(&h->clock);
+  if (deadline >= 0 && left <= 0) return 0; /* timed out */
+  tend_sched_check_wait(L, h, "tend.receive");
+  tend_promise_new(L, h, a, left, "tend.receive"); /* the timeout */
+  return tend_sched_wait(L, h, TEND_WAIT_RECEIVE, receive_k);
+}
+
+static int receive_k(lua_State *L, int status, lua_KContext k) {
+  (void)status;
+  (void)k;
+  tend_host *h = tend_host_of(L);
+  tend_sched_woken(L, h); /* raises if interrupted (Ctrl-C) */
+  lua_settop(L, 2);
+  return next(L, h, h->current);
+}
+
+/* tend.receive([timeout]) -> msg, sender; nothing after timeout seconds
+ * (default: wait as long as it takes). */
+static int l_receive(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  double timeout = INFINITY;
+  if (!lua_isnoneornil(L, 1))
+    timeout = tend_check_seconds(L, 1, "tend.receive", "timeout", 0);
+  tend_actor *a = h->current;
+  if (a == NULL)
+    luaL_error(L,
+               "tend.receive: no actor runs here; only a task (the main "
+               "chunk, the REPL, a tend.after function) receives this way");
+  if (!(a->flags & TEND_AF_TASK)) {
+    tend_actor_push_path(L, h, a);
+    luaL_error(L,
+               "tend.receive: %s is an actor: its messages come to its "
+               "behavior; only a task (the main chunk, the REPL, a "
+               "tend.after function) receives with tend.receive",
+               lua_tostring(L, -1));
+  }
+  lua_settop(L, 1);
+  lua_pushinteger(L, isinf(timeout) ? -1
+                                    : (lua_Integer)(tend_clock_now(&h->clock) +
+                                                    tend_clock_ns(timeout)));
+  return next(L, h, a);
+}
+
+void tend_open_receive(lua_State *L) {
+  static const luaL_Reg fns[] = {{"receive", l_receive}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
