@@ -303,6 +303,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pushvalue(L, path);
   tend_ref_set_path(L, -2);
   push_reason(L, a);
+  tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
     e.reason = tend_actor_reason_name(L, a);
