@@ -214,3 +214,101 @@ function TestAskFail:test_an_asker_that_stops_waiting_leaves_nothing_held()
   H.stop_all(s) -- its held list is empty: nothing to wake, nothing to crash
   lu.assertEquals(tend.stats().timers, 0)
 end
+
+-- ------------------------------------------------------------ chaos
+
+-- tend.chaos link rules apply to ask traffic: the request (asker -> target)
+-- and the reply (target -> asker), as to any other message between them.
+TestAskChaos = {}
+
+function TestAskChaos:tearDown()
+  tend.chaos.heal()
+  H.assert_clean()
+end
+
+local function echo() return function(msg, ctx) ctx:reply(msg) end end
+
+function TestAskChaos:test_delay_applies_to_the_request()
+  local e = tend.spawn(echo, { name = "e" })
+  tend.chaos.delay(tend.self(), e, 0.25)
+  local t0 = tend.now()
+  lu.assertEquals(tend.ask(e, "hi", 1), "hi")
+  lu.assertEquals(tend.now() - t0, 0.25)
+  H.stop_all(e)
+end
+
+function TestAskChaos:test_delay_applies_to_the_reply()
+  local e = tend.spawn(echo, { name = "e" })
+  tend.chaos.delay(e, "/user/main", 0.5)
+  local t0 = tend.now()
+  lu.assertEquals(tend.ask(e, "hi", 1), "hi")
+  lu.assertEquals(tend.now() - t0, 0.5)
+  H.stop_all(e)
+end
+
+function TestAskChaos:test_both_ways_add_up_and_a_late_reply_times_out()
+  local e = tend.spawn(echo, { name = "e" })
+  tend.chaos.delay("*", e, 0.5)
+  tend.chaos.delay(e, "*", 0.75)
+  local t0 = tend.now()
+  lu.assertEquals(tend.ask(e, "hi", 2), "hi")
+  lu.assertEquals(tend.now() - t0, 1.25)
+  local d0 = tend.stats().dead_letters
+  local ok, err = pcall(tend.ask, e, "slow", 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  tend.sleep(1) -- the reply arrives after the asker gave up
+  lu.assertEquals(tend.stats().dead_letters - d0, 1)
+  H.stop_all(e)
+end
+
+function TestAskChaos:test_a_dropped_request_times_out()
+  local got = 0
+  local e = tend.spawn(function() return function(msg, ctx) got = got + 1 ctx:reply(msg) end end)
+  tend.chaos.drop(tend.self(), e, 1)
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, e, "hi", 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  lu.assertEquals(tend.now() - t0, 1)
+  lu.assertEquals(got, 0)
+  H.stop_all(e)
+end
+
+function TestAskChaos:test_a_dropped_reply_times_out_and_is_a_dead_letter()
+  local got = 0
+  local e = tend.spawn(function() return function(msg, ctx) got = got + 1 ctx:reply(msg) end end)
+  tend.chaos.drop(e, tend.self(), 1)
+  local d0 = tend.stats().dead_letters
+  local ok, err = pcall(tend.ask, e, "hi", 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  lu.assertEquals(got, 1)
+  lu.assertEquals(tend.stats().dead_letters - d0, 1)
+  H.stop_all(e)
+end
+
+function TestAskChaos:test_rules_between_other_actors_leave_the_ask_alone()
+  local e = tend.spawn(echo, { name = "e" })
+  local other = tend.spawn(echo, { name = "other" })
+  tend.chaos.drop(other, e, 1)
+  tend.chaos.drop(e, other, 1)
+  lu.assertEquals(tend.ask(e, "hi", 1), "hi")
+  H.stop_all(e, other)
+end
+
+-- An ask made inside an actor: its own path is the asker's end.
+function TestAskChaos:test_an_actor_asking_is_matched_by_its_path()
+  local e = tend.spawn(echo, { name = "e" })
+  local asker = tend.spawn(function()
+    return function(msg, ctx)
+      local t0 = tend.now()
+      ctx:ask(e, msg, 5)
+      ctx:reply(tend.now() - t0)
+    end
+  end, { name = "asker" })
+  tend.chaos.delay("/user/asker", "/user/e", 1)
+  tend.chaos.delay("/user/e", "/user/asker", 2)
+  lu.assertEquals(tend.ask(asker, "x", 5), 3)
+  H.stop_all(e, asker)
+end

@@ -64,11 +64,13 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
-/* A send filter (tend.chaos): returns 1 when it took the message (v
- * consumed: dropped, or to be delivered later), 0 to deliver it. */
-typedef int (*tend_send_filter)(lua_State *L, tend_host *h, tend_actor *to,
-                                tend_value *v, uint32_t sender_id,
-                                uint32_t sender_gen);
+/* A send filter (tend.chaos): v goes from (sender_id, sender_gen) to
+ * (to_id, to_gen), an actor or a pending ask (a reply; a request has the
+ * ask as its sender). Returns 1 when it took the message (v consumed:
+ * dropped, or to be delivered later), 0 to deliver it. */
+typedef int (*tend_send_filter)(lua_State *L, tend_host *h, uint32_t to_id,
+                                uint32_t to_gen, tend_value *v,
+                                uint32_t sender_id, uint32_t sender_gen);
 /* A receive filter: the message at stack index msg is about to reach a's
  * behavior. Returns 1 and pushes an error value when a fails instead. */
 typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,

@@ -68,7 +68,10 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
                            uint32_t gen, tend_value v, uint32_t sender_id,
                            uint32_t sender_gen) {
   tend_actor *a = tend_slots_get(&h->ids, id, gen);
-  if (a && a->kind == TEND_ENTITY_PROMISE) {
+  if (a && a->kind == TEND_ENTITY_PROMISE) { /* a reply */
+    if (h->send_filter &&
+        h->send_filter(L, h, id, gen, &v, sender_id, sender_gen))
+      return; /* dropped or held back by tend.chaos */
     if (!tend_promise_resolve(L, h, (tend_promise *)(void *)a, v))
       tend_actor_dead_letter(L, h, NULL, &v); /* its asker stopped waiting */
     return;
@@ -78,7 +81,8 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     tend_actor_dead_letter(L, h, NULL, &v);
     return;
   }
-  if (h->send_filter && h->send_filter(L, h, a, &v, sender_id, sender_gen))
+  if (h->send_filter &&
+      h->send_filter(L, h, a->id, a->gen, &v, sender_id, sender_gen))
     return; /* dropped or held back by tend.chaos */
   uint32_t capacity = a->capacity;
   tend_overflow rule = (tend_overflow)a->overflow;
