@@ -56,9 +56,13 @@ static int send_filter(lua_State *L, tend_host *h, uint32_t to_id,
                   lua_tostring(L, -1));
   } else if (lua_toboolean(L, -2)) {
     held = 1; /* dropped (a dead letter), or delivered later by chaos */
-    if (lua_toboolean(L, -1))
-      tend_actor_dead_letter(L, h, to, v);
-    else
+    if (lua_toboolean(L, -1)) {
+      tend_letter l = {.to = to,
+                       .from_id = sender_id,
+                       .from_gen = sender_gen,
+                       .why = "dropped by tend.chaos"};
+      tend_actor_dead_letter_at(L, h, &l, v);
+    } else
       tend_value_drop(L, h, v);
   }
   lua_settop(L, top);

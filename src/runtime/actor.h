@@ -178,6 +178,8 @@ typedef struct tend_actor_ext {
   int64_t max_ns;            /* max_message_time, 0 for none */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
   tend_promise *held;        /* asks waiting for its reply (promise.h) */
+  uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
+                                when that call began, else 0 (preempt.h) */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;

@@ -27,6 +27,7 @@
 #include "base/slots.h"
 #include "base/timer.h"
 #include "runtime/actor.h"
+#include "runtime/deadletter.h"
 #include "runtime/preempt.h"
 
 #define TEND_VERSION "0.1.0"
@@ -51,6 +52,7 @@ typedef struct tend_stats {
   uint64_t dead_letters; /* messages that reached no actor */
   uint64_t failures;     /* errors raised by actors */
   uint64_t restarts;     /* restarts completed */
+  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
 } tend_stats;
 
 /* Hooks of the command line (the REPL); each may be NULL. */
@@ -128,7 +130,8 @@ struct tend_host {
   int stdout_closed;      /* 1: a print met EPIPE (said once) */
   int failed;             /* 1 when the main chunk raised */
   tend_stats stats;
-  uint64_t lua_bytes; /* bytes the Lua allocator holds */
+  tend_dl_limit dl_limit; /* dead-letter log lines (deadletter.h) */
+  uint64_t lua_bytes;     /* bytes the Lua allocator holds */
 
   /* Signals (SIGINT, SIGTERM, SIGHUP) are caught by a handler that only
    * records them and wakes the loop: the loop stops the tree (or the REPL

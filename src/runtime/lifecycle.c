@@ -227,6 +227,7 @@ void tend_host_shutdown(tend_host *h, int code) {
   h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
+  tend_deadletter_flush(h); /* what the log suppressed so far */
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)
@@ -240,7 +241,13 @@ static void drain(lua_State *L, tend_host *h, tend_actor *a, tend_queue *q,
                   int user) {
   tend_msg *m;
   while ((m = tend_queue_pop(q)) != NULL) {
-    if (user) tend_actor_dead_letter(L, h, a, &m->value);
+    if (user) {
+      tend_letter l = {.to = a,
+                       .from_id = m->sender_id,
+                       .from_gen = m->sender_gen,
+                       .why = "its recipient stopped"};
+      tend_actor_dead_letter_at(L, h, &l, &m->value);
+    }
     tend_msg_release(&h->msgs, m);
   }
 }

@@ -8,6 +8,7 @@
 #include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
+#include "runtime/ref.h"
 #include "runtime/runq.h"
 #include "runtime/supervise.h"
 #include "runtime/typed.h"
@@ -27,7 +28,34 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
 
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
                             tend_value *v) {
+  tend_letter l = {.to = to, .why = "not delivered"};
+  tend_actor_dead_letter_at(L, h, &l, v);
+}
+
+void tend_actor_dead_letter_msg(lua_State *L, tend_host *h, tend_actor *to,
+                                int msg, uint32_t sid, uint32_t sgen,
+                                const char *why) {
+  tend_letter l = {.to = to,
+                   .msg = lua_absindex(L, msg),
+                   .from_id = sid,
+                   .from_gen = sgen,
+                   .why = why};
+  tend_actor_dead_letter_at(L, h, &l, NULL);
+}
+
+void tend_actor_dead_letter_at(lua_State *L, tend_host *h, const tend_letter *l,
+                               tend_value *v) {
+  tend_actor *to = l->to;
   h->stats.dead_letters++;
+  if (h->log_level >= TEND_LOG_INFO && !h->shutdown) {
+    tend_letter shown = *l;
+    if (v && !l->msg) { /* the message, to show it */
+      tend_value_push(L, h, v);
+      shown.msg = lua_gettop(L);
+    }
+    tend_deadletter_log(L, h, &shown);
+    if (v && !l->msg) lua_pop(L, 1);
+  }
   if (v) tend_value_drop(L, h, v);
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_DEAD_LETTER, to);
@@ -39,20 +67,26 @@ void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
 /* a's mailbox is full: makes room by its overflow rule. Returns 1 when the
  * new message may go in, 0 when it was taken (dead letter or failure). */
 static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
-                    tend_overflow rule) {
+                    tend_overflow rule, const tend_letter *l) {
   switch (rule) {
-    case TEND_OVERFLOW_DROP_NEW: tend_actor_dead_letter(L, h, a, v); return 0;
+    case TEND_OVERFLOW_DROP_NEW:
+      tend_actor_dead_letter_at(L, h, l, v);
+      return 0;
     case TEND_OVERFLOW_DROP_OLD: {
       tend_msg *old = tend_queue_pop(&a->mbox.user);
       a->mbox.n_user--;
-      tend_actor_dead_letter(L, h, a, &old->value);
+      tend_letter o = {.to = a,
+                       .from_id = old->sender_id,
+                       .from_gen = old->sender_gen,
+                       .why = "mailbox full: the oldest message dropped"};
+      tend_actor_dead_letter_at(L, h, &o, &old->value);
       tend_msg_release(&h->msgs, old);
       return 1;
     }
     case TEND_OVERFLOW_FAIL: /* the first overflow fails it; while that
                                 failure waits for a decision, the others
                                 are dead letters only (Akka) */
-      tend_actor_dead_letter(L, h, a, v);
+      tend_actor_dead_letter_at(L, h, l, v);
       if (a->state < TEND_ACTOR_STOPPING && a->failure == TEND_FAILURE_NONE) {
         lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
         tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
@@ -64,21 +98,43 @@ static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
   return 0;
 }
 
-void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
-                           uint32_t gen, tend_value v, uint32_t sender_id,
-                           uint32_t sender_gen) {
+/* v reached no actor: a dead letter to `to` (or the ref at stack index
+ * ref), from (sid, sgen), for the reason why. */
+static void undelivered(lua_State *L, tend_host *h, tend_actor *to, int ref,
+                        tend_value *v, uint32_t sid, uint32_t sgen,
+                        const char *why) {
+  tend_letter l = {
+      .to = to, .to_ref = ref, .from_id = sid, .from_gen = sgen, .why = why};
+  tend_actor_dead_letter_at(L, h, &l, v);
+}
+
+/* Delivers v to (id, gen) from (sender_id, sender_gen); ref: stack index
+ * of the ref it was sent to (names a dead target in the log), or 0. */
+static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                    tend_value v, uint32_t sender_id, uint32_t sender_gen,
+                    int ref) {
   tend_actor *a = tend_slots_get(&h->ids, id, gen);
   if (a && a->kind == TEND_ENTITY_PROMISE) { /* a reply */
     if (h->send_filter &&
         h->send_filter(L, h, id, gen, &v, sender_id, sender_gen))
       return; /* dropped or held back by tend.chaos */
     if (!tend_promise_resolve(L, h, (tend_promise *)(void *)a, v))
-      tend_actor_dead_letter(L, h, NULL, &v); /* its asker stopped waiting */
+      undelivered(L, h, ((tend_promise *)(void *)a)->asker, 0, &v, sender_id,
+                  sender_gen, "its ask is over");
     return;
   }
-  if (a == NULL || a->state == TEND_ACTOR_DEAD ||
-      (a->flags & TEND_AF_GUARDIAN)) {
-    tend_actor_dead_letter(L, h, NULL, &v);
+  if (a == NULL || a->state == TEND_ACTOR_DEAD) {
+    tend_letter l = {.to_ref = ref,
+                     .to_name = "a dead actor or an ask that is over",
+                     .from_id = sender_id,
+                     .from_gen = sender_gen,
+                     .why = "its recipient is gone"};
+    tend_actor_dead_letter_at(L, h, &l, &v);
+    return;
+  }
+  if (a->flags & TEND_AF_GUARDIAN) {
+    undelivered(L, h, a, 0, &v, sender_id, sender_gen,
+                "a guardian takes no messages");
     return;
   }
   if (h->send_filter &&
@@ -90,11 +146,16 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     capacity = tend_typed_stash(a); /* waiting for a backoff restart */
     rule = TEND_OVERFLOW_DROP_OLD;
   }
-  if (capacity && a->mbox.n_user >= capacity && !overflow(L, h, a, &v, rule))
-    return;
+  if (capacity && a->mbox.n_user >= capacity) {
+    tend_letter l = {.to = a,
+                     .from_id = sender_id,
+                     .from_gen = sender_gen,
+                     .why = "mailbox full"};
+    if (!overflow(L, h, a, &v, rule, &l)) return;
+  }
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) {
-    tend_actor_dead_letter(L, h, a, &v);
+    undelivered(L, h, a, 0, &v, sender_id, sender_gen, "out of memory");
     return;
   }
   m->kind = TEND_MSG_USER;
@@ -104,6 +165,12 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;
   if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+}
+
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen) {
+  deliver(L, h, id, gen, v, sender_id, sender_gen, 0);
 }
 
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
@@ -118,6 +185,15 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
   if (tend_value_store_in(L, h, idx, &v, store) != 0)
     luaL_error(L, "out of message slots");
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
+}
+
+void tend_actor_send_ref(lua_State *L, tend_host *h, int ref, int idx,
+                         uint32_t sender_id, uint32_t sender_gen, int store) {
+  const tend_ref *r = tend_ref_test(L, ref);
+  tend_value v;
+  if (tend_value_store_in(L, h, idx, &v, store) != 0)
+    luaL_error(L, "out of message slots");
+  deliver(L, h, r->id, r->gen, v, sender_id, sender_gen, lua_absindex(L, ref));
 }
 
 /* ctx:after / ctx:every: the message to the target. */
