@@ -175,3 +175,108 @@ tend.shutdown(0)
 ]])
   lu.assertEquals(lines, {})
 end
+
+-- ------------------------------------------------------------ children =
+
+-- The spawn option that sets the strategy of an actor's children is named
+-- `children` (`supervisor` stays as an alias); an actor given one that has
+-- no child for its whole first second gets a warning, once.
+TestChildrenOption = {}
+
+function TestChildrenOption:tearDown() H.assert_clean() end
+
+local function failing_child_under(opts)
+  local sup = tend.spawn(function(ctx)
+    local c = ctx:spawn(function() return function(m) error("boom") end end, { name = "c" })
+    return function(m, ctx) ctx:reply(c) end
+  end, opts)
+  local c = tend.ask(sup, "?", 1)
+  c:send("fail")
+  H.settle()
+  local alive = tend.alive(c)
+  H.stop_all(sup)
+  return alive
+end
+
+function TestChildrenOption:test_children_sets_the_strategy_of_the_children()
+  lu.assertTrue(failing_child_under(nil))                              -- default: restart
+  lu.assertFalse(failing_child_under({ children = tend.stopping }))   -- stopped
+  lu.assertFalse(failing_child_under({ supervisor = tend.stopping })) -- the alias
+end
+
+function TestChildrenOption:test_bad_values_name_the_option_given()
+  local idle = function() return function() end end
+  local before = tend.stats().spawned
+  lu.assertErrorMsgContains(
+    "tend.spawn: option 'children': expected a strategy for the actor's children (tend.one_for_one{...}, tend.stopping, ...), got strict (string)",
+    tend.spawn, idle, { children = "strict" })
+  lu.assertErrorMsgContains("option 'supervisor': expected a strategy for the actor's children",
+    tend.spawn, idle, { supervisor = {} })
+  lu.assertErrorMsgContains("options 'children' and 'supervisor' are the same option",
+    tend.spawn, idle, { children = tend.stopping, supervisor = tend.stopping })
+  lu.assertEquals(tend.stats().spawned, before)
+end
+
+local WARNING = "spawned with a strategy for its children (option 'children', alias 'supervisor') " ..
+  "but had no child in its first second: a strategy supervises the actor's children, not the " ..
+  "actor itself; to supervise this actor, give the strategy to its parent"
+
+local function warnings(text)
+  local path = H.script("local tend = require 'tend'\nlocal function idle() return function() end end\n" .. text)
+  local out, err, code = H.run { "--virtual-time", path }
+  os.remove(path)
+  lu.assertEquals(code, 0, err)
+  local lines = {}
+  for line in err:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  return lines
+end
+
+function TestChildrenOption:test_a_leaf_with_a_strategy_is_warned_about_once()
+  lu.assertEquals(warnings [[
+local leaf = tend.spawn(function() return function() end end,
+  { name = "leaf", children = tend.one_for_one { max_retries = 3 } })
+tend.sleep(0.5)
+leaf:send("early: nothing to say yet")
+tend.sleep(1)
+leaf:send("after its first second")
+leaf:send("once only")
+tend.sleep(1)
+tend.stop(leaf)
+]], { "[1.500] warn  /user/leaf: " .. WARNING })
+end
+
+function TestChildrenOption:test_a_supervisor_with_children_is_not_warned_about()
+  lu.assertEquals(warnings [[
+local sup = tend.spawn(function(ctx)
+  ctx:spawn(idle)
+  return function() end
+end, { name = "sup", supervisor = tend.stopping })
+local soon = tend.spawn(function()
+  return function(m, ctx) ctx:spawn(idle) end
+end, { name = "soon", children = tend.stopping })
+tend.sleep(0.9)
+soon:send("spawn a child within the first second")
+tend.sleep(1)
+sup:send("x") soon:send("x")
+local brief = tend.spawn(idle, { name = "brief", children = tend.stopping })
+tend.sleep(0.5)
+tend.stop(brief) -- gone before its first second was over
+tend.sleep(2)
+tend.stop(sup) tend.stop(soon)
+]], {})
+end
+
+function TestChildrenOption:test_a_late_first_child_or_a_childless_death_is_warned_about()
+  lu.assertEquals(warnings [[
+local late = tend.spawn(function()
+  return function(m, ctx) ctx:spawn(idle) end
+end, { name = "late", children = tend.stopping })
+local quiet = tend.spawn(idle, { name = "quiet", children = tend.stopping })
+tend.sleep(2)
+late:send("a first child, after 2 s")
+tend.sleep(1)
+tend.stop(quiet) -- never got a message: said when it dies
+tend.sleep(1)
+tend.stop(late)
+]], { "[2.000] warn  /user/late: " .. WARNING, "[3.000] warn  /user/quiet: " .. WARNING })
+end

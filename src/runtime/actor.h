@@ -180,6 +180,9 @@ typedef struct tend_actor_ext {
   tend_promise *held;        /* asks waiting for its reply (promise.h) */
   uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
                                 when that call began, else 0 (preempt.h) */
+  int64_t childless_until;   /* spawned with a custom strategy: the end of
+                                its first second, until judged (advice.h);
+                                else 0 */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;

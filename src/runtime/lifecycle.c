@@ -5,6 +5,7 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "runtime/advice.h"
 #include "runtime/backoff_sup.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
@@ -86,7 +87,10 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_pushvalue(L, o->args);
     tend_actor_set_ext(L, a, TEND_EXT(args_ref));
   }
-  if (o->strategy) tend_actor_set_strategy(L, a, o->strategy, o->decider);
+  if (o->strategy) {
+    tend_actor_set_strategy(L, a, o->strategy, o->decider);
+    tend_advice_spawned(h, a); /* a leaf with a strategy gets a warning */
+  }
   a->restart_type = (uint8_t)o->restart;
   if (o->max_message_ns) {
     tend_actor_ext *x = tend_actor_ext_get(a);
@@ -99,6 +103,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     a->flags |= TEND_AF_TASK;
   else
     h->stats.spawned++;
+  tend_advice_child(L, h, parent);
   link_child(parent, a);
   tend_actor_post(h, a, TEND_MSG_START, NULL);
   if (tend_event_on(h)) {
@@ -311,6 +316,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_ref_set_path(L, -2);
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
+  tend_advice_check(L, h, a);
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
     e.reason = tend_actor_reason_name(L, a);

@@ -3,6 +3,7 @@
 
 #include <lauxlib.h>
 
+#include "runtime/advice.h"
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/lifecycle.h"
@@ -66,6 +67,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
       return -1;
     }
   }
+  if (tend_advice_pending(a)) tend_advice_check(L, h, a);
   int nargs = 2;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
