@@ -20,15 +20,25 @@ typedef struct text {
   int full;    /* 1: something did not fit */
 } text;
 
+/* Appends s whole, or nothing (an escape is never cut) and t is full. */
 static void put(text *t, const char *s, size_t len) {
   size_t max = TEND_DL_SHOWN < t->size - 4 ? TEND_DL_SHOWN : t->size - 4;
-  for (size_t i = 0; i < len; i++) {
-    if (t->n >= max) {
-      t->full = 1;
-      return;
-    }
-    t->p[t->n++] = s[i];
+  if (t->full || len > max - t->n) {
+    t->full = 1;
+    return;
   }
+  memcpy(t->p + t->n, s, len);
+  t->n += len;
+}
+
+/* Drops a UTF-8 sequence the limit cut in two at the end of t. */
+static void trim_utf8(text *t) {
+  size_t k = t->n;
+  while (k > 0 && ((unsigned char)t->p[k - 1] & 0xC0) == 0x80) k--;
+  if (k == 0) return;
+  unsigned char lead = (unsigned char)t->p[k - 1];
+  size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  if (t->n - (k - 1) < need) t->n = k - 1;
 }
 
 static void puts_(text *t, const char *s) {
@@ -63,7 +73,8 @@ static int by_name(const void *a, const void *b) {
 static void put_value(lua_State *L, tend_host *h, int idx, text *t, int depth);
 
 /* A table, one level deep: its list part, then its string keys sorted
- * (at most MAX_KEYS; more, or other keys, show as "..."). Raw access
+ * (when there are at most MAX_KEYS; more, or other keys, show as "...",
+ * so what is shown never depends on the order of a hash). Raw access
  * only. */
 static void put_table(lua_State *L, tend_host *h, int idx, text *t) {
   puts_(t, "{");
@@ -89,9 +100,12 @@ static void put_table(lua_State *L, tend_host *h, int idx, text *t) {
       continue;
     if (lua_type(L, -1) == LUA_TSTRING && nkeys < MAX_KEYS)
       keys[nkeys++] = lua_tostring(L, -1); /* the table keeps it */
+    else if (lua_type(L, -1) == LUA_TSTRING)
+      more = 2; /* too many to show: none is shown */
     else
-      more = 1;
+      more = more ? more : 1;
   }
+  if (more == 2) nkeys = 0;
   if (nkeys > 1) qsort(keys, nkeys, sizeof keys[0], by_name);
   for (size_t i = 0; i < nkeys && !t->full; i++) {
     if (n > 0 || i > 0) puts_(t, ", ");
@@ -158,7 +172,11 @@ void tend_deadletter_describe(lua_State *L, tend_host *h, int idx, char *buf,
   int top = lua_gettop(L);
   put_value(L, h, lua_absindex(L, idx), &t, 0);
   lua_settop(L, top);
-  if (t.full) memcpy(t.p + t.n, "...", 3), t.n += 3;
+  if (t.full) {
+    trim_utf8(&t);
+    memcpy(t.p + t.n, "...", 3);
+    t.n += 3;
+  }
   t.p[t.n] = '\0';
 }
 
