@@ -187,13 +187,13 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
 }
 
-void tend_actor_send_ref(lua_State *L, tend_host *h, int ref, int idx,
-                         uint32_t sender_id, uint32_t sender_gen, int store) {
-  const tend_ref *r = tend_ref_test(L, ref);
+void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
+                         int idx, uint32_t sender_id, uint32_t sender_gen,
+                         int store) {
   tend_value v;
   if (tend_value_store_in(L, h, idx, &v, store) != 0)
     luaL_error(L, "out of message slots");
-  deliver(L, h, r->id, r->gen, v, sender_id, sender_gen, lua_absindex(L, ref));
+  deliver(L, h, r->id, r->gen, v, sender_id, sender_gen, ref);
 }
 
 /* ctx:after / ctx:every: the message to the target. */

@@ -5,6 +5,7 @@
 #include <lua.h>
 
 #include "runtime/host.h"
+#include "runtime/ref.h"
 
 /* Delivers the value at stack index idx to (id, gen) as a user message from
  * (sender_id, sender_gen). A dead target takes it as a dead letter. */
@@ -18,10 +19,11 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
 void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
                            uint32_t gen, tend_value v, uint32_t sender_id,
                            uint32_t sender_gen);
-/* Same, to the ref at stack index ref (checked by the caller): when its
- * actor is dead, the dead-letter log names it by the ref's path. */
-void tend_actor_send_ref(lua_State *L, tend_host *h, int ref, int idx,
-                         uint32_t sender_id, uint32_t sender_gen, int store);
+/* Same, to r, the ref at (absolute) stack index ref: when its actor is
+ * dead, the dead-letter log names it by the ref's path. */
+void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
+                         int idx, uint32_t sender_id, uint32_t sender_gen,
+                         int store);
 /* Counts a dead letter for `to` (NULL: unknown), drops v (may be NULL). */
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
                             tend_value *v);
