@@ -76,8 +76,14 @@ function TestInspect:test_busy_ends_with_the_message()
   local out = run_real [[
 local tend = require "tend"
 local done = false
+local function state()
+  for _, r in ipairs(tend.ps()) do
+    if r.path == "/user/worker" then return r.state, r.busy ~= nil end
+  end
+end
 local worker = tend.spawn(function()
   return function(m, ctx)
+    if m == "state?" then ctx:reply(table.pack(state())) end
     if m == "long" then
       local t = tend.now()
       while tend.now() - t < 0.2 do end
@@ -87,16 +93,13 @@ local worker = tend.spawn(function()
 end, { name = "worker" })
 worker:send("long")
 tend.sleep(0.1)
-local function state()
-  for _, r in ipairs(tend.ps()) do
-    if r.path == "/user/worker" then return r.state, r.busy ~= nil end
-  end
-end
 print(state())
 while not done do tend.sleep(0.05) end
 tend.sleep(0.01)
 print(state())
+local own = tend.ask(worker, "state?", 1) -- its next message: not busy
+print(own[1], own[2])
 tend.stop(worker)
 ]]
-  lu.assertEquals(out, "busy\ttrue\nrunning\tfalse\n")
+  lu.assertEquals(out, "busy\ttrue\nrunning\tfalse\nrunning\tfalse\n")
 end

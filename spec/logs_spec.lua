@@ -107,16 +107,20 @@ tend.stop(gone)
 tend.sleep(0)
 gone:send(string.rep("abcdefghij", 10))
 gone:send({ z = 1, a = { deep = true }, m = gone, 10, "x\n" })
+local letters = {}
+for c in ("ponmlkjihgfedcba"):gmatch(".") do letters[c] = 1 end
+gone:send(letters)
 gone:send(setmetatable({}, { __tostring = function() error("never called") end,
                              __index = function() error("never called") end,
                              __pairs = function() error("never called") end }))
 ]])
-  lu.assertEquals(#lines, 3)
+  lu.assertEquals(#lines, 4)
   local shown = lines[1]:match("dead letter: (.-) from ")
   lu.assertEquals(shown, '"' .. ("abcdefghij"):rep(6):sub(1, 59) .. "...")
   lu.assertEquals(#shown, 63)
   lu.assertStrContains(lines[2], 'dead letter: {10, "x\\n", a={...}, m=Ref(/user/gone), z=1} from')
-  lu.assertStrContains(lines[3], "dead letter: {} from")
+  lu.assertStrContains(lines[3], "dead letter: {a=1, b=1, c=1, d=1, e=1, f=1, g=1, h=1, i=1, j=1, k=1, l=1... from")
+  lu.assertStrContains(lines[4], "dead letter: {} from")
 end
 
 -- The first 10 of an interval are logged; the rest are counted and said in

@@ -21,9 +21,8 @@ void tend_advice_spawned(tend_host *h, tend_actor *a) {
 
 void tend_advice_check(lua_State *L, tend_host *h, tend_actor *a) {
   if (!tend_advice_pending(a)) return;
-  if (a->first_child)
-    a->ext->childless_until = 0; /* it has one: nothing to say */
-  else if (tend_clock_now(&h->clock) >= a->ext->childless_until)
+  /* still pending: it had no child yet (a child ends the watch) */
+  if (tend_clock_now(&h->clock) >= a->ext->childless_until)
     warn_childless(L, h, a);
 }
 

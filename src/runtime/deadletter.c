@@ -215,8 +215,12 @@ void tend_deadletter_flush(tend_host *h) {
   d->suppressed = 0;
 }
 
+int tend_deadletter_on(const tend_host *h) {
+  return h->log_level >= TEND_LOG_INFO && !h->shutdown;
+}
+
 void tend_deadletter_log(lua_State *L, tend_host *h, const tend_letter *l) {
-  if (h->log_level < TEND_LOG_INFO || h->shutdown) return;
+  if (!tend_deadletter_on(h)) return;
   tend_dl_limit *d = &h->dl_limit;
   int64_t now = tend_clock_now(&h->clock);
   if (d->open && now - d->since >= TEND_DL_INTERVAL_NS)

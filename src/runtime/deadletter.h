@@ -40,6 +40,8 @@ typedef struct tend_letter {
   const char *why;            /* why it was not delivered; NULL: unhandled */
 } tend_letter;
 
+/* Would a line be logged now? (info level, the host not shutting down) */
+int tend_deadletter_on(const tend_host *h);
 /* Logs l (when the level and the rate limit let it through). */
 void tend_deadletter_log(lua_State *L, tend_host *h, const tend_letter *l);
 /* Says how many lines the running interval suppressed, if any (the host

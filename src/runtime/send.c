@@ -47,7 +47,7 @@ void tend_actor_dead_letter_at(lua_State *L, tend_host *h, const tend_letter *l,
                                tend_value *v) {
   tend_actor *to = l->to;
   h->stats.dead_letters++;
-  if (h->log_level >= TEND_LOG_INFO && !h->shutdown) {
+  if (tend_deadletter_on(h)) {
     tend_letter shown = *l;
     if (v && !l->msg) { /* the message, to show it */
       tend_value_push(L, h, v);
