@@ -54,7 +54,8 @@ static int l_ctx_reply(lua_State *L) {
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:reply");
   lua_settop(L, 2);
   if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
-    tend_actor_dead_letter(L, h, NULL, NULL);
+    tend_actor_dead_letter_msg(L, h, NULL, 2, a->id, a->gen,
+                               "a reply, but the message had no sender");
     return 0;
   }
   tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);

@@ -95,9 +95,11 @@ typedef enum tend_actor_wait {
 
 /* How a wait ended (read by the code that waited). */
 typedef enum tend_wake {
-  TEND_WAKE_TIMEOUT,    /* time ran out (an ask's timeout) */
-  TEND_WAKE_OK,         /* as hoped: a reply came, or the sleep is over */
-  TEND_WAKE_INTERRUPTED /* Ctrl-C at the REPL: raise Interrupted */
+  TEND_WAKE_TIMEOUT,     /* time ran out (an ask's timeout) */
+  TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
+  TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
+  TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
+                            the AskFailed error in wake_value */
 } tend_wake;
 
 /* Code an actor runs in the worker (for the continuation after a yield). */
@@ -193,6 +195,12 @@ typedef struct tend_actor_ext {
   tend_typed *typed;         /* typed supervision clauses, or NULL */
   int64_t max_ns;            /* max_message_time, 0 for none */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
+  tend_promise *held;        /* asks waiting for its reply (promise.h) */
+  uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
+                                when that call began, else 0 (preempt.h) */
+  int64_t childless_until;   /* spawned with a custom strategy: the end of
+                                its first second, until judged (advice.h);
+                                else 0 */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -229,7 +237,8 @@ struct tend_actor {
   tend_timer *timers;    /* timers this actor owns (cancelled at death) */
   tend_promise *promise; /* outstanding ask, or NULL (promise.h) */
   tend_actor_ext *ext;   /* see above, or NULL */
-  tend_value wake_value; /* WOKEN by a reply: the reply, owned */
+  tend_value wake_value; /* WOKEN by a reply: the reply (by a failed ask:
+                            the AskFailed error), owned */
   lua_State *thread;     /* parked coroutine (anchored in uv 4), or NULL */
 };
 

@@ -27,6 +27,7 @@
 #include "base/slots.h"
 #include "base/timer.h"
 #include "runtime/actor.h"
+#include "runtime/deadletter.h"
 #include "runtime/preempt.h"
 
 #define TEND_VERSION "0.1.0"
@@ -51,6 +52,7 @@ typedef struct tend_stats {
   uint64_t dead_letters; /* messages that reached no actor */
   uint64_t failures;     /* errors raised by actors */
   uint64_t restarts;     /* restarts completed */
+  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
 } tend_stats;
 
 /* Hooks of the command line (the REPL); each may be NULL. */
@@ -64,11 +66,13 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
-/* A send filter (tend.chaos): returns 1 when it took the message (v
- * consumed: dropped, or to be delivered later), 0 to deliver it. */
-typedef int (*tend_send_filter)(lua_State *L, tend_host *h, tend_actor *to,
-                                tend_value *v, uint32_t sender_id,
-                                uint32_t sender_gen);
+/* A send filter (tend.chaos): v goes from (sender_id, sender_gen) to
+ * (to_id, to_gen), an actor or a pending ask (a reply; a request has the
+ * ask as its sender). Returns 1 when it took the message (v consumed:
+ * dropped, or to be delivered later), 0 to deliver it. */
+typedef int (*tend_send_filter)(lua_State *L, tend_host *h, uint32_t to_id,
+                                uint32_t to_gen, tend_value *v,
+                                uint32_t sender_id, uint32_t sender_gen);
 /* A receive filter: the message at stack index msg is about to reach a's
  * behavior. Returns 1 and pushes an error value when a fails instead. */
 typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
@@ -132,7 +136,8 @@ struct tend_host {
   int copy_busy;          /* 1 while a copy runs (a nested one makes its
                              own tables) */
   tend_stats stats;
-  uint64_t lua_bytes; /* bytes the Lua allocator holds */
+  tend_dl_limit dl_limit; /* dead-letter log lines (deadletter.h) */
+  uint64_t lua_bytes;     /* bytes the Lua allocator holds */
 
   /* Signals (SIGINT, SIGTERM, SIGHUP) are caught by a handler that only
    * records them and wakes the loop: the loop stops the tree (or the REPL

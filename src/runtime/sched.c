@@ -3,6 +3,7 @@
 
 #include <lauxlib.h>
 
+#include "runtime/advice.h"
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/inbox.h"
@@ -77,6 +78,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
       return -1;
     }
   }
+  if (tend_advice_pending(a)) tend_advice_check(L, h, a);
   int nargs = 2;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
@@ -213,6 +215,13 @@ static void received(lua_State *L, tend_host *h, tend_actor *a) {
                       luaL_tolstring(L, -1, NULL));
       fail_with(L, h, a, "DeathPact");
       lua_pop(L, 2);
+    } else { /* logged with the dead letters (Akka) */
+      h->stats.unhandled++;
+      tend_letter l = {.to = a,
+                       .msg = W_MSG,
+                       .from_id = a->sender_id,
+                       .from_gen = a->sender_gen};
+      tend_deadletter_log(L, h, &l);
     }
   } else if (is_behavior(L, W_RESULT)) {
     if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
@@ -229,6 +238,7 @@ static int finish(lua_State *L, tend_host *h, int status) {
   tend_actor *a = h->current;
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
+  if (a->ext && a->ext->busy_since) a->ext->busy_since = 0; /* call over */
   int r = -1;
   if (status != LUA_OK && status != LUA_YIELD) {
     r = failed(L, h, a, op, status);
