@@ -465,3 +465,21 @@ function TestSemantics:test_a_failure_joining_a_group_restart_counts_once()
   tend.stop(sup)
   tend.sleep(2)
 end
+
+-- A failure handled by an actor's own clauses (tend.supervise) is one warn
+-- line too, with the cause and the action taken.
+function TestSemantics:test_a_typed_actors_failure_is_logged()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(tend.supervise(function() return function(m) error("x") end end)
+  :on_failure("*", tend.restart_with_backoff(1, 2, 0)), { name = "a" })
+a:send(1)
+tend.sleep(1.5)
+tend.stop(a)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 0)\n")
+end
