@@ -129,6 +129,8 @@ struct tend_host {
   int exit_code;          /* status the process ends with */
   int stdout_closed;      /* 1: a print met EPIPE (said once) */
   int failed;             /* 1 when the main chunk raised */
+  const char *ctx_keys[3]; /* interned "sender", "self", "parent", for
+                             ctx's __index (api/lctx.c; kept alive there) */
   int copy_messages;      /* --copy-messages: every message deep-copied at
                              its send (copy.h) */
   int copy_scratch_ref;   /* registry ref (owned here, goes with the state):
