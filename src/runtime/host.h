@@ -199,6 +199,10 @@ void tend_host_shutdown(tend_host *h, int code);
 void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what);
 /* Makes sure the loop will process the run queue and timers soon. */
 void tend_host_poke(tend_host *h);
+/* Would a line at `level` be written? (check before building one) */
+static inline int tend_host_logs(const tend_host *h, tend_log_level level) {
+  return level <= h->log_level;
+}
 /* Writes one log line: "[t] level path: message" (output.c). */
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...);

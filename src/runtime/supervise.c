@@ -280,7 +280,7 @@ int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p) {
 
 static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
                           tend_actor *c, const char *what) {
-  if (!s->log) return;
+  if (!s->log || !tend_host_logs(h, TEND_LOG_WARN)) return; /* costs nothing */
   tend_actor_push_path(L, h, c);
   tend_actor_push_ext(L, c, TEND_EXT(error_ref));
   tend_error_describe(L, -1);
