@@ -4,7 +4,7 @@
 -- rate=R. scripts/bench runs each 5 times and prints medians and spreads.
 -- Usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks
 --        | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K
---        | copy N | backoff N | trace N
+--        | copy N | backoff N | costs N | trace N
 local tend = require "tend"
 
 local bench = arg[1]
@@ -297,6 +297,99 @@ elseif bench == "backoff" then
     { "bytes_per_backoff", math.floor(((s1.c_bytes - s0.c_bytes) + (s1.lua_bytes - s0.lua_bytes)) / n + 0.5) } })
   for i = 1, n do tend.stop(actors[i]) end
 
+elseif bench == "costs" then
+  -- The cost model (docs/costs.md): nanoseconds per send, per behavior call,
+  -- per ask, per restart, per timer; bytes per actor, per pending message,
+  -- per timer, per watch. One line each: bench=cost variant=WHAT ns=|bytes=
+  local n = A[1] or 200000
+  local internal = require "tend.internal"
+  local function cost(what, key, value)
+    emit("cost", { { "variant", what }, { key, string.format("%.1f", value) } })
+  end
+  local function bytes() local s = tend.stats() return s.lua_bytes + s.c_bytes end
+  local function wall() return internal.wall_clock() end
+  local got = 0
+  local sink = tend.spawn(function() return function() got = got + 1 end end)
+  tend.sleep(0)
+  collectgarbage("collect")
+  local b0, t0 = bytes(), wall()
+  for i = 1, n do sink:send(i) end -- queued: the sink runs only when main waits
+  local t1 = wall()
+  collectgarbage("collect")
+  local b1 = bytes()
+  local t2 = wall()
+  await(function() return got == n end)
+  local t3 = wall()
+  cost("send (enqueue an integer)", "ns", (t1 - t0) * 1e9 / n)
+  cost("behavior call (take one, run it)", "ns", (t3 - t2) * 1e9 / n)
+  cost("pending message", "bytes", (b1 - b0) / n)
+  -- ask: a round trip from an actor
+  local server = tend.spawn(function() return function(m, ctx) ctx:reply(m) end end)
+  local done = false
+  local client = tend.spawn(function()
+    return function(k) for i = 1, k do tend.ask(server, i) end done = true end
+  end)
+  t0 = wall()
+  client:send(n)
+  await(function() return done end)
+  cost("ask round trip (from an actor)", "ns", (wall() - t0) * 1e9 / n)
+  -- timers: ctx:after(0) armed and fired, one at a time
+  local fired = 0
+  local ticker = tend.spawn(function()
+    return function(m, ctx) fired = fired + 1 if fired < n then ctx:after(0, "tick") end end
+  end)
+  t0 = wall()
+  ticker:send("tick")
+  await(function() return fired == n end)
+  cost("timer (arm and fire ctx:after)", "ns", (wall() - t0) * 1e9 / n)
+  -- restart: a child failing on each message under the default strategy
+  local restarted = 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function(c)
+      restarted = restarted + 1
+      return function() error("boom") end
+    end, { name = "w" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end)
+  local w = tend.ask(sup, "?")
+  local k = math.max(1, n // 4)
+  t0 = wall()
+  for _ = 1, k do
+    local before = restarted
+    w:send("crash")
+    await(function() return restarted > before end)
+  end
+  cost("restart (default strategy, log below level)", "ns", (wall() - t0) * 1e9 / k)
+  -- bytes: idle actors (with the refs kept), timers, watches
+  local m = math.max(1, n // 4)
+  collectgarbage("collect")
+  b0 = bytes()
+  local kept = {}
+  for i = 1, m do kept[i] = tend.spawn(function() return function() end end) end
+  tend.sleep(0)
+  collectgarbage("collect")
+  cost("idle actor (its ref kept)", "bytes", (bytes() - b0) / m)
+  local watcher = tend.spawn(function()
+    return function(refs, ctx) for _, r in ipairs(refs) do ctx:watch(r) end ctx:reply(true) end
+  end)
+  collectgarbage("collect")
+  local r0 = rss_kb() -- watch records and actor exts are malloc'ed: RSS
+  b0 = bytes()
+  tend.ask(watcher, kept, 60)
+  collectgarbage("collect")
+  cost("watch (record, and the target's ext when it had none)", "bytes",
+    ((bytes() - b0) + (rss_kb() - r0) * 1024) / m)
+  local armer = tend.spawn(function()
+    return function(k2, ctx) for _ = 1, k2 do ctx:after(1000, "x") end ctx:reply(true) end
+  end)
+  collectgarbage("collect")
+  b0 = bytes()
+  tend.ask(armer, m, 60)
+  collectgarbage("collect")
+  cost("pending timer", "bytes", (bytes() - b0) / m)
+  for _, r in ipairs(kept) do tend.stop(r) end
+  for _, r in ipairs { sink, server, client, ticker, sup, watcher, armer } do tend.stop(r) end
+
 elseif bench == "trace" then
   -- N messages to a dead actor: each is a dead_letter event; run with
   -- --trace FILE to time the trace writer (events per second).
@@ -312,6 +405,6 @@ elseif bench == "trace" then
 else
   io.stderr:write("usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks"
     .. " | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K | copy N"
-    .. " | backoff N | trace N\n")
+    .. " | backoff N | costs N | trace N\n")
   tend.shutdown(2)
 end
