@@ -22,10 +22,8 @@ tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
   if (h->current == a) return a;
   idx = lua_absindex(L, idx);
-  if (lua_getiuservalue(L, idx, TEND_UV_PATH) != LUA_TSTRING) {
-    lua_pop(L, 1); /* a dead actor's record keeps its path there */
+  if (!tend_actor_push_cached_path(L, idx)) /* a dead one keeps it there */
     tend_actor_push_path(L, h, a);
-  }
   if (h->current)
     tend_actor_push_path(L, h, h->current);
   else

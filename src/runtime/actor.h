@@ -8,10 +8,11 @@
  * memory whose state is DEAD. Its user values hold the Lua side:
  *   1 behavior  (function or hook table; nil before start)
  *   2 factory   (function; kept for restarts)
- *   3 ref       (the actor's canonical tend.Ref, made on first use)
- *   4 thread    (the coroutine parked in sleep/ask, else nil)
- *   5 path      (its path string, made once: at spawn for a named actor,
- *                at first use for an anonymous one)
+ *   3 ref       (the actor's canonical tend.Ref, made on first use; its
+ *                own user value keeps the actor's path, made once: at
+ *                spawn for a named actor, at first use for an anonymous
+ *                one, and kept after death)
+ * A coroutine parked in sleep/ask is anchored in the host's parked table.
  * Everything else C keeps in the record or in its ext (below).
  *
  * Invariants: an actor is in the run queue at most once (QUEUED flag); a
@@ -39,9 +40,7 @@ enum {
   TEND_UV_BEHAVIOR = 1,
   TEND_UV_FACTORY,
   TEND_UV_REF,
-  TEND_UV_THREAD,
-  TEND_UV_PATH,
-  TEND_UV_COUNT = TEND_UV_PATH
+  TEND_UV_COUNT = TEND_UV_REF
 };
 
 /* What an id in the host's id table names. */
@@ -157,8 +156,9 @@ enum tend_actor_flags {
   TEND_AF_GROUP = 2048,   /* in its parent's group restart (supervise.c) */
   TEND_AF_HELD = 4096,    /* held in a group restart: its instance's
                              post_stop already ran (a stop skips it) */
-  TEND_AF_GROUP_SUSPENDED = 8192 /* suspended by its group's restart until
-                                    rebuilt (takes no more old mail) */
+  TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
+                                     rebuilt (takes no more old mail) */
+  TEND_AF_PARKED = 16384 /* its coroutine is parked (host's parked table) */
 };
 
 typedef struct tend_watch tend_watch;
@@ -239,7 +239,6 @@ struct tend_actor {
   tend_actor_ext *ext;   /* see above, or NULL */
   tend_value wake_value; /* WOKEN by a reply: the reply (by a failed ask:
                             the AskFailed error), owned */
-  lua_State *thread;     /* parked coroutine (anchored in uv 4), or NULL */
 };
 
 /* Creates an actor record under parent (anchored, with an id; nothing
@@ -254,6 +253,12 @@ void tend_actor_set_strategy(lua_State *L, tend_actor *a,
 
 /* Pushes a's path ("/user/a/b"), computed once. */
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
+/* Sets the path of a, whose record is at stack index ctx, to the string at
+ * the top (popped). */
+void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx);
+/* Pushes the path cached for the record at stack index ctx and returns 1,
+ * or pushes nothing and returns 0. */
+int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that

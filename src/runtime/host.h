@@ -112,6 +112,7 @@ struct tend_host {
 
   /* Registry refs, owned here and released with the state. */
   int anchors_ref;   /* table: actor id -> actor userdata (live actors) */
+  int parked_ref;    /* registry: actor id -> its coroutine parked in a wait */
   int values_ref;    /* table: value slot -> Lua value (messages in flight) */
   int pool_ref;      /* table: idle worker threads at 1..pool_n */
   int names_ref;     /* table: path of a named actor -> true */
@@ -121,22 +122,22 @@ struct tend_host {
   uint32_t n_free_values, cap_free_values;
   uint32_t values_top; /* highest value slot handed out */
 
-  tend_actor *user;       /* the /user guardian */
-  tend_actor *system;     /* the /system guardian (tasks) */
-  tend_actor *main;       /* /user/main while the main chunk runs */
-  uint32_t next_seq;      /* spawn counter (anonymous names) */
-  tend_shutdown shutdown; /* on the way out? */
-  int exit_code;          /* status the process ends with */
-  int stdout_closed;      /* 1: a print met EPIPE (said once) */
-  int failed;             /* 1 when the main chunk raised */
+  tend_actor *user;        /* the /user guardian */
+  tend_actor *system;      /* the /system guardian (tasks) */
+  tend_actor *main;        /* /user/main while the main chunk runs */
+  uint32_t next_seq;       /* spawn counter (anonymous names) */
+  tend_shutdown shutdown;  /* on the way out? */
+  int exit_code;           /* status the process ends with */
+  int stdout_closed;       /* 1: a print met EPIPE (said once) */
+  int failed;              /* 1 when the main chunk raised */
   const char *ctx_keys[3]; /* interned "sender", "self", "parent", for
                              ctx's __index (api/lctx.c; kept alive there) */
-  int copy_messages;      /* --copy-messages: every message deep-copied at
-                             its send (copy.h) */
-  int copy_scratch_ref;   /* registry ref (owned here, goes with the state):
-                             the tables a copy works with, or 0 */
-  int copy_busy;          /* 1 while a copy runs (a nested one makes its
-                             own tables) */
+  int copy_messages;       /* --copy-messages: every message deep-copied at
+                              its send (copy.h) */
+  int copy_scratch_ref;    /* registry ref (owned here, goes with the state):
+                              the tables a copy works with, or 0 */
+  int copy_busy;           /* 1 while a copy runs (a nested one makes its
+                              own tables) */
   tend_stats stats;
   tend_dl_limit dl_limit; /* dead-letter log lines (deadletter.h) */
   uint64_t lua_bytes;     /* bytes the Lua allocator holds */

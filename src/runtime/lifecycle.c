@@ -80,7 +80,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_rawset(L, -3); /* names[path] = true */
     lua_pop(L, 1);
     lua_insert(L, -2);
-    lua_setiuservalue(L, -2, TEND_UV_PATH);
+    tend_actor_set_path(L, a, -2);
     a->flags |= TEND_AF_NAMED;
   }
   lua_pushvalue(L, factory);
@@ -184,7 +184,7 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   tend_promise_cancel(L, h, a);
   tend_value_drop(L, h, &a->wake_value);
-  if (a->thread) tend_runq_unpark(L, h, a);
+  if (a->flags & TEND_AF_PARKED) tend_runq_unpark(L, h, a);
   a->wait = TEND_WAIT_NONE;
   a->wait_seq++; /* any WAKE timer still armed is now stale */
 }

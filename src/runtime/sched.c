@@ -414,16 +414,13 @@ void tend_sched_run(tend_host *h) {
     if (a->wait == TEND_WAIT_WOKEN) {
       tend_runq_pop(h);
       a->wait = TEND_WAIT_NONE;
-      tend_actor_push_ctx(L, h, a);
-      lua_getiuservalue(L, -1, TEND_UV_THREAD);
-      lua_remove(L, -2);
+      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
+      lua_rawgeti(L, -1, a->id); /* on the stack while it runs */
       lua_pushnil(L);
-      tend_actor_push_ctx(L, h, a);
-      lua_insert(L, -2);
-      lua_setiuservalue(L, -2, TEND_UV_THREAD);
-      lua_pop(L, 1);
-      co = a->thread;
-      a->thread = NULL;
+      lua_rawseti(L, -3, a->id); /* parked[id] = nil */
+      lua_remove(L, -2);
+      co = lua_tothread(L, -1);
+      a->flags &= ~TEND_AF_PARKED;
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
     } else {
@@ -441,10 +438,10 @@ void tend_sched_run(tend_host *h) {
       lua_pop(co, nres);
       tend_actor *w = h->current; /* the actor that waits owns co now */
       h->current = NULL;
-      w->thread = co;
-      tend_actor_push_ctx(L, h, w);
+      w->flags |= TEND_AF_PARKED;
+      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
       lua_insert(L, -2);
-      lua_setiuservalue(L, -2, TEND_UV_THREAD);
+      lua_rawseti(L, -2, w->id); /* parked[id] = co */
       lua_pop(L, 1);
       if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
       if (w->wait == TEND_WAIT_FOREVER && w->state == TEND_ACTOR_STOPPING) {
@@ -492,8 +489,11 @@ void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a) {
     tend_promise_cancel(L, h, a);
     a->wait_seq++; /* its WAKE timer is stale now */
     tend_runq_wake(h, a, TEND_WAKE_INTERRUPTED);
-  } else if (a->thread) { /* preempted: the hook fires when it resumes */
-    lua_sethook(a->thread, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  } else if (a->flags & TEND_AF_PARKED) { /* preempted: the hook fires */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref); /* when it resumes */
+    lua_rawgeti(L, -1, a->id);
+    lua_sethook(lua_tothread(L, -1), tend_preempt_hook, LUA_MASKCOUNT, 1);
+    lua_pop(L, 2);
   }
 }
 

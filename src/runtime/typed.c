@@ -118,9 +118,8 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
     tend_actor_push_path(L, h, a);
     tend_error_describe(L, err);
-    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
-                  "%s; %s (restarts %u)", lua_tostring(L, -1),
-                  names[act->what], (unsigned)a->restarts);
+    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s; %s (restarts %u)",
+                  lua_tostring(L, -1), names[act->what], (unsigned)a->restarts);
     lua_pop(L, 2);
   }
   switch (act->what) {
