@@ -6,6 +6,7 @@
 -- prompt; messages sent to it wait in its mailbox (flush() shows them).
 local core = require "tend.core"
 local tend = require "tend"
+local pretty = require "tend.pretty"
 
 local M = {}
 
@@ -25,44 +26,45 @@ tend REPL: Lua 5.4 with actors running while you type.
   Ctrl-C stops the line that runs (or clears the one you type); Ctrl-D or
   tend.shutdown() stops every actor and leaves.]]
 
+-- A value that a helper printed already (tree(), ps(), stats() print and
+-- return it): the line that returns it prints it no second time.
+local printed
+
 local function show(...)
-  if select("#", ...) > 0 then print(...) end
+  local n = select("#", ...)
+  if n == 0 then return end
+  if n == 1 and printed ~= nil and rawequal((...), printed) then return end
+  print(pretty.format_all(...))
 end
 
--- A message in a few words: strings quoted, tables shown two levels deep.
-local function inspect(v, depth)
-  if type(v) == "string" then return string.format("%q", v) end
-  if type(v) ~= "table" or getmetatable(v) ~= nil then return tostring(v) end
-  if depth >= 2 then return "{...}" end
-  local parts, n = {}, #v
-  for i = 1, n do parts[#parts + 1] = inspect(v[i], depth + 1) end
-  local keys = {}
-  for k in pairs(v) do
-    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-  end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(keys) do
-    local key = type(k) == "string" and k:match("^[%a_][%w_]*$") and k or "[" .. inspect(k, 2) .. "]"
-    parts[#parts + 1] = key .. " = " .. inspect(v[k], depth + 1)
-  end
-  return "{" .. table.concat(parts, ", ") .. "}"
+-- Prints v and returns it (for the helpers that show what they return).
+local function shown(text, v)
+  print(text)
+  printed = v
+  return v
 end
 
 -- The helpers, also reachable as tend.*.
 local helpers = {
   help = function() print(HELP) end,
-  tree = function() io.write("") print((tend.tree():gsub("\n$", ""))) end,
+  tree = function()
+    local text = tend.tree()
+    return shown((text:gsub("\n$", "")), text)
+  end,
   ps = function()
-    for _, r in ipairs(tend.ps()) do
-      print(string.format("%-40s %-10s restarts=%d mailbox=%d", r.path, r.state, r.restarts, r.mailbox))
+    local rows, lines = tend.ps(), {}
+    for i, r in ipairs(rows) do
+      lines[i] = string.format("%-40s %-10s restarts=%d mailbox=%d", r.path, r.state, r.restarts, r.mailbox)
     end
+    return shown(table.concat(lines, "\n"), rows)
   end,
   stats = function()
-    local s = tend.stats()
+    local s, lines = tend.stats(), {}
     local keys = {}
     for k in pairs(s) do keys[#keys + 1] = k end
     table.sort(keys)
-    for _, k in ipairs(keys) do print(string.format("%-14s %d", k, s[k])) end
+    for i, k in ipairs(keys) do lines[i] = string.format("%-14s %d", k, s[k]) end
+    return shown(table.concat(lines, "\n"), s)
   end,
   describe = function(x) print(tend.describe(x)) end,
   kill = function(ref) tend.kill(ref) end,
@@ -71,7 +73,7 @@ local helpers = {
     while true do
       local got = table.pack(tend.receive(0))
       if got.n == 0 then return end
-      print(string.format("got %s from %s", inspect(got[1], 0),
+      print(string.format("got %s from %s", pretty.format(got[1]),
         got[2] and got[2]:path() or "nobody"))
     end
   end,
@@ -105,6 +107,7 @@ local function loop()
   while true do
     local chunk = host.next_line()
     if chunk then
+      printed = nil
       local results = table.pack(xpcall(chunk, function(e)
         if type(e) == "table" and e.kind == "Interrupted" then return "interrupted" end
         local tb = debug.traceback(type(e) == "table" and tostring(e) or e, 2)
@@ -123,6 +126,8 @@ end
 -- fns: the C side of the prompt: done (the prompt comes back), next_line
 -- (the task waits for the next chunk). print already writes above the
 -- prompt. Returns the task's function (C spawns it as /user/repl).
+M.helpers = helpers -- (for the specs)
+
 function M.start(fns)
   host = fns
   _G.tend = tend

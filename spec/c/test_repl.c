@@ -115,7 +115,7 @@ static void mailbox(const char *tend, const char *home) {
         "a message is not run as a line");
   check(strstr(last, "> > ") == NULL, "nor doubles the prompt");
   type("tend.receive(1)\n");
-  check(expect("ping!\tRef(/user/$", 5),
+  check(expect("\"ping!\"\tRef(/user/$", 5),
         "tend.receive returns the message and its sender");
   type("print(select('#', tend.receive(0.2)))\n");
   check(expect("0\r\n> ", 5), "tend.receive returns nothing on timeout");
@@ -141,10 +141,36 @@ static void mailbox(const char *tend, const char *home) {
   check(expect("a new one (with an empty mailbox) takes the next line", 5),
         "a REPL task that stops itself is replaced");
   type("'still ' .. 'here'\n");
-  check(expect("still here\r\n> ", 5), "and the next line runs");
+  check(expect("\"still here\"\r\n> ", 5), "and the next line runs");
   type("\x04");
   check(finish() == 0, "Ctrl-D exits 0 (mailbox)");
   close(fd);
+}
+
+/* Values printed as values (issue 11, item 7): tables pretty-printed with
+ * sorted keys, cycles marked, refs as Ref(path); strings quoted; tree(),
+ * ps() and stats() print once and return their value. */
+static void values(void) {
+  type("{b = 2, a = {1, 2}, r = tend.self(), 'first'}\n");
+  check(expect("{\"first\", a = {1, 2}, b = 2, r = Ref(/user/repl)}\r\n> ", 5),
+        "a table prints as a value, keys sorted, a ref as Ref(path)");
+  type("t = {name = 'loop'} t.self = t\n");
+  check(expect("> ", 5), "a cyclic table is made");
+  type("t\n");
+  check(expect("{name = \"loop\", self = <cycle>}\r\n> ", 5),
+        "a cycle is marked");
+  type("'two', 2, nil\n");
+  check(expect("\"two\"\t2\tnil\r\n> ", 5), "several results, tab-separated");
+  type("tree()\n");
+  check(expect("/system [running]", 5) && expect("> ", 5) &&
+            strstr(last, "/user [running]") == NULL,
+        "tree() prints the tree once");
+  type("rows = ps()\n");
+  check(expect("/user/repl", 5) && expect("> ", 5), "ps() prints the rows");
+  type("#rows > 2, rows[1].path\n");
+  check(expect("true\t\"/user\"\r\n> ", 5), "and returns them");
+  type("stats().actors > 0\n");
+  check(expect("true\r\n> ", 5), "stats() returns the counters");
 }
 
 /* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
@@ -159,7 +185,7 @@ static void bad_input(const char *tend) {
   type("))\n");
   check(expect("unexpected symbol", 5), "then says what is wrong");
   type("'goes on'\n");
-  check(expect("goes on\r\n> ", 5), "and goes on");
+  check(expect("\"goes on\"\r\n> ", 5), "and goes on");
   check(strstr(screen, "cannot write the history") == NULL,
         "the history failure is said once");
   char big[20000];
@@ -218,6 +244,7 @@ int main(int argc, char **argv) {
   type("tend.ask(echo, 'still answering', 1)\n");
   check(expect("still answering", 5),
         "ask answers while an actor spins forever");
+  values();
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
   type("\x04");
