@@ -7,6 +7,7 @@
 local core = require "tend.core"
 local tend = require "tend"
 local pretty = require "tend.pretty"
+local helpdoc = require "tend.help"
 
 local M = {}
 
@@ -19,6 +20,7 @@ tend REPL: Lua 5.4 with actors running while you type.
   tend.sleep(s)  tend.now()  tend.stop(ref)  tend.kill(ref)
   tree()        the supervision tree      ps()     the actors as rows
   stats()       counters                  describe(strategy_or_backoff)
+  help(fn)      help on one function, as help(tend.spawn)
   trace(true)   print events as they happen, trace(false) to stop
   watch(ref)    print when ref dies       kill(ref)
   tend.receive([timeout])  the next message sent to the REPL, and its sender
@@ -46,7 +48,9 @@ end
 
 -- The helpers, also reachable as tend.*.
 local helpers = {
-  help = function() print(HELP) end,
+  help = function(...)
+    if select("#", ...) == 0 then print(HELP) else print(helpdoc.text((...), M.helpers)) end
+  end,
   tree = function()
     local text = tend.tree()
     return shown((text:gsub("\n$", "")), text)
@@ -77,12 +81,13 @@ local helpers = {
         got[2] and got[2]:path() or "nobody"))
     end
   end,
+  -- as the scenario timeline: the directive with its clause and window,
+  -- the restart count, the backoff delay
   trace = function(on)
     if on then
+      local describe = require("tend.scenario").describe
       core.trace(function(e)
-        print(string.format("[trace] t=%.3f %s %s%s%s", e.t, e.path, e.ev,
-          e.kind and (" " .. e.kind .. ": " .. tostring(e.message)) or "",
-          e.reason and (" " .. e.reason) or ""))
+        print((string.format("[trace] t=%.3f %s %s %s", e.t, e.path, e.ev, describe(e)):gsub(" $", "")))
       end)
     else
       core.trace(false)
@@ -110,7 +115,7 @@ local function loop()
       printed = nil
       local results = table.pack(xpcall(chunk, function(e)
         if type(e) == "table" and e.kind == "Interrupted" then return "interrupted" end
-        local tb = debug.traceback(type(e) == "table" and tostring(e) or e, 2)
+        local tb = debug.traceback(helpdoc.suggest(type(e) == "table" and tostring(e) or e), 2)
         return (tb:gsub("\n\t%[C%]: in function 'xpcall'.*$", "")) -- the REPL's own frames
       end))
       if results[1] then

@@ -35,6 +35,8 @@ local function describe(e)
   return table.concat(parts, " ")
 end
 
+M.describe = describe -- (the REPL's trace(true) prints the same details)
+
 local function sorted_keys(t)
   local keys = {}
   for k in pairs(t) do keys[#keys + 1] = k end

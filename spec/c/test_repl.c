@@ -173,6 +173,39 @@ static void values(void) {
   check(expect("true\r\n> ", 5), "stats() returns the counters");
 }
 
+/* help on one function, "did you mean", trace(true)'s details (issue 11,
+ * item 10). */
+static void helping(void) {
+  type("help(tend.spawn)\n");
+  check(expect("tend.spawn(factory [, opts]) -> ref\r\n", 5) && expect("> ", 5),
+        "help(tend.spawn) prints its call and what it does");
+  type("tre()\n");
+  check(expect("(global 'tre') (did you mean 'tree'?)", 5) && expect("> ", 5),
+        "a mistyped global gets a did you mean");
+  type("tend.spwan(function() end)\n");
+  check(expect("(field 'spwan') (did you mean 'spawn'?)", 5) && expect("> ", 5),
+        "a mistyped field gets a did you mean");
+  type("trace(true)\n");
+  check(expect("> ", 5), "trace(true)");
+  type(
+      "b = tend.spawn(function() return function() tend.raise('Boom', 'x') "
+      "end end, {name = 'tb', supervisor = tend.one_for_one{max_retries = 3, "
+      "within = 10}}) b:send(1)\n");
+  check(expect("/user/tb fail (Boom: x)", 5),
+        "trace(true) shows a failure with its kind");
+  type(
+      "c = tend.spawn(function(ctx) ctx:spawn(function() return function() "
+      "error('no') end end, {name = 'k'}):send(1) return function() end "
+      "end, {name = 'tc', supervisor = tend.one_for_one{max_retries = 3, "
+      "within = 10}})\n");
+  check(
+      expect("/user/tc/k directive restart (default) window 1/3 per 10.0 s", 5),
+      "trace(true) shows the directive, its clause and window");
+  check(expect("/user/tc/k restart #1", 5), "and the restart count");
+  type("trace(false) tend.stop(b) tend.stop(c)\n");
+  check(expect("> ", 5), "trace(false)");
+}
+
 /* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
  * stdin closed in the middle of a line. */
 static void bad_input(const char *tend) {
@@ -245,6 +278,7 @@ int main(int argc, char **argv) {
   check(expect("still answering", 5),
         "ask answers while an actor spins forever");
   values();
+  helping();
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
   type("\x04");
