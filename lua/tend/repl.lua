@@ -21,6 +21,8 @@ tend REPL: Lua 5.4 with actors running while you type.
   tree()        the supervision tree      ps()     the actors as rows
   stats()       counters                  describe(strategy_or_backoff)
   help(fn)      help on one function, as help(tend.spawn)
+  inspect(ref)  an actor's state (its behavior's upvalues or fields,
+                mailbox, current message, restarts, timers, watchers)
   trace(true)   print events as they happen, trace(false) to stop
   watch(ref)    print when ref dies       kill(ref)
   tend.receive([timeout])  the next message sent to the REPL, and its sender
@@ -71,6 +73,12 @@ local helpers = {
     return shown(table.concat(lines, "\n"), s)
   end,
   describe = function(x) print(tend.describe(x)) end,
+  -- OTP's sys:get_state: printed and returned; the actor is not disturbed
+  inspect = function(ref)
+    local s = tend.inspect(ref)
+    if s == nil then return nil end
+    return shown(pretty.format(s), s)
+  end,
   kill = function(ref) tend.kill(ref) end,
   -- as the Erlang shell's flush(): print and drop what waits in the mailbox
   flush = function()

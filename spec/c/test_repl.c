@@ -279,6 +279,20 @@ int main(int argc, char **argv) {
         "ask answers while an actor spins forever");
   values();
   helping();
+  type("s = inspect(spin)\n");
+  check(expect("busy = true,", 5) && expect("current = \"go\",", 5) &&
+            expect("> ", 5),
+        "inspect() shows a spinning actor's current message");
+  check(strstr(last, "current =") == NULL, "and prints it once");
+  type("s.doing, tend.alive(spin)\n");
+  check(expect("\"receive\"\ttrue\r\n> ", 5),
+        "and returns it; the actor goes on");
+  type(
+      "k = tend.spawn(function() local n = 0 return function() n = n + 1 "
+      "end end) k:send(1) k:send(1)\n");
+  check(expect("> ", 5), "a counter is spawned and sent two messages");
+  type("inspect(k).vars\n");
+  check(expect("{n = 2}\r\n> ", 5), "inspect() reads its upvalues");
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
   type("\x04");

@@ -1,0 +1,93 @@
+/* lcode: the code inside an actor, seen from outside: what tend.inspect
+ * (lua/tend/code.lua) reads without stopping the actor. Only reads: the
+ * actor keeps running, its mailbox and timers are untouched. */
+#include "api/api.h"
+#include "base/timer.h"
+#include "runtime/watch.h"
+
+static const char *op_name(const tend_actor *a) {
+  switch ((tend_actor_op)a->op) {
+    case TEND_OP_NONE: return "idle";
+    case TEND_OP_FACTORY: return "factory";
+    case TEND_OP_PRE_START: return "pre_start";
+    case TEND_OP_RECEIVE: return "receive";
+    case TEND_OP_POST_STOP: return "post_stop";
+    case TEND_OP_TASK: return "task";
+    case TEND_OP_DECIDE: return "decide";
+    case TEND_OP_PRE_RESTART: return "pre_restart";
+    case TEND_OP_RESTART_STOP: return "restart_stop";
+    case TEND_OP_POST_RESTART: return "post_restart";
+  }
+  return "?";
+}
+
+/* Pushes a list of the refs on a's watch list (watchers: who watches a;
+ * else what a watches). */
+static void push_watches(lua_State *L, tend_host *h, const tend_actor *a,
+                         int watchers) {
+  lua_newtable(L);
+  if (a->ext == NULL) return;
+  lua_Integer n = 0;
+  if (watchers) {
+    for (tend_watch *w = a->ext->watchers; w; w = w->t_next) {
+      tend_actor_push_ref(L, h, w->watcher);
+      lua_rawseti(L, -2, ++n);
+    }
+  } else {
+    for (tend_watch *w = a->ext->watching; w; w = w->w_next) {
+      if (w->target == NULL) continue; /* fired: its notice is on its way */
+      tend_actor_push_ref(L, h, w->target);
+      lua_rawseti(L, -2, ++n);
+    }
+  }
+}
+
+/* tend.core.code_actor(ref) -> {path, ref, behavior, hooks, factory, args,
+ * thread, op, running, mailbox, restarts, timers, watchers, watching}, or
+ * nil when the actor is dead. `thread` is the coroutine parked in the
+ * middle of a message (sleep, ask, preempted), else nil. */
+static int l_code_actor(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.inspect", "ref");
+  tend_actor *a = tend_ref_actor(h, r);
+  if (a == NULL || a->state == TEND_ACTOR_DEAD) return 0;
+  lua_createtable(L, 0, 14);
+  tend_actor_push_path(L, h, a);
+  lua_setfield(L, -2, "path");
+  tend_actor_push_ref(L, h, a);
+  lua_setfield(L, -2, "ref");
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR);
+  lua_setfield(L, -3, "behavior");
+  lua_getiuservalue(L, -1, TEND_UV_FACTORY);
+  lua_setfield(L, -3, "factory");
+  lua_getiuservalue(L, -1, TEND_UV_THREAD);
+  lua_setfield(L, -3, "thread");
+  lua_pop(L, 1); /* the ctx */
+  tend_actor_push_ext(L, a, TEND_EXT(args_ref));
+  lua_setfield(L, -2, "args");
+  lua_pushboolean(L, (a->flags & TEND_AF_HOOKS) != 0);
+  lua_setfield(L, -2, "hooks");
+  lua_pushstring(L, op_name(a));
+  lua_setfield(L, -2, "op");
+  lua_pushboolean(L, h->current == a);
+  lua_setfield(L, -2, "running");
+  lua_pushinteger(L, a->mbox.n_user);
+  lua_setfield(L, -2, "mailbox");
+  lua_pushinteger(L, a->restarts);
+  lua_setfield(L, -2, "restarts");
+  lua_Integer timers = 0;
+  for (const tend_timer *t = a->timers; t; t = t->next) timers++;
+  lua_pushinteger(L, timers);
+  lua_setfield(L, -2, "timers");
+  push_watches(L, h, a, 1);
+  lua_setfield(L, -2, "watchers");
+  push_watches(L, h, a, 0);
+  lua_setfield(L, -2, "watching");
+  return 1;
+}
+
+void tend_open_code(lua_State *L) {
+  static const luaL_Reg fns[] = {{"code_actor", l_code_actor}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
