@@ -16,7 +16,9 @@ end
 local backoff = require "tend.backoff"
 tend.backoff = backoff
 tend.retry = backoff.retry
-tend.inspect = require("tend.code").inspect
+local code = require "tend.code"
+tend.inspect = code.inspect
+tend.reload = code.reload
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

@@ -21,6 +21,7 @@ tend REPL: Lua 5.4 with actors running while you type.
   tree()        the supervision tree      ps()     the actors as rows
   stats()       counters                  describe(strategy_or_backoff)
   help(fn)      help on one function, as help(tend.spawn)
+  reload("mod") load mod again; its actors move to the new code
   inspect(ref)  an actor's state (its behavior's upvalues or fields,
                 mailbox, current message, restarts, timers, watchers)
   trace(true)   print events as they happen, trace(false) to stop
@@ -73,6 +74,20 @@ local helpers = {
     return shown(table.concat(lines, "\n"), s)
   end,
   describe = function(x) print(tend.describe(x)) end,
+  -- Erlang's l(Mod): says which actors move (at their next message) and
+  -- which cannot; each move says how it went when it happens
+  reload = function(mod)
+    local code = require "tend.code"
+    code.on_move = function(m)
+      print(m.how == "code_change" and ("reload: " .. m.path .. " moved to the new code (code_change)")
+        or ("reload: " .. m.path .. " restarts with the new code (CodeChange: " .. m.reason .. ")"))
+    end
+    local r = tend.reload(mod)
+    local lines = { string.format("reload: %s from %s: %d actor(s) move at their next message%s",
+      r.module, r.file, #r.moving, #r.moving > 0 and (": " .. table.concat(r.moving, " ")) or "") }
+    for _, f in ipairs(r.failed) do lines[#lines + 1] = "reload: not moved: " .. f.path .. ": " .. f.reason end
+    return shown(table.concat(lines, "\n"), r)
+  end,
   -- OTP's sys:get_state: printed and returned; the actor is not disturbed
   inspect = function(ref)
     local s = tend.inspect(ref)

@@ -206,6 +206,60 @@ static void helping(void) {
   check(expect("> ", 5), "trace(false)");
 }
 
+/* Writes text to dir/name. */
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* reload("mod") (issue 11, item 9): the REPL says which actors move and,
+ * when each moves, how. */
+static void reloading(const char *home) {
+  write_file(home, "rlmod.lua",
+             "local M = {}\n"
+             "function M.counter(ctx) local n = 0 return function(m, ctx) "
+             "if m == 'get' then ctx:reply('v1:' .. n) else n = n + 1 end "
+             "end end\n"
+             "return M\n");
+  char line[600];
+  snprintf(line, sizeof line, "package.path = '%s/?.lua;' .. package.path\n",
+           home);
+  type(line);
+  check(expect("> ", 5), "the module's directory is on the path");
+  type(
+      "m = require 'rlmod' rc = tend.spawn(m.counter, {name = 'rc'}) "
+      "rc:send(1) rc:send(1)\n");
+  check(expect("> ", 5), "an actor from the module is spawned");
+  type("tend.ask(rc, 'get')\n");
+  check(expect("\"v1:2\"\r\n> ", 5), "it runs the old code");
+  write_file(home, "rlmod.lua",
+             "local M = {}\n"
+             "function M.counter(ctx) return {n = 0, receive = function(s, "
+             "m, ctx) if m == 'get' then ctx:reply('v2:' .. s.n) else s.n = "
+             "s.n + 10 end end, code_change = function(s, old) s.n = old.n "
+             "end} end\n"
+             "return M\n");
+  type("reload('rlmod')\n");
+  check(
+      expect("reload: rlmod from ", 5) &&
+          expect(": 1 actor(s) move at their next message: /user/rc\r\n> ", 5),
+      "reload() says which actors move");
+  type("rc:send(1)\n");
+  check(expect("reload: /user/rc moved to the new code (code_change)", 5),
+        "and says when one moved, and how");
+  type("tend.ask(rc, 'get')\n");
+  check(expect("\"v2:12\"\r\n> ", 5), "its state carried over");
+  type("tend.stop(rc)\n");
+  check(expect("> ", 5), "the moved actor is stopped");
+  char path[512];
+  snprintf(path, sizeof path, "%s/rlmod.lua", home);
+  remove(path);
+}
+
 /* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
  * stdin closed in the middle of a line. */
 static void bad_input(const char *tend) {
@@ -279,6 +333,7 @@ int main(int argc, char **argv) {
         "ask answers while an actor spins forever");
   values();
   helping();
+  reloading(home);
   type("s = inspect(spin)\n");
   check(expect("busy = true,", 5) && expect("current = \"go\",", 5) &&
             expect("> ", 5),

@@ -1,8 +1,11 @@
 /* lcode: the code inside an actor, seen from outside: what tend.inspect
- * (lua/tend/code.lua) reads without stopping the actor. Only reads: the
- * actor keeps running, its mailbox and timers are untouched. */
+ * (lua/tend/code.lua) reads without stopping the actor (only reads: its
+ * mailbox and timers are untouched), and the two steps of moving an actor
+ * to new code (tend.reload): install a mover as its behavior, which runs
+ * at its next message boundary and puts that message back in front. */
 #include "api/api.h"
 #include "base/timer.h"
+#include "runtime/value.h"
 #include "runtime/watch.h"
 
 static const char *op_name(const tend_actor *a) {
@@ -87,7 +90,70 @@ static int l_code_actor(lua_State *L) {
   return 1;
 }
 
+/* core.code_install(ref, factory, mover) -> true | nil, reason: the actor
+ * restarts with factory from now on, and its next message goes to mover
+ * (a function behavior) in place of the behavior it has: that is its next
+ * message boundary (a busy actor finishes the message it is in first). A
+ * task, a guardian or a backoff supervisor has no factory to change. */
+static int l_code_install(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.reload", "ref");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  tend_actor *a = tend_ref_actor(h, r);
+  const char *why = NULL;
+  if (a == NULL || a->state == TEND_ACTOR_DEAD)
+    why = "it is dead";
+  else if (a->flags & (TEND_AF_TASK | TEND_AF_GUARDIAN))
+    why = "a task or a guardian has no factory";
+  else if (a->flags & TEND_AF_BACKOFF)
+    why = "a backoff supervisor's code is tend's own";
+  else if (a->state != TEND_ACTOR_RUNNING)
+    why = "it is not running (starting, restarting or stopping)";
+  if (why) {
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  tend_actor_push_ctx(L, h, a);
+  lua_pushvalue(L, 2);
+  lua_setiuservalue(L, -2, TEND_UV_FACTORY);
+  lua_pushvalue(L, 3);
+  lua_setiuservalue(L, -2, TEND_UV_BEHAVIOR);
+  a->flags &= ~TEND_AF_HOOKS; /* the mover is a function */
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.code_requeue(msg): inside a mover only: the message it got goes
+ * back in front of the running actor's mailbox, with its sender, so the
+ * moved actor (become or restarted) takes it first. */
+static int l_code_requeue(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = h->current;
+  if (a == NULL || a->op != TEND_OP_RECEIVE)
+    return luaL_error(L, "code_requeue: only inside a mover");
+  lua_settop(L, 1);
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) return luaL_error(L, "code_requeue: out of memory");
+  if (tend_value_store(L, h, 1, &m->value) != 0) {
+    tend_msg_release(&h->msgs, m);
+    return luaL_error(L, "code_requeue: out of memory");
+  }
+  m->kind = TEND_MSG_USER;
+  m->sender_id = a->sender_id;
+  m->sender_gen = a->sender_gen;
+  m->next = a->mbox.user.head; /* in front */
+  a->mbox.user.head = m;
+  if (a->mbox.user.tail == NULL) a->mbox.user.tail = m;
+  a->mbox.n_user++;
+  return 0;
+}
+
 void tend_open_code(lua_State *L) {
-  static const luaL_Reg fns[] = {{"code_actor", l_code_actor}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"code_actor", l_code_actor},
+                                 {"code_install", l_code_install},
+                                 {"code_requeue", l_code_requeue},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }
