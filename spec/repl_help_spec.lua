@@ -73,28 +73,33 @@ end
 function TestReplHelp:test_trace_shows_directive_clause_window_restart_count_and_delay()
   local lines, old = {}, print
   print = function(s) lines[#lines + 1] = s end -- luacheck: ignore
-  repl.helpers.trace(true)
-  local a = tend.spawn(function() return function() tend.raise("Boom", "x") end end,
-    { name = "tr", supervisor = nil })
-  local sup = tend.spawn(function(ctx)
-    ctx:spawn(function() return function() tend.raise("Boom", "y") end end, { name = "c" }):send(1)
-    return function() end
-  end, { name = "ts", supervisor = tend.one_for_one { max_retries = 3, within = 10 } })
-  local b = tend.spawn(tend.backoff.on_failure(function() return function() error("down") end end,
-    { name = "w", min_backoff = 2, max_backoff = 4, random_factor = 0 }), { name = "tb" })
-  a:send(1)
-  tend.sleep(0.1)
-  for _, r in ipairs(tend.ps()) do
-    if r.path == "/user/tb/w" then r.ref:send(1) end
-  end
-  tend.sleep(0.1)
+  local refs = {}
+  local ok, err = pcall(function()
+    repl.helpers.trace(true)
+    refs[1] = tend.spawn(function() return function() tend.raise("Boom", "x") end end, { name = "tr" })
+    refs[2] = tend.spawn(function(ctx)
+      ctx:spawn(function() return function() tend.raise("Boom", "y") end end, { name = "c" }):send(1)
+      return function() end
+    end, { name = "ts", supervisor = tend.one_for_one { max_retries = 3, within = 10 } })
+    refs[3] = tend.spawn(tend.backoff.on_failure(function() return function() error("down") end end,
+      { name = "w", min_backoff = 2, max_backoff = 4, random_factor = 0 }), { name = "tb" })
+    refs[1]:send(1)
+    tend.sleep(0.1)
+    for _, r in ipairs(tend.ps()) do
+      if r.path == "/user/tb/w" then r.ref:send(1) end
+    end
+    tend.sleep(0.1)
+  end)
   repl.helpers.trace(false)
   print = old -- luacheck: ignore
+  H.stop_all(table.unpack(refs))
+  assert(ok, err)
   local text = table.concat(lines, "\n")
-  lu.assertStrContains(text, "[trace] t=0.000 /user/tr fail (Boom: x)")
-  lu.assertStrContains(text, "[trace] t=0.000 /user/tr directive restart (default)")
-  lu.assertStrContains(text, "[trace] t=0.000 /user/tr restart #1")
-  lu.assertStrContains(text, "[trace] t=0.000 /user/ts/c directive restart (default) window 1/3 per 10.0 s")
-  lu.assertStrMatches(text, ".*%[trace%] t=0%.%d+ /user/tb backoff #1 after 2%.000 s.*")
-  H.stop_all(a, sup, b)
+  local t = "t=%d+%.%d%d%d"
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr fail %(Boom: x%)\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr directive restart %(default%)\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr restart #1\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t ..
+    " /user/ts/c directive restart %(default%) window 1/3 per 10%.0 s\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tb backoff #1 after 2%.000 s.*")
 end

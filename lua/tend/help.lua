@@ -96,6 +96,15 @@ M.docs = {
   Whether the clock is virtual.]=],
   ["tend.copy_messages"] = [=[tend.copy_messages() -> boolean
   Whether messages are deep-copied at their send (--copy-messages).]=],
+  ["tend.inspect"] = [=[tend.inspect(ref) -> state | nil
+  An actor's state (OTP sys:get_state) without disturbing it: vars (its
+  behavior's upvalues, or a hook table's fields), mailbox, busy, doing,
+  current (the message it is in), state, restarts, timers, watchers,
+  watching, factory. nil when it is dead.]=],
+  ["tend.reload"] = [=[tend.reload(mod) -> {module, file, moving, failed}
+  Loads module mod again from disk; every live actor whose factory came
+  from it moves to the new code at its next message boundary (code_change
+  (self, old_state) carries state over, else a CodeChange restart).]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],

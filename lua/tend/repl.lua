@@ -88,12 +88,8 @@ local helpers = {
     for _, f in ipairs(r.failed) do lines[#lines + 1] = "reload: not moved: " .. f.path .. ": " .. f.reason end
     return shown(table.concat(lines, "\n"), r)
   end,
-  -- OTP's sys:get_state: printed and returned; the actor is not disturbed
-  inspect = function(ref)
-    local s = tend.inspect(ref)
-    if s == nil then return nil end
-    return shown(pretty.format(s), s)
-  end,
+  -- OTP's sys:get_state; the prompt prints the value it returns
+  inspect = function(ref) return tend.inspect(ref) end,
   kill = function(ref) tend.kill(ref) end,
   -- as the Erlang shell's flush(): print and drop what waits in the mailbox
   flush = function()
