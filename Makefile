@@ -30,7 +30,8 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check fuzz soak mutate bench format lint install clean
+.PHONY: all deps demo test check fuzz soak mutate bench format lint install clean \
+  timeline-shot
 
 all: build/tend
 
@@ -111,6 +112,13 @@ soak: deps
 # survivors. Minutes; not run by CI. MUTATE_ARGS="-j 1 watch.c" for some.
 mutate: deps
 	@scripts/mutate $(MUTATE_ARGS)
+
+# The timeline in headless Chromium: screenshots of a drawn trace and of a
+# cut one in build/timeline-shot/, checked to be PNGs of the drawing's size
+# (look at them). Skips with a message when chromium is not installed.
+timeline-shot: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/timeline-shot build/tend
 
 bench: deps
 	@$(MAKE) --no-print-directory all

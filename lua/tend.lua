@@ -6,8 +6,9 @@ local core = require "tend.core"
 
 local tend = {}
 for name, value in pairs(core) do
-  -- backoff_* and chaos_* are the plumbing of tend.backoff and tend.chaos
-  if not (name:match("^backoff_") or name:match("^chaos_")) then
+  -- backoff_*, chaos_* and code_* are the plumbing of tend.backoff,
+  -- tend.chaos and tend.inspect
+  if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")) then
     tend[name] = value
   end
 end
@@ -15,6 +16,9 @@ end
 local backoff = require "tend.backoff"
 tend.backoff = backoff
 tend.retry = backoff.retry
+local code = require "tend.code"
+tend.inspect = code.inspect
+tend.reload = code.reload
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

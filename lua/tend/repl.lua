@@ -6,6 +6,8 @@
 -- prompt; messages sent to it wait in its mailbox (flush() shows them).
 local core = require "tend.core"
 local tend = require "tend"
+local pretty = require "tend.pretty"
+local helpdoc = require "tend.help"
 
 local M = {}
 
@@ -18,6 +20,10 @@ tend REPL: Lua 5.4 with actors running while you type.
   tend.sleep(s)  tend.now()  tend.stop(ref)  tend.kill(ref)
   tree()        the supervision tree      ps()     the actors as rows
   stats()       counters                  describe(strategy_or_backoff)
+  help(fn)      help on one function, as help(tend.spawn)
+  reload("mod") load mod again; its actors move to the new code
+  inspect(ref)  an actor's state (its behavior's upvalues or fields,
+                mailbox, current message, restarts, timers, watchers)
   trace(true)   print events as they happen, trace(false) to stop
   watch(ref)    print when ref dies       kill(ref)
   tend.receive([timeout])  the next message sent to the REPL, and its sender
@@ -25,63 +31,83 @@ tend REPL: Lua 5.4 with actors running while you type.
   Ctrl-C stops the line that runs (or clears the one you type); Ctrl-D or
   tend.shutdown() stops every actor and leaves.]]
 
+-- A value that a helper printed already (tree(), ps(), stats() print and
+-- return it): the line that returns it prints it no second time.
+local printed
+
 local function show(...)
-  if select("#", ...) > 0 then print(...) end
+  local n = select("#", ...)
+  if n == 0 then return end
+  if n == 1 and printed ~= nil and rawequal((...), printed) then return end
+  print(pretty.format_all(...))
 end
 
--- A message in a few words: strings quoted, tables shown two levels deep.
-local function inspect(v, depth)
-  if type(v) == "string" then return string.format("%q", v) end
-  if type(v) ~= "table" or getmetatable(v) ~= nil then return tostring(v) end
-  if depth >= 2 then return "{...}" end
-  local parts, n = {}, #v
-  for i = 1, n do parts[#parts + 1] = inspect(v[i], depth + 1) end
-  local keys = {}
-  for k in pairs(v) do
-    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-  end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(keys) do
-    local key = type(k) == "string" and k:match("^[%a_][%w_]*$") and k or "[" .. inspect(k, 2) .. "]"
-    parts[#parts + 1] = key .. " = " .. inspect(v[k], depth + 1)
-  end
-  return "{" .. table.concat(parts, ", ") .. "}"
+-- Prints v and returns it (for the helpers that show what they return).
+local function shown(text, v)
+  print(text)
+  printed = v
+  return v
 end
 
 -- The helpers, also reachable as tend.*.
 local helpers = {
-  help = function() print(HELP) end,
-  tree = function() io.write("") print((tend.tree():gsub("\n$", ""))) end,
+  help = function(...)
+    if select("#", ...) == 0 then print(HELP) else print(helpdoc.text((...), M.helpers)) end
+  end,
+  tree = function()
+    local text = tend.tree()
+    return shown((text:gsub("\n$", "")), text)
+  end,
   ps = function()
-    for _, r in ipairs(tend.ps()) do
-      print(string.format("%-40s %-10s restarts=%d mailbox=%d%s", r.path, r.state, r.restarts, r.mailbox,
-        r.busy and string.format(" busy=%.1fs", r.busy) or ""))
+    local rows, lines = tend.ps(), {}
+    for i, r in ipairs(rows) do
+      lines[i] = string.format("%-40s %-10s restarts=%d mailbox=%d%s", r.path, r.state, r.restarts, r.mailbox,
+        r.busy and string.format(" busy=%.1fs", r.busy) or "")
     end
+    return shown(table.concat(lines, "\n"), rows)
   end,
   stats = function()
-    local s = tend.stats()
+    local s, lines = tend.stats(), {}
     local keys = {}
     for k in pairs(s) do keys[#keys + 1] = k end
     table.sort(keys)
-    for _, k in ipairs(keys) do print(string.format("%-14s %d", k, s[k])) end
+    for i, k in ipairs(keys) do lines[i] = string.format("%-14s %d", k, s[k]) end
+    return shown(table.concat(lines, "\n"), s)
   end,
   describe = function(x) print(tend.describe(x)) end,
+  -- Erlang's l(Mod): says which actors move (at their next message) and
+  -- which cannot; each move says how it went when it happens
+  reload = function(mod)
+    local code = require "tend.code"
+    code.on_move = function(m)
+      print(m.how == "code_change" and ("reload: " .. m.path .. " moved to the new code (code_change)")
+        or ("reload: " .. m.path .. " restarts with the new code (CodeChange: " .. m.reason .. ")"))
+    end
+    local r = tend.reload(mod)
+    local lines = { string.format("reload: %s from %s: %d actor(s) move at their next message%s",
+      r.module, r.file, #r.moving, #r.moving > 0 and (": " .. table.concat(r.moving, " ")) or "") }
+    for _, f in ipairs(r.failed) do lines[#lines + 1] = "reload: not moved: " .. f.path .. ": " .. f.reason end
+    return shown(table.concat(lines, "\n"), r)
+  end,
+  -- OTP's sys:get_state; the prompt prints the value it returns
+  inspect = function(ref) return tend.inspect(ref) end,
   kill = function(ref) tend.kill(ref) end,
   -- as the Erlang shell's flush(): print and drop what waits in the mailbox
   flush = function()
     while true do
       local got = table.pack(tend.receive(0))
       if got.n == 0 then return end
-      print(string.format("got %s from %s", inspect(got[1], 0),
+      print(string.format("got %s from %s", pretty.format(got[1]),
         got[2] and got[2]:path() or "nobody"))
     end
   end,
+  -- as the scenario timeline: the directive with its clause and window,
+  -- the restart count, the backoff delay
   trace = function(on)
     if on then
+      local describe = require("tend.scenario").describe
       core.trace(function(e)
-        print(string.format("[trace] t=%.3f %s %s%s%s", e.t, e.path, e.ev,
-          e.kind and (" " .. e.kind .. ": " .. tostring(e.message)) or "",
-          e.reason and (" " .. e.reason) or ""))
+        print((string.format("[trace] t=%.3f %s %s %s", e.t, e.path, e.ev, describe(e)):gsub(" $", "")))
       end)
     else
       core.trace(false)
@@ -106,9 +132,10 @@ local function loop()
   while true do
     local chunk = host.next_line()
     if chunk then
+      printed = nil
       local results = table.pack(xpcall(chunk, function(e)
         if type(e) == "table" and e.kind == "Interrupted" then return "interrupted" end
-        local tb = debug.traceback(type(e) == "table" and tostring(e) or e, 2)
+        local tb = debug.traceback(helpdoc.suggest(type(e) == "table" and tostring(e) or e), 2)
         return (tb:gsub("\n\t%[C%]: in function 'xpcall'.*$", "")) -- the REPL's own frames
       end))
       if results[1] then
@@ -124,6 +151,8 @@ end
 -- fns: the C side of the prompt: done (the prompt comes back), next_line
 -- (the task waits for the next chunk). print already writes above the
 -- prompt. Returns the task's function (C spawns it as /user/repl).
+M.helpers = helpers -- (for the specs)
+
 function M.start(fns)
   host = fns
   _G.tend = tend

@@ -1,11 +1,14 @@
 -- tend.scenario: `tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT]
--- [--trace OUT]`. Runs FILE under the virtual clock (the host is started so),
--- then prints a readable timeline, one line per event, and a summary; exits
--- 1 if the scenario raised (a failed check is an error). With --seeds it
--- runs every seed as its own process and prints one line per seed.
+-- [--trace OUT] [--only EV,...] [--path /user/x] [-- ARGS...]`. Runs FILE
+-- under the virtual clock (the host is started so), then prints a readable
+-- timeline, one line per event, and a summary; exits 1 if the scenario
+-- raised (a failed check is an error), N if it ended with tend.shutdown(N).
+-- With --seeds it runs every seed as its own process and prints one line
+-- per seed (a failing one with its reason).
 local core = require "tend.core"
 local internal = require "tend.internal"
 local timeline = require "tend.timeline"
+local tend = require "tend"
 
 local M = {}
 
@@ -31,6 +34,8 @@ local function describe(e)
   if e.detail then parts[#parts + 1] = e.detail end
   return table.concat(parts, " ")
 end
+
+M.describe = describe -- (the REPL's trace(true) prints the same details)
 
 local function sorted_keys(t)
   local keys = {}
@@ -66,23 +71,48 @@ local function summary(events, seed, failed)
     failed and "FAILED" or "ok", #events, total_r, total_f))
 end
 
+-- Every event the host traces (--only takes these names).
+local known = { "trace", "spawn", "start", "fail", "directive", "restart", "backoff", "reset",
+  "give_up", "stop", "terminated", "escalate", "dead_letter", "stash_drop", "chaos" }
+
 local function fail_usage(msg)
   io.stderr:write("tend scenario: " .. msg .. "\n")
   core.shutdown(2)
 end
 
+-- The reason a seed's run failed, in one line: what its scenario said
+-- after "scenario failed: ", else the last line it wrote to stderr.
+local function reason_of(out, errpath)
+  local why = out:match("scenario failed: ([^\n]*)")
+  if why then return why end
+  local f = io.open(errpath, "r")
+  local last
+  if f then
+    for line in f:lines() do
+      if line:match("%S") and not line:match("^wall time") then last = line end
+    end
+    f:close()
+  end
+  return last or "no result"
+end
+
 local function run_seeds(file, from, to, extra)
   local exe = internal.executable()
   local bad = {}
+  local errpath = os.tmpname()
   for seed = from, to do
-    local cmd = string.format("%q scenario %q --seed %d%s 2>/dev/null", exe, file, seed, extra)
+    local cmd = string.format("%q scenario %q --seed %d%s 2>%q", exe, file, seed, extra, errpath)
     local p = io.popen(cmd, "r")
     local out = p:read("a")
     local ok = p:close()
-    local result = out:match("result: ([^\n]*)") or "no result"
-    print(string.format("seed %d: %s", seed, result))
-    if not ok then bad[#bad + 1] = seed end
+    if ok then
+      print(string.format("seed %d: %s", seed, out:match("result: ([^\n]*)") or "ok"))
+    else
+      print(string.format("seed %d: FAILED: %s", seed, reason_of(out, errpath)))
+      bad[#bad + 1] = seed
+    end
   end
+  os.remove(errpath)
   if #bad > 0 then
     local list = {}
     for i, s in ipairs(bad) do list[i] = tostring(s) end
@@ -93,27 +123,79 @@ local function run_seeds(file, from, to, extra)
   print(string.format("all %d seeds passed", to - from + 1))
 end
 
-function M.run(file, ...)
-  local args = { ... }
-  local svg, seeds
+-- The error's first line and its traceback without the runner's frames.
+local function report(e)
+  local msg = type(e) == "table" and tostring(e) or tostring(e)
+  local tb = debug.traceback("", 3)
+  local keep = {}
+  for line in tb:gmatch("[^\n]+") do
+    if line:match("^\t") and not line:match("%[C%]: in function 'xpcall'")
+      and not line:match("tend/scenario") and not line:match("%[C%]: in %?") then
+      keep[#keep + 1] = line
+    end
+  end
+  if #keep == 0 then return msg end
+  return msg .. "\nstack traceback:\n" .. table.concat(keep, "\n")
+end
+
+-- Parses the runner's arguments (the host took --seed and --trace).
+-- Returns the options, or nil after a usage error.
+local function parse(args)
+  local o = { rest = {} }
   local i = 1
   while i <= #args do
     local a = args[i]
-    if a == "--svg" then svg = args[i + 1]; i = i + 2
-    elseif a == "--seeds" then seeds = args[i + 1]; i = i + 2
-    elseif a == "--seed" or a == "--trace" then i = i + 2 -- the host took them
-    else return fail_usage("unknown option '" .. tostring(a) .. "'") end
-    if (a == "--svg" or a == "--seeds") and args[i - 1] == nil then
-      return fail_usage(a .. ": expected a value, got nothing")
+    if a == "--" then
+      table.move(args, i + 1, #args, 1, o.rest)
+      break
+    end
+    local takes = a == "--svg" or a == "--seeds" or a == "--only" or a == "--path"
+      or a == "--seed" or a == "--trace"
+    if not takes then return fail_usage("unknown option '" .. tostring(a) .. "'") end
+    local v = args[i + 1]
+    if v == nil then return fail_usage(a .. ": expected a value, got nothing") end
+    if a ~= "--seed" and a ~= "--trace" then o[a:sub(3)] = v end
+    i = i + 2
+  end
+  if o.only then
+    o.events = {}
+    for name in (o.only .. ","):gmatch("([^,]*),") do
+      local found = false
+      for _, k in ipairs(known) do found = found or k == name end
+      if not found then
+        return fail_usage("--only: expected event names separated by commas (" ..
+          table.concat(known, ",") .. "), got '" .. name .. "'")
+      end
+      o.events[name] = true
     end
   end
-  if seeds then
-    local from, to = seeds:match("^(%-?%d+)%.%.(%-?%d+)$")
+  if o.path and not o.path:match("^/.") then
+    return fail_usage("--path: expected an actor path such as /user/x, got '" .. o.path .. "'")
+  end
+  if o.path then o.path = o.path:gsub("/$", "") end
+  return o
+end
+
+-- Whether e passes the --only and --path filters.
+local function selected(o, e)
+  if o.events and not o.events[e.ev] then return false end
+  if o.path and type(e.path) == "string" and e.path ~= o.path
+    and e.path:sub(1, #o.path + 1) ~= o.path .. "/" then
+    return false
+  end
+  return (o.path == nil or type(e.path) == "string")
+end
+
+function M.run(file, ...)
+  local o = parse({ ... })
+  if not o then return end
+  if o.seeds then
+    local from, to = o.seeds:match("^(%-?%d+)%.%.(%-?%d+)$")
     from, to = math.tointeger(tonumber(from)), math.tointeger(tonumber(to))
     if not from or not to or to < from then
-      return fail_usage("--seeds: expected A..B with integers A <= B, got '" .. seeds .. "'")
+      return fail_usage("--seeds: expected A..B with integers A <= B, got '" .. o.seeds .. "'")
     end
-    return run_seeds(file, from, to, svg and " --svg /dev/null" or "")
+    return run_seeds(file, from, to, o.svg and " --svg /dev/null" or "")
   end
   local chunk, err = loadfile(file)
   if not chunk then
@@ -122,29 +204,52 @@ function M.run(file, ...)
   end
   local events = {}
   core.trace(function(e) events[#events + 1] = e end)
+  -- tend.shutdown(code) in the file's main chunk ends the scenario there:
+  -- the timeline and the summary still print, then the host exits with code
+  local real_shutdown, main, ended = tend.shutdown, core.self(), nil
+  tend.shutdown = function(code)
+    if core.self() ~= main or (code ~= nil and not (math.type(code) == "integer"
+        and code >= 0 and code <= 255)) then
+      return real_shutdown(code) -- elsewhere, or a bad code (it says so)
+    end
+    ended = { code = code or 0 }
+    error(ended, 0)
+  end
+  _G.arg = table.move(o.rest, 1, #o.rest, 1, { [0] = file })
   local wall0 = internal.wall_clock()
   local ok, why = xpcall(chunk, function(e)
-    return debug.traceback(type(e) == "table" and tostring(e) or e, 2)
-  end)
+    if e == ended then return e end
+    return report(e)
+  end, table.unpack(o.rest))
+  tend.shutdown = real_shutdown
   core.sleep(0) -- the events of the last turns reach the trace function
+  local code = ended and ended.code or (ok and 0 or 1)
+  local drawn = {}
   for _, e in ipairs(events) do
-    if shown[e.ev] then
-      print(string.format("t=%-10.3f %-32s %-10s %s", e.t, e.path, e.ev, describe(e)))
+    if selected(o, e) then
+      drawn[#drawn + 1] = e
+      if (o.events or shown)[e.ev] then
+        print(string.format("t=%-10.3f %-32s %-10s %s", e.t, e.path, e.ev, describe(e)))
+      end
     end
   end
-  if not ok then print("scenario failed: " .. tostring(why)) end
-  summary(events, core.seed(), not ok)
+  if ended and code ~= 0 then
+    print("scenario failed: tend.shutdown(" .. code .. ")")
+  elseif not ok then
+    print("scenario failed: " .. tostring(why))
+  end
+  summary(events, core.seed(), code ~= 0)
   io.stderr:write(string.format("wall time %.3f s for %.3f s of virtual time\n",
     internal.wall_clock() - wall0, core.now()))
-  if svg then
-    local written, werr = timeline.write(svg, timeline.render(events,
+  if o.svg then
+    local written, werr = timeline.write(o.svg, timeline.render(drawn,
       "tend scenario " .. file .. " - seed " .. core.seed()))
     if not written then
-      io.stderr:write("tend scenario: cannot write " .. svg .. ": " .. tostring(werr) .. "\n")
+      io.stderr:write("tend scenario: cannot write " .. o.svg .. ": " .. tostring(werr) .. "\n")
       return core.shutdown(1)
     end
   end
-  core.shutdown(ok and 0 or 1)
+  core.shutdown(code)
 end
 
 return M

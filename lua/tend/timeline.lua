@@ -7,18 +7,18 @@ local M = {}
 
 ---------------------------------------------------------------- JSON lines
 -- Parses one trace line (a flat JSON object whose values are strings,
--- numbers, booleans, null or arrays of those). Returns the table, or nil
--- and a reason.
+-- numbers, booleans, null or arrays of those). Returns the table, or nil,
+-- a reason and whether the line ended too early (a cut line).
 function M.parse_line(s)
   local pos = 1
   local function skip() pos = s:find("[^ \t\r]", pos) or #s + 1 end
-  local function fail(why) error({ why = why .. " at column " .. pos }, 0) end
+  local function fail(why) error({ why = why .. " at column " .. pos, cut = pos > #s }, 0) end
   local value
   local function str()
     local out, i = {}, pos + 1
     while true do
       local c = s:sub(i, i)
-      if c == "" then fail("unterminated string") end
+      if c == "" then pos = i fail("unterminated string") end
       if c == '"' then pos = i + 1 return table.concat(out) end
       if c == "\\" then
         local e = s:sub(i + 1, i + 1)
@@ -93,35 +93,46 @@ function M.parse_line(s)
     return obj
   end)
   if ok then return res end
-  if type(res) == "table" then return nil, res.why end
+  if type(res) == "table" then return nil, res.why, res.cut end
   return nil, tostring(res)
 end
 M.null = setmetatable({}, { __tostring = function() return "null" end })
 M.MAX_SECONDS = 1e10 -- about 317 years: any number in a trace beyond it is refused
 
--- Reads a trace file; returns the events, or nil and "FILE:LINE: reason".
+-- Reads a trace file ("-": stdin); returns the events (and a warning when
+-- the last line was cut: a run that was killed mid-write is drawn up to
+-- its last good line), or nil and "FILE:LINE: reason".
 function M.read(path)
-  local f, err = io.open(path, "r")
+  local f, err
+  if path == "-" then f = io.stdin else f, err = io.open(path, "r") end
   if not f then return nil, err end
+  local name = path == "-" and "stdin" or path
   local _, rerr = f:read(0) -- a directory opens, but cannot be read
   if rerr then
     f:close()
-    return nil, path .. ": " .. rerr
+    return nil, name .. ": " .. rerr
   end
-  local events, n = {}, 0
-  for line in f:lines() do
-    n = n + 1
+  local lines = {}
+  for line in f:lines() do lines[#lines + 1] = line end
+  if f ~= io.stdin then f:close() end
+  local last = #lines
+  while last > 0 and not lines[last]:match("%S") do last = last - 1 end
+  local events = {}
+  for n = 1, last do
+    local line = lines[n]
     if line:match("%S") then
-      local e, why = M.parse_line(line)
-      if not e then f:close() return nil, string.format("%s:%d: malformed trace line: %s", path, n, why) end
+      local e, why, cut = M.parse_line(line)
+      if not e and cut and n == last then
+        return events, string.format("%s:%d: the trace ends in a cut line (%s): drawn up to line %d",
+          name, n, why, n - 1)
+      end
+      if not e then return nil, string.format("%s:%d: malformed trace line: %s", name, n, why) end
       if type(e.t) ~= "number" or type(e.ev) ~= "string" then
-        f:close()
-        return nil, string.format("%s:%d: malformed trace line: needs \"t\" and \"ev\"", path, n)
+        return nil, string.format("%s:%d: malformed trace line: needs \"t\" and \"ev\"", name, n)
       end
       events[#events + 1] = e
     end
   end
-  f:close()
   return events
 end
 
@@ -146,19 +157,53 @@ local function fmt_t(t)
   return s
 end
 
+-- The freezes (tend.chaos.freeze) as bars: {path, from, to, label}, each
+-- ending at its thaw or after the duration its event names.
+local function freeze_bars(events)
+  local bars, open = {}, {}
+  for _, e in ipairs(events) do
+    if e.ev == "chaos" and type(e.detail) == "string" and type(e.path) == "string" then
+      local secs = tonumber(e.detail:match("^freeze ([%d.]+) s"))
+      if secs then
+        local b = { path = e.path, from = e.t, to = e.t + secs, label = e.detail }
+        bars[#bars + 1] = b
+        open[e.path] = b
+      elseif e.detail == "thaw" and open[e.path] then
+        open[e.path].to = math.min(open[e.path].to, e.t)
+        open[e.path] = nil
+      end
+    end
+  end
+  return bars
+end
+
 -- Renders events as an SVG document (a string).
 function M.render(events, title)
   local lanes, lane_of = {}, {}
   local t_max, seed = 0, nil
+  local function lane(p) -- p and its ancestors (/user, /system, ...) get a lane
+    if lane_of[p] then return end
+    lane_of[p] = true
+    lanes[#lanes + 1] = p
+    local parent = p:match("^(/.+)/[^/]+$")
+    if parent then lane(parent) end
+  end
+  lane("/user/main") -- the main chunk has a lane even when nothing happened to it
+  local freezes = freeze_bars(events)
   for _, e in ipairs(events) do
     if e.ev == "trace" and type(e.detail) == "string" then seed = e.detail:match("seed (%-?%d+)") end
     local p = e.path
-    if type(p) == "string" and p ~= "/" and p ~= "*" and not lane_of[p] then
-      lane_of[p] = true
-      lanes[#lanes + 1] = p
-    end
+    if type(p) == "string" and p:match("^/.") and p ~= "*" then lane(p) end
     local finish = e.t + ((e.ev == "backoff" and type(e.delay) == "number") and e.delay or 0)
     if finish > t_max then t_max = finish end
+  end
+  for _, b in ipairs(freezes) do
+    if b.to > t_max then t_max = b.to end
+  end
+  -- a failure's place (lane and time): a restart there is drawn beside it
+  local failed_at = {}
+  for _, e in ipairs(events) do
+    if e.ev == "fail" and type(e.path) == "string" then failed_at[e.path .. "@" .. e.t] = true end
   end
   -- natural order: "w2" before "w10", and a subtree right after its root
   local function key(p)
@@ -189,7 +234,8 @@ function M.render(events, title)
       add('<rect x="%d" y="%.1f" width="%d" height="%d" fill="#f4f6f8"/>', left, y(i) - lane_h / 2,
         plot_w, lane_h)
     end
-    add('<text x="%d" y="%.1f" dominant-baseline="middle">%s</text>', 8 + depth * 12, y(i), esc(name))
+    add('<text x="%d" y="%.1f" dominant-baseline="middle"%s>%s</text>', 8 + depth * 12, y(i),
+      depth == 0 and ' font-weight="bold"' or "", esc(name))
     add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ccc"/>', left, y(i), left + plot_w, y(i))
     add('</g>')
   end
@@ -207,6 +253,12 @@ function M.render(events, title)
   add('</g>')
   -- marks (failures last, so they stay on top)
   add('<g class="marks">')
+  for _, b in ipairs(freezes) do
+    local i = lane_of[b.path]
+    add('<rect class="freeze" x="%.1f" y="%.1f" width="%.1f" height="14" fill="#1f77b4" fill-opacity="0.25" stroke="#1f77b4"><title>%s</title></rect>',
+      x(b.from), y(i) - 7, math.max(1, x(b.to) - x(b.from)),
+      esc(string.format("t=%s..%s %s", fmt_t(b.from), fmt_t(b.to), b.label)))
+  end
   local ordered = {}
   for _, e in ipairs(events) do if e.ev ~= "fail" then ordered[#ordered + 1] = e end end
   for _, e in ipairs(events) do if e.ev == "fail" then ordered[#ordered + 1] = e end end
@@ -221,6 +273,7 @@ function M.render(events, title)
         add('<rect class="backoff" x="%.1f" y="%.1f" width="%.1f" height="8" fill="#ff7f0e" fill-opacity="0.6"><title>%s</title></rect>',
           cx, cy - 4, math.max(1, x(e.t + e.delay) - cx), label)
       elseif e.ev == "restart" then
+        if failed_at[e.path .. "@" .. e.t] then cx = cx + 11 end -- beside the failure, not under it
         add('<path class="restart" d="M %.1f %.1f l 5 8 l -10 0 z" fill="#2ca02c"><title>%s</title></path>', cx, cy - 6, label)
       elseif e.ev == "start" then
         add('<line class="start" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#2ca02c" stroke-width="2"><title>%s</title></line>',
@@ -248,12 +301,13 @@ function M.render(events, title)
     { '<rect x="%d" y="%d" width="8" height="8" fill="none" stroke="#555" stroke-width="1.5"/>', "terminated" },
     { '<path d="M %d %d l 6 -10 l 6 10 z" fill="#9467bd"/>', "escalate" },
     { '<text x="%d" y="%d" fill="#8c564b" font-size="14">*</text>', "chaos" },
+    { '<rect x="%d" y="%d" width="16" height="8" fill="#1f77b4" fill-opacity="0.25" stroke="#1f77b4"/>', "frozen" },
   }
   for k, it in ipairs(items) do
-    local lx = left + (k - 1) * 110
+    local lx = left + (k - 1) * 100
     local shape = it[1]
     if shape:find("<line") then add(shape, lx, ly - 7, lx, ly + 7)
-    elseif shape:find("<rect x=\"%%d\" y=\"%%d\" width=\"16\"") then add(shape, lx - 8, ly - 4)
+    elseif shape:find('width="16"', 1, true) then add(shape, lx - 8, ly - 4)
     elseif shape:find("<rect") then add(shape, lx - 4, ly - 4)
     elseif shape:find("l 5 8") then add(shape, lx, ly - 6)
     elseif shape:find("l 6 %-10") then add(shape, lx - 6, ly + 4)
@@ -280,35 +334,51 @@ function M.write(path, text)
   return true
 end
 
--- tend timeline TRACE.jsonl -o OUT.svg
+-- The default drawing for a trace: its name with .svg for .jsonl (or
+-- .svg added), trace.svg for stdin.
+function M.default_output(trace)
+  if trace == "-" then return "trace.svg" end
+  return (trace:gsub("%.jsonl$", ""):gsub("%.json$", "")) .. ".svg"
+end
+
+-- tend timeline TRACE.jsonl|- [-o OUT.svg]
 function M.main(...)
   local core = require "tend.core"
   local args = { ... }
   local trace, out
   local i = 1
   while i <= #args do
-    if args[i] == "-o" then out = args[i + 1]; i = i + 2
+    if args[i] == "-o" then
+      out = args[i + 1]
+      if out == nil then
+        io.stderr:write("tend timeline: -o: expected a file name, got nothing\n")
+        return core.shutdown(2)
+      end
+      i = i + 2
     elseif not trace then trace = args[i]; i = i + 1
     else
       io.stderr:write("tend timeline: unexpected argument '" .. args[i] .. "'\n")
-      core.shutdown(2)
+      return core.shutdown(2)
     end
   end
-  if not trace or not out then
-    io.stderr:write("usage: tend timeline TRACE.jsonl -o OUT.svg\n")
-    core.shutdown(2)
+  if not trace then
+    io.stderr:write("tend timeline: expected a trace file (or - for stdin), got nothing\n" ..
+      "usage: tend timeline TRACE.jsonl|- [-o OUT.svg]\n")
+    return core.shutdown(2)
   end
+  out = out or M.default_output(trace)
   local events, err = M.read(trace)
   if not events then
     io.stderr:write("tend timeline: " .. err .. "\n")
-    core.shutdown(1)
+    return core.shutdown(1)
   end
+  if err then io.stderr:write("tend timeline: warning: " .. err .. "\n") end
   local ok, werr = M.write(out, M.render(events))
   if not ok then
     io.stderr:write("tend timeline: cannot write " .. out .. ": " .. tostring(werr) .. "\n")
-    core.shutdown(1)
+    return core.shutdown(1)
   end
-  print(string.format("%s: %d events, %s", out, #events, "written"))
+  print(string.format("%s: %d events, %s", out, #events, err and "written (truncated trace)" or "written"))
 end
 
 return M

@@ -115,7 +115,7 @@ static void mailbox(const char *tend, const char *home) {
         "a message is not run as a line");
   check(strstr(last, "> > ") == NULL, "nor doubles the prompt");
   type("tend.receive(1)\n");
-  check(expect("ping!\tRef(/user/$", 5),
+  check(expect("\"ping!\"\tRef(/user/$", 5),
         "tend.receive returns the message and its sender");
   type("print(select('#', tend.receive(0.2)))\n");
   check(expect("0\r\n> ", 5), "tend.receive returns nothing on timeout");
@@ -141,10 +141,123 @@ static void mailbox(const char *tend, const char *home) {
   check(expect("a new one (with an empty mailbox) takes the next line", 5),
         "a REPL task that stops itself is replaced");
   type("'still ' .. 'here'\n");
-  check(expect("still here\r\n> ", 5), "and the next line runs");
+  check(expect("\"still here\"\r\n> ", 5), "and the next line runs");
   type("\x04");
   check(finish() == 0, "Ctrl-D exits 0 (mailbox)");
   close(fd);
+}
+
+/* Values printed as values (issue 11, item 7): tables pretty-printed with
+ * sorted keys, cycles marked, refs as Ref(path); strings quoted; tree(),
+ * ps() and stats() print once and return their value. */
+static void values(void) {
+  type("{b = 2, a = {1, 2}, r = tend.self(), 'first'}\n");
+  check(expect("{\"first\", a = {1, 2}, b = 2, r = Ref(/user/repl)}\r\n> ", 5),
+        "a table prints as a value, keys sorted, a ref as Ref(path)");
+  type("t = {name = 'loop'} t.self = t\n");
+  check(expect("> ", 5), "a cyclic table is made");
+  type("t\n");
+  check(expect("{name = \"loop\", self = <cycle>}\r\n> ", 5),
+        "a cycle is marked");
+  type("'two', 2, nil\n");
+  check(expect("\"two\"\t2\tnil\r\n> ", 5), "several results, tab-separated");
+  type("tree()\n");
+  check(expect("/system [running]", 5) && expect("> ", 5) &&
+            strstr(last, "/user [running]") == NULL,
+        "tree() prints the tree once");
+  type("rows = ps()\n");
+  check(expect("/user/repl", 5) && expect("> ", 5), "ps() prints the rows");
+  type("#rows > 2, rows[1].path\n");
+  check(expect("true\t\"/user\"\r\n> ", 5), "and returns them");
+  type("stats().actors > 0\n");
+  check(expect("true\r\n> ", 5), "stats() returns the counters");
+}
+
+/* help on one function, "did you mean", trace(true)'s details (issue 11,
+ * item 10). */
+static void helping(void) {
+  type("help(tend.spawn)\n");
+  check(expect("tend.spawn(factory [, opts]) -> ref\r\n", 5) && expect("> ", 5),
+        "help(tend.spawn) prints its call and what it does");
+  type("tre()\n");
+  check(expect("(global 'tre') (did you mean 'tree'?)", 5) && expect("> ", 5),
+        "a mistyped global gets a did you mean");
+  type("tend.spwan(function() end)\n");
+  check(expect("(field 'spwan') (did you mean 'spawn'?)", 5) && expect("> ", 5),
+        "a mistyped field gets a did you mean");
+  type("trace(true)\n");
+  check(expect("> ", 5), "trace(true)");
+  type(
+      "b = tend.spawn(function() return function() tend.raise('Boom', 'x') "
+      "end end, {name = 'tb', supervisor = tend.one_for_one{max_retries = 3, "
+      "within = 10}}) b:send(1)\n");
+  check(expect("/user/tb fail (Boom: x)", 5),
+        "trace(true) shows a failure with its kind");
+  type(
+      "c = tend.spawn(function(ctx) ctx:spawn(function() return function() "
+      "error('no') end end, {name = 'k'}):send(1) return function() end "
+      "end, {name = 'tc', supervisor = tend.one_for_one{max_retries = 3, "
+      "within = 10}})\n");
+  check(
+      expect("/user/tc/k directive restart (default) window 1/3 per 10.0 s", 5),
+      "trace(true) shows the directive, its clause and window");
+  check(expect("/user/tc/k restart #1", 5), "and the restart count");
+  type("trace(false) tend.stop(b) tend.stop(c)\n");
+  check(expect("> ", 5), "trace(false)");
+}
+
+/* Writes text to dir/name. */
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return;
+  fputs(text, f);
+  fclose(f);
+}
+
+/* reload("mod") (issue 11, item 9): the REPL says which actors move and,
+ * when each moves, how. */
+static void reloading(const char *home) {
+  write_file(home, "rlmod.lua",
+             "local M = {}\n"
+             "function M.counter(ctx) local n = 0 return function(m, ctx) "
+             "if m == 'get' then ctx:reply('v1:' .. n) else n = n + 1 end "
+             "end end\n"
+             "return M\n");
+  char line[600];
+  snprintf(line, sizeof line, "package.path = '%s/?.lua;' .. package.path\n",
+           home);
+  type(line);
+  check(expect("> ", 5), "the module's directory is on the path");
+  type(
+      "m = require 'rlmod' rc = tend.spawn(m.counter, {name = 'rc'}) "
+      "rc:send(1) rc:send(1)\n");
+  check(expect("> ", 5), "an actor from the module is spawned");
+  type("tend.ask(rc, 'get')\n");
+  check(expect("\"v1:2\"\r\n> ", 5), "it runs the old code");
+  write_file(home, "rlmod.lua",
+             "local M = {}\n"
+             "function M.counter(ctx) return {n = 0, receive = function(s, "
+             "m, ctx) if m == 'get' then ctx:reply('v2:' .. s.n) else s.n = "
+             "s.n + 10 end end, code_change = function(s, old) s.n = old.n "
+             "end} end\n"
+             "return M\n");
+  type("reload('rlmod')\n");
+  check(
+      expect("reload: rlmod from ", 5) &&
+          expect(": 1 actor(s) move at their next message: /user/rc\r\n> ", 5),
+      "reload() says which actors move");
+  type("rc:send(1)\n");
+  check(expect("reload: /user/rc moved to the new code (code_change)", 5),
+        "and says when one moved, and how");
+  type("tend.ask(rc, 'get')\n");
+  check(expect("\"v2:12\"\r\n> ", 5), "its state carried over");
+  type("tend.stop(rc)\n");
+  check(expect("> ", 5), "the moved actor is stopped");
+  char path[512];
+  snprintf(path, sizeof path, "%s/rlmod.lua", home);
+  remove(path);
 }
 
 /* Bad input: unbalanced, huge, invalid UTF-8, an unwritable history, and
@@ -159,7 +272,7 @@ static void bad_input(const char *tend) {
   type("))\n");
   check(expect("unexpected symbol", 5), "then says what is wrong");
   type("'goes on'\n");
-  check(expect("goes on\r\n> ", 5), "and goes on");
+  check(expect("\"goes on\"\r\n> ", 5), "and goes on");
   check(strstr(screen, "cannot write the history") == NULL,
         "the history failure is said once");
   char big[20000];
@@ -218,6 +331,25 @@ int main(int argc, char **argv) {
   type("tend.ask(echo, 'still answering', 1)\n");
   check(expect("still answering", 5),
         "ask answers while an actor spins forever");
+  values();
+  helping();
+  reloading(home);
+  type("inspect(spin)\n");
+  check(expect("busy = true,", 5) && expect("current = \"go\",", 5) &&
+            expect("> ", 5),
+        "inspect() shows a spinning actor's current message");
+  check(strstr(last, "current =") == NULL, "once");
+  type("s = inspect(spin)\n");
+  check(expect("> ", 5), "inspect() returns the state");
+  type("s.doing, tend.alive(spin)\n");
+  check(expect("\"receive\"\ttrue\r\n> ", 5),
+        "and returns it; the actor goes on");
+  type(
+      "k = tend.spawn(function() local n = 0 return function() n = n + 1 "
+      "end end) k:send(1) k:send(1)\n");
+  check(expect("> ", 5), "a counter is spawned and sent two messages");
+  type("inspect(k).vars\n");
+  check(expect("{n = 2}\r\n> ", 5), "inspect() reads its upvalues");
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
   type("\x04");

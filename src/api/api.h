@@ -92,6 +92,7 @@ void tend_open_inspect(lua_State *L);  /* linspect.c */
 void tend_open_chaos(lua_State *L);    /* lchaos.c */
 void tend_open_hostlib(lua_State *L);  /* lhost.c */
 void tend_open_receive(lua_State *L);  /* lreceive.c */
+void tend_open_code(lua_State *L);     /* lcode.c */
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

@@ -19,6 +19,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_chaos(L);
   tend_open_hostlib(L);
   tend_open_receive(L);
+  tend_open_code(L);
   return 1;
 }
 

@@ -25,9 +25,13 @@ static const char usage[] =
     "spec/)\n"
     "       tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT] [--trace "
     "OUT]\n"
+    "                     [--only EV,...] [--path /user/x] [-- ARGS...]\n"
     "                                         run a failure scenario (virtual "
     "clock)\n"
-    "       tend timeline TRACE.jsonl -o OUT.svg  draw a trace as a timeline\n"
+    "       tend timeline TRACE.jsonl|- [-o OUT.svg]  draw a trace as a "
+    "timeline\n"
+    "       tend SUBCOMMAND --help            help on test, scenario, "
+    "timeline\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
@@ -41,6 +45,50 @@ static const char usage[] =
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "exit status: 0 normal end, 1 script error, 2 usage error\n";
+
+static const char usage_test[] =
+    "usage: tend [options] test [PATH...]\n"
+    "Runs luaunit specs inside the host (virtual clock unless --real-time).\n"
+    "Each PATH is a spec file or a directory whose *_spec.lua files run;\n"
+    "the default is spec/. Prints \"tend test: N passed, M failed\"; exits 1\n"
+    "when a spec failed.\n";
+
+static const char usage_scenario[] =
+    "usage: tend scenario FILE [options] [-- ARGS...]\n"
+    "Runs FILE under the virtual clock, then prints its timeline (one line\n"
+    "an event) and a summary. Exits 0 when it passed, 1 when it raised (a\n"
+    "failed assert), N when it ended with tend.shutdown(N).\n"
+    "  --seed N        the seed of every random choice (default: the time)\n"
+    "  --seeds A..B    run each seed from A to B in its own process: one\n"
+    "                  line a seed, a failing seed with its reason\n"
+    "  --svg OUT       draw the timeline as an SVG file\n"
+    "  --trace OUT     write the events as JSON lines\n"
+    "  --only EV,...   show only these events (fail, directive, restart,\n"
+    "                  backoff, reset, give_up, terminated, escalate, chaos,\n"
+    "                  start, stop, spawn, dead_letter, stash_drop, trace)\n"
+    "  --path /user/x  show only the events of /user/x and below\n"
+    "  -- ARGS...      the rest goes to FILE's `arg` and `...`\n"
+    "  --help          print this help\n";
+
+static const char usage_timeline[] =
+    "usage: tend timeline TRACE.jsonl|- [-o OUT.svg]\n"
+    "Draws a trace (written by --trace) as an SVG timeline: one lane an\n"
+    "actor, failures, restarts, backoff waits and freezes. `-` reads the\n"
+    "trace from stdin; the default output is TRACE.svg (TRACE's name with\n"
+    ".svg for .jsonl; trace.svg for stdin). A truncated trace (a run that\n"
+    "was killed) is drawn up to its last good line, with a warning.\n"
+    "  -o OUT.svg      where to write the drawing\n"
+    "  --help          print this help\n";
+
+/* When a subcommand's arguments (before a `--`) ask for help: its usage
+ * text, else NULL. */
+static const char *subcommand_help(int argc, char **argv, int from,
+                                   const char *text) {
+  for (int j = from; j < argc && strcmp(argv[j], "--") != 0; j++)
+    if (strcmp(argv[j], "--help") == 0 || strcmp(argv[j], "-h") == 0)
+      return text;
+  return NULL;
+}
 
 typedef struct options {
   int virtual_time; /* -1 unset, 0 real, 1 virtual */
@@ -127,6 +175,17 @@ static int parse(int argc, char **argv, options *o) {
     }
   }
   if (i < argc && !o->code) {
+    const char *help = NULL;
+    if (strcmp(argv[i], "test") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_test);
+    else if (strcmp(argv[i], "scenario") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_scenario);
+    else if (strcmp(argv[i], "timeline") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_timeline);
+    if (help) {
+      fputs(help, stdout);
+      return 0;
+    }
     if (strcmp(argv[i], "test") == 0) {
       o->test = 1;
     } else if (strcmp(argv[i], "timeline") == 0) {
@@ -136,7 +195,7 @@ static int parse(int argc, char **argv, options *o) {
       if (i + 1 >= argc)
         return usage_error("scenario: expected a FILE, got nothing");
       /* --seed and --trace are the host's; the rest goes to the runner */
-      for (int j = i + 2; j < argc; j++) {
+      for (int j = i + 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
         int seed = strcmp(argv[j], "--seed") == 0;
         if (!seed && strcmp(argv[j], "--trace") != 0) continue;
         if (j + 1 >= argc)

@@ -2,7 +2,10 @@
 #include "runtime/preempt.h"
 
 #include <lauxlib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "runtime/error.h"
@@ -30,6 +33,22 @@ static void check_signals(tend_host *h, uint64_t *since) {
   }
 }
 
+/* The hook is armed in the loop thread, from a signal handler, as lua.c
+ * does for Ctrl-C: lua_sethook may interrupt the thread that runs Lua
+ * (Lua supports that), but called from another thread it would read the
+ * coroutine's call frames while that thread frees them. SIGURG is ignored
+ * by default, so a stray one does nothing. */
+#define ARM_SIGNAL SIGURG
+
+static tend_preempt *volatile armed_for; /* the running watchdog's record */
+
+static void arm(int sig) {
+  (void)sig;
+  tend_preempt *p = armed_for;
+  lua_State *co = p ? p->running : NULL;
+  if (co) lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
+}
+
 static void watchdog(void *arg) {
   tend_host *h = arg;
   tend_preempt *p = &h->preempt;
@@ -41,7 +60,7 @@ static void watchdog(void *arg) {
     uint64_t steps = h->steps;
     if (steps != p->seen) p->step_since = uv_hrtime();
     if (p->running && steps == p->seen)
-      lua_sethook(p->running, tend_preempt_hook, LUA_MASKCOUNT, 1);
+      pthread_kill(p->loop_thread, ARM_SIGNAL); /* arm() in that thread */
     p->seen = steps;
     uv_mutex_unlock(&p->lock);
   }
@@ -50,6 +69,14 @@ static void watchdog(void *arg) {
 int tend_preempt_start(tend_host *h, int yield) {
   tend_preempt *p = &h->preempt;
   p->yield = yield;
+  p->loop_thread = uv_thread_self();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = arm;
+  sa.sa_flags = SA_RESTART; /* the loop's system calls go on */
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(ARM_SIGNAL, &sa, NULL) != 0) return -1;
+  armed_for = p;
   if (uv_mutex_init(&p->lock) != 0) return -1;
   if (uv_thread_create(&p->thread, watchdog, h) != 0) {
     uv_mutex_destroy(&p->lock);
@@ -64,6 +91,7 @@ void tend_preempt_stop(tend_host *h) {
   if (!p->started) return;
   p->stop = 1;
   uv_thread_join(&p->thread);
+  armed_for = NULL; /* a signal still pending finds nothing to arm */
   uv_mutex_destroy(&p->lock);
   p->started = 0;
 }

@@ -1,8 +1,10 @@
 /* preempt: runaway actors (DESIGN §5.8). A watchdog thread looks at the
  * scheduler every few milliseconds; when the same step has been running
- * since its last look, it arms a one-shot count hook on the running
- * coroutine (lua_sethook may be called asynchronously, as lua.c does from
- * its signal handler). The hook, in the Lua thread: raises Interrupted for
+ * since its last look, it sends the loop thread SIGURG, whose handler arms
+ * a one-shot count hook on the running coroutine (lua_sethook may
+ * interrupt the Lua thread, as lua.c does from its signal handler; from
+ * another thread it would race with Lua freeing call frames). The hook,
+ * in the Lua thread: raises Interrupted for
  * a Ctrl-C at the REPL, raises BudgetExceeded when the code the actor runs
  * (a message, its factory, a hook; counted from the start of that call)
  * passed its max_message_time, or when a decider ran past its budget (the
@@ -26,17 +28,19 @@ typedef struct tend_host tend_host;
 #define TEND_DECIDER_BUDGET_NS 1000000000 /* a decider's time, by default */
 
 typedef struct tend_preempt {
-  uv_thread_t thread;  /* the watchdog */
-  uv_mutex_t lock;     /* guards running */
-  lua_State *running;  /* coroutine the scheduler is resuming, or NULL */
-  uint64_t seen;       /* watchdog: steps at its last look */
-  uint64_t step_since; /* uv_hrtime() of the look that first saw the
-                          current step (guarded by lock): that step began
-                          at most WATCH_MS before */
-  volatile int stop;   /* 1: the watchdog ends */
-  int yield;           /* 1: preempt long steps (off under the virtual
-                          clock, so replays stay exact) */
-  int started;         /* 1: the thread runs */
+  uv_thread_t thread;          /* the watchdog */
+  uv_mutex_t lock;             /* guards running */
+  lua_State *volatile running; /* coroutine the scheduler is resuming, or
+                                  NULL (written by the loop thread only) */
+  uv_thread_t loop_thread;     /* where the hook is armed (by a signal) */
+  uint64_t seen;               /* watchdog: steps at its last look */
+  uint64_t step_since;         /* uv_hrtime() of the look that first saw the
+                                  current step (guarded by lock): that step
+                                  began at most WATCH_MS before */
+  volatile int stop;           /* 1: the watchdog ends */
+  int yield;                   /* 1: preempt long steps (off under the virtual
+                                  clock, so replays stay exact) */
+  int started;                 /* 1: the thread runs */
 } tend_preempt;
 
 int tend_preempt_start(tend_host *h, int yield);

@@ -1,0 +1,249 @@
+-- tend.help: help on one function at the REPL (`help(tend.spawn)`, as
+-- iex's h/1), and "did you mean" for a mistyped global, field or method.
+local M = {}
+
+-- One entry a function: its call and what it does.
+M.docs = {
+  ["tend.spawn"] = [=[tend.spawn(factory [, opts]) -> ref
+  Starts an actor under /user. factory(ctx, args...) returns its behavior
+  (a function (msg, ctx) or a hook table); it runs again at each restart.
+  opts: name, args, mailbox = {capacity, overflow}, shutdown, supervisor,
+  restart ("permanent"|"transient"|"temporary"), max_message_time.]=],
+  ["tend.send"] = [=[tend.send(ref, msg)
+  Sends msg to ref (also ref:send(msg)); inside an actor it is the sender.]=],
+  ["tend.ask"] = [=[tend.ask(ref, msg [, timeout]) -> reply
+  Sends msg and waits for the reply (ctx:reply); raises Timeout after
+  timeout seconds (default 5). Other actors run meanwhile.]=],
+  ["tend.receive"] = [=[tend.receive([timeout]) -> msg, sender
+  In a task (the main chunk, the REPL, tend.after): the next message sent
+  to it; nothing after timeout seconds (default: wait as long as it takes).]=],
+  ["tend.stop"] = [=[tend.stop(ref)
+  Stops an actor (children first, post_stop runs).]=],
+  ["tend.kill"] = [=[tend.kill(ref)
+  Queues a Kill: the actor fails with Killed when it reaches it.]=],
+  ["tend.alive"] = [=[tend.alive(ref) -> boolean
+  Whether the actor ref names still lives.]=],
+  ["tend.self"] = [=[tend.self() -> ref
+  The running actor's ref (the REPL is /user/repl).]=],
+  ["tend.sleep"] = [=[tend.sleep(seconds)
+  Suspends the running actor; others run. Virtual seconds under
+  --virtual-time.]=],
+  ["tend.after"] = [=[tend.after(seconds, fn) -> timer
+  Runs fn later as a short-lived task under /system (it may sleep, ask
+  and receive).]=],
+  ["tend.now"] = [=[tend.now() -> seconds
+  The host clock (virtual under --virtual-time).]=],
+  ["tend.random"] = [=[tend.random([m [, n]]) -> number
+  The seeded generator, as math.random.]=],
+  ["tend.seed"] = [=[tend.seed() -> integer
+  The seed of every random choice (--seed N).]=],
+  ["tend.error"] = [=[tend.error(kind [, message [, data]]) -> error value
+  A structured error: .kind .message .data (raise it with error()).]=],
+  ["tend.raise"] = [=[tend.raise(kind [, message [, data]])
+  Raises a structured error whose .where is the caller's position.]=],
+  ["tend.stats"] = [=[tend.stats() -> table
+  Counters: spawned messages dead_letters failures restarts actors timers
+  runnable lua_bytes c_bytes.]=],
+  ["tend.shutdown"] = [=[tend.shutdown([code])
+  Stops the tree (children first, post_stop hooks run), then exits with
+  code (0..255, default 0).]=],
+  ["tend.tree"] = [=[tend.tree() -> text
+  The supervision tree, one actor a line. tree() at the REPL prints it.]=],
+  ["tend.ps"] = [=[tend.ps() -> {{path, state, restarts, mailbox, depth, ref}, ...}
+  The actors as rows, in tree order. ps() at the REPL prints them.]=],
+  ["tend.watch"] = [=[tend.watch(ref [, msg]) -> ref
+  DeathWatch: the running actor gets {terminated = ref, reason = ...}
+  (or msg) when ref dies. ctx:watch(ref [, msg]) inside an actor.]=],
+  ["tend.unwatch"] = [=[tend.unwatch(ref) -> ref
+  Stops watching ref; a notice not yet read is dropped.]=],
+  ["tend.describe"] = [=[tend.describe(strategy_or_backoff) -> text
+  What a strategy or a backoff spec will do, in words.]=],
+  ["tend.log"] = [=[tend.log(level, fmt, ...)
+  "[time] level /path: text" on stderr (error|warn|info|debug).]=],
+  ["tend.trace"] = [=[tend.trace(fn | true | false)
+  fn(event) gets every lifecycle event; true writes JSON lines to stderr.
+  At the REPL, trace(true) prints them as the scenario timeline does.]=],
+  ["tend.trace_file"] = [=[tend.trace_file(path)
+  Writes lifecycle events to path as JSON lines (as --trace).]=],
+  ["tend.one_for_one"] = [=[tend.one_for_one{max_retries, within, decider} -> strategy
+  Restarts only the failed child (OTP one_for_one).]=],
+  ["tend.all_for_one"] = [=[tend.all_for_one{max_retries, within, decider} -> strategy
+  A failure restarts every child (OTP one_for_all).]=],
+  ["tend.rest_for_one"] = [=[tend.rest_for_one{max_retries, within, decider} -> strategy
+  A failure restarts the child and those started after it.]=],
+  ["tend.decider"] = [=[tend.decider{Kind = "resume"|"restart"|"stop"|"escalate", ["*"] = ...}
+  A decider table for a strategy: error kind -> directive.]=],
+  ["tend.guardian_strategy"] = [=[tend.guardian_strategy(strategy)
+  Sets the strategy of the /user guardian.]=],
+  ["tend.supervise"] = [=[tend.supervise(factory):on_failure(kind, action) -> factory
+  Typed supervision: the actor handles its own failures by kind
+  (tend.restart, tend.resume, tend.stop_on_failure, restart_with_limit,
+  restart_with_backoff).]=],
+  ["tend.restart_with_limit"] = [=[tend.restart_with_limit(n, within) -> action
+  Typed: restart at most n times within seconds, then stop.]=],
+  ["tend.restart_with_backoff"] = [=[tend.restart_with_backoff(min, max, random_factor) -> action
+  Typed: restart after an exponential backoff.]=],
+  ["tend.retry"] = [=[tend.retry(fn, opts) -> fn's result
+  Calls fn until it returns, waiting a backoff between tries.]=],
+  ["tend.backoff.on_failure"] = [=[tend.backoff.on_failure(factory, opts) -> backoff spec
+  A backoff supervisor restarting its child after a failure, with delays
+  from min_backoff to max_backoff (random_factor jitter).]=],
+  ["tend.backoff.on_stop"] = [=[tend.backoff.on_stop(factory, opts) -> backoff spec
+  A backoff supervisor restarting its child after any stop.]=],
+  ["tend.backoff.delays"] = [=[tend.backoff.delays(opts, n) -> {delay, ...}
+  The first n delays a backoff config would use.]=],
+  ["tend.virtual_time"] = [=[tend.virtual_time() -> boolean
+  Whether the clock is virtual.]=],
+  ["tend.copy_messages"] = [=[tend.copy_messages() -> boolean
+  Whether messages are deep-copied at their send (--copy-messages).]=],
+  ["tend.inspect"] = [=[tend.inspect(ref) -> state | nil
+  An actor's state (OTP sys:get_state) without disturbing it: vars (its
+  behavior's upvalues, or a hook table's fields), mailbox, busy, doing,
+  current (the message it is in), state, restarts, timers, watchers,
+  watching, factory. nil when it is dead.]=],
+  ["tend.reload"] = [=[tend.reload(mod) -> {module, file, moving, failed}
+  Loads module mod again from disk; every live actor whose factory came
+  from it moves to the new code at its next message boundary (code_change
+  (self, old_state) carries state over, else a CodeChange restart).]=],
+  -- the REPL's own helpers
+  help = [=[help([fn])
+  Help on the REPL, or on one function: help(tend.spawn).]=],
+  tree = [=[tree() -> text
+  Prints the supervision tree and returns it.]=],
+  ps = [=[ps() -> rows
+  Prints the actors, one a line, and returns the rows of tend.ps().]=],
+  stats = [=[stats() -> table
+  Prints the counters and returns tend.stats().]=],
+  flush = [=[flush()
+  Prints and drops the messages waiting for the REPL.]=],
+  watch = [=[watch(ref)
+  Prints a line when ref dies.]=],
+  inspect = [=[inspect(ref) -> state
+  An actor's state without stopping it: its behavior's upvalues (or its
+  hook table's fields), mailbox length, current message, restarts,
+  timers, watchers. Prints it and returns it.]=],
+  reload = [=[reload("mod")
+  Loads module mod again from disk; every live actor whose factory came
+  from it moves to the new code at its next message boundary.]=],
+}
+
+-- The name a function is known by: "tend.x", "tend.backoff.x" or a REPL
+-- helper; nil when none.
+local function name_of(fn, helpers)
+  local tend = require "tend"
+  for k, v in pairs(helpers or {}) do
+    if rawequal(v, fn) and M.docs[k] then return k end
+  end
+  for k, v in pairs(tend) do
+    if rawequal(v, fn) then return "tend." .. k end
+  end
+  for k, v in pairs(tend.backoff) do
+    if rawequal(v, fn) then return "tend.backoff." .. k end
+  end
+  return nil
+end
+
+-- The help text for v (a function, or its name as a string).
+function M.text(v, helpers)
+  local name = type(v) == "string" and v or name_of(v, helpers)
+  if name and M.docs[name] then return M.docs[name] end
+  if name and M.docs["tend." .. name] then return M.docs["tend." .. name] end
+  if type(v) == "function" then
+    local info = debug.getinfo(v, "Su")
+    if info.what == "C" then
+      return (name or "this function") .. ": a builtin function with no help text"
+    end
+    local params = {}
+    for i = 1, info.nparams do params[i] = debug.getlocal(v, i) end
+    if info.isvararg then params[#params + 1] = "..." end
+    return string.format("%s(%s)\n  defined at %s:%d", name or "function", table.concat(params, ", "),
+      info.short_src, info.linedefined)
+  end
+  return "help: expected a function or its name (help(tend.spawn), help(\"tend.spawn\")), got " ..
+    (type(v) == "string" and ("'" .. v .. "'") or type(v))
+end
+
+-------------------------------------------------------------- did you mean
+-- Edits (insert, delete, change, swap two neighbours) from a to b; 3 for
+-- anything farther than 2.
+local function distance(a, b)
+  if math.abs(#a - #b) > 2 then return 3 end
+  local d = {}
+  for i = 0, #a do d[i] = { [0] = i } end
+  for j = 0, #b do d[0][j] = j end
+  for i = 1, #a do
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      d[i][j] = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 and j > 1 and a:byte(i) == b:byte(j - 1) and a:byte(i - 1) == b:byte(j) then
+        d[i][j] = math.min(d[i][j], d[i - 2][j - 2] + 1)
+      end
+    end
+  end
+  return d[#a][#b]
+end
+
+local function add_keys(t, out)
+  if type(t) ~= "table" then return end
+  for k in pairs(t) do
+    if type(k) == "string" then out[k] = true end
+  end
+end
+
+-- The names that could be meant where a nil `what` ("global", "field",
+-- "method", "upvalue", "local") named `name` was used.
+local function candidates(what)
+  local out = {}
+  if what == "global" then
+    add_keys(_G, out)
+    return out
+  end
+  -- a method: the methods of refs, timers, ... (metatables with an
+  -- __index table) and of strings
+  local reg = debug.getregistry()
+  for k, mt in pairs(reg) do
+    if type(k) == "string" and type(mt) == "table" and type(mt.__index) == "table" then
+      add_keys(mt.__index, out)
+    end
+  end
+  add_keys(string, out)
+  if what == "method" then return out end
+  -- a field: also the fields of every global table and of tend
+  for _, v in pairs(_G) do add_keys(v, out) end
+  local tend = package.loaded.tend
+  if type(tend) == "table" then
+    add_keys(tend, out)
+    add_keys(rawget(tend, "backoff"), out)
+  end
+  return out
+end
+
+-- The closest name to `name` among the candidates (at most 2 edits, 1 for
+-- names of 3 letters or fewer), or nil.
+function M.closest(name, names)
+  local best, best_d
+  local limit = #name <= 3 and 1 or 2
+  local sorted = {}
+  for k in pairs(names) do sorted[#sorted + 1] = k end
+  table.sort(sorted)
+  for _, k in ipairs(sorted) do
+    if k ~= name then
+      local d = distance(name, k)
+      if d <= limit and (best_d == nil or d < best_d) then best, best_d = k, d end
+    end
+  end
+  return best
+end
+
+-- An error message with " (did you mean 'x'?)" added when it is about a
+-- nil global, field or method with a close name; else the message as is.
+function M.suggest(msg)
+  if type(msg) ~= "string" then return msg end
+  local what, name = msg:match("a nil value %((%a+) '([%w_]+)'%)")
+  if not what or what == "local" or what == "upvalue" then return msg end
+  local guess = M.closest(name, candidates(what))
+  if not guess then return msg end
+  return (msg:gsub("(a nil value %(%a+ '[%w_]+'%))", "%1 (did you mean '" .. guess .. "'?)", 1))
+end
+
+return M

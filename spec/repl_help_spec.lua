@@ -1,0 +1,105 @@
+-- help on one function, "did you mean" and trace(true)'s details (issue
+-- 11, item 10). The prompt's side is in spec/c/test_repl.c.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+local help = require "tend.help"
+local repl = require "tend.repl"
+
+TestReplHelp = {}
+
+function TestReplHelp:tearDown() H.assert_clean() end
+
+function TestReplHelp:test_help_on_one_function()
+  lu.assertStrContains(help.text(tend.spawn), "tend.spawn(factory [, opts]) -> ref\n")
+  lu.assertStrContains(help.text(tend.backoff.on_failure), "tend.backoff.on_failure(factory, opts)")
+  lu.assertEquals(help.text("tend.ask"), help.text(tend.ask))
+  lu.assertEquals(help.text("ask"), help.text(tend.ask))
+  lu.assertStrContains(help.text(repl.helpers.flush, repl.helpers), "flush()\n")
+end
+
+function TestReplHelp:test_every_tend_function_has_help()
+  local missing = {}
+  for name, v in pairs(tend) do
+    if type(v) == "function" and not help.docs["tend." .. name] then missing[#missing + 1] = name end
+  end
+  table.sort(missing)
+  -- functions other work adds later may not have a text yet: they say so
+  for _, name in ipairs(missing) do
+    lu.assertStrContains(help.text(tend[name]), "tend." .. name .. ": a builtin function with no help text")
+  end
+end
+
+function TestReplHelp:test_help_on_a_lua_function_gives_its_parameters_and_place()
+  local function area(width, height, ...) return width * height end
+  lu.assertStrMatches(help.text(area), "function%(width, height, %.%.%.%)\n  defined at .*repl_help_spec%.lua:%d+")
+end
+
+function TestReplHelp:test_help_on_something_else_says_what_it_expected()
+  lu.assertEquals(help.text(nil), 'help: expected a function or its name (help(tend.spawn), help("tend.spawn")), got nil')
+  lu.assertEquals(help.text("nope"), "help: expected a function or its name (help(tend.spawn), help(\"tend.spawn\")), got 'nope'")
+end
+
+function TestReplHelp:test_did_you_mean_a_global_field_or_method()
+  lu.assertEquals(help.suggest("stdin:1: attempt to call a nil value (global 'pirnt')"),
+    "stdin:1: attempt to call a nil value (global 'pirnt') (did you mean 'print'?)")
+  lu.assertEquals(help.suggest("stdin:1: attempt to call a nil value (field 'spwan')"),
+    "stdin:1: attempt to call a nil value (field 'spwan') (did you mean 'spawn'?)")
+  lu.assertEquals(help.suggest("stdin:1: attempt to call a nil value (method 'sned')"),
+    "stdin:1: attempt to call a nil value (method 'sned') (did you mean 'send'?)")
+  local had = rawget(_G, "tend")
+  rawset(_G, "tend", tend) -- as the REPL has it
+  lu.assertEquals(help.suggest("stdin:1: attempt to index a nil value (global 'tnd')"),
+    "stdin:1: attempt to index a nil value (global 'tnd') (did you mean 'tend'?)")
+  rawset(_G, "tend", had)
+end
+
+function TestReplHelp:test_no_guess_when_nothing_is_close()
+  local m = "stdin:1: attempt to call a nil value (global 'qqqqqqqq')"
+  lu.assertEquals(help.suggest(m), m)
+  lu.assertEquals(help.suggest("stdin:1: boom"), "stdin:1: boom")
+  lu.assertEquals(help.suggest(42), 42)
+  local l = "stdin:1: attempt to index a nil value (local 'pirnt')"
+  lu.assertEquals(help.suggest(l), l) -- a local is what the code named
+end
+
+function TestReplHelp:test_closest_prefers_fewer_edits_then_the_name_order()
+  lu.assertEquals(help.closest("spwan", { spawn = true, span = true, swan = true }), "span")
+  lu.assertEquals(help.closest("ab", { ac = true, ad = true }), "ac")
+  lu.assertNil(help.closest("ab", { xy = true }))
+end
+
+-- trace(true) at the REPL prints what the scenario timeline prints.
+function TestReplHelp:test_trace_shows_directive_clause_window_restart_count_and_delay()
+  local lines, old = {}, print
+  print = function(s) lines[#lines + 1] = s end -- luacheck: ignore
+  local refs = {}
+  local ok, err = pcall(function()
+    repl.helpers.trace(true)
+    refs[1] = tend.spawn(function() return function() tend.raise("Boom", "x") end end, { name = "tr" })
+    refs[2] = tend.spawn(function(ctx)
+      ctx:spawn(function() return function() tend.raise("Boom", "y") end end, { name = "c" }):send(1)
+      return function() end
+    end, { name = "ts", supervisor = tend.one_for_one { max_retries = 3, within = 10 } })
+    refs[3] = tend.spawn(tend.backoff.on_failure(function() return function() error("down") end end,
+      { name = "w", min_backoff = 2, max_backoff = 4, random_factor = 0 }), { name = "tb" })
+    refs[1]:send(1)
+    tend.sleep(0.1)
+    for _, r in ipairs(tend.ps()) do
+      if r.path == "/user/tb/w" then r.ref:send(1) end
+    end
+    tend.sleep(0.1)
+  end)
+  repl.helpers.trace(false)
+  print = old -- luacheck: ignore
+  H.stop_all(table.unpack(refs))
+  assert(ok, err)
+  local text = table.concat(lines, "\n")
+  local t = "t=%d+%.%d%d%d"
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr fail %(Boom: x%)\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr directive restart %(default%)\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tr restart #1\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t ..
+    " /user/ts/c directive restart %(default%) window 1/3 per 10%.0 s\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tb backoff #1 after 2%.000 s.*")
+end
