@@ -15,6 +15,8 @@ end
 local backoff = require "tend.backoff"
 tend.backoff = backoff
 tend.retry = backoff.retry
+tend.pool = require "tend.pool"
+tend.pg = require "tend.pg"
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

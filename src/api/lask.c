@@ -31,9 +31,14 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   return lua_error(L);
 }
 
-/* tend.ask(ref, msg [, timeout]) -> reply; raises Timeout. */
+/* tend.ask(ref_or_name, msg [, timeout]) -> reply; raises Timeout. */
 static int l_ask(lua_State *L) {
   tend_host *h = tend_host_of(L);
+  if (lua_type(L, 1) == LUA_TSTRING) { /* a registered name (lnames.c) */
+    tend_actor *t = tend_check_target(L, 1, "ask", "name", 1);
+    tend_actor_push_ref(L, h, t);
+    lua_replace(L, 1);
+  }
   tend_ref *r = tend_check_ref(L, 1, "ask", "ref");
   double timeout = DEFAULT_ASK_TIMEOUT;
   if (!lua_isnoneornil(L, 3))

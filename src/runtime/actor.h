@@ -12,6 +12,8 @@
  *   4 thread    (the coroutine parked in sleep/ask, else nil)
  *   5 path      (its path string, made once: at spawn for a named actor,
  *                at first use for an anonymous one)
+ *   6 message   (the last message given to its behavior, for ctx:stash;
+ *                a stash marker once stashed: stash.h)
  * Everything else C keeps in the record or in its ext (below).
  *
  * Invariants: an actor is in the run queue at most once (QUEUED flag); a
@@ -41,7 +43,8 @@ enum {
   TEND_UV_REF,
   TEND_UV_THREAD,
   TEND_UV_PATH,
-  TEND_UV_COUNT = TEND_UV_PATH
+  TEND_UV_MESSAGE, /* the message being received (for ctx:stash) */
+  TEND_UV_COUNT = TEND_UV_MESSAGE
 };
 
 /* What an id in the host's id table names. */
@@ -155,13 +158,16 @@ enum tend_actor_flags {
   TEND_AF_GROUP = 2048,   /* in its parent's group restart (supervise.c) */
   TEND_AF_HELD = 4096,    /* held in a group restart: its instance's
                              post_stop already ran (a stop skips it) */
-  TEND_AF_GROUP_SUSPENDED = 8192 /* suspended by its group's restart until
-                                    rebuilt (takes no more old mail) */
+  TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
+                                     rebuilt (takes no more old mail) */
+  TEND_AF_REGISTERED = 16384      /* has a registered name (names.h) */
 };
 
 typedef struct tend_watch tend_watch;
 typedef struct tend_backoff_sup tend_backoff_sup;
 typedef struct tend_typed tend_typed;
+typedef struct tend_stash tend_stash;
+typedef struct tend_rtimeout tend_rtimeout;
 
 /* What only some actors need, allocated on first use (a strategy, spawn
  * args, a failure, DeathWatch), freed at death. Each *_ref is a registry
@@ -191,6 +197,8 @@ typedef struct tend_actor_ext {
   int group_active;          /* a group restart of its children is under way */
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
+  tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
+  tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
   int64_t max_ns;            /* max_message_time, 0 for none */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
 } tend_actor_ext;

@@ -8,6 +8,7 @@
 #include "runtime/inbox.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
+#include "runtime/rtimeout.h"
 #include "runtime/runq.h"
 #include "runtime/send.h"
 #include "runtime/supervise.h"
@@ -91,6 +92,9 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     tend_msg_release(&h->msgs, m);
     lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
   }
+  lua_pushvalue(L, W_MSG); /* ctx:stash finds it there (stash.h) */
+  lua_setiuservalue(L, W_CTX, TEND_UV_MESSAGE);
+  if (a->ext && a->ext->rtimeout) tend_rtimeout_touch(h, a); /* rtimeout.h */
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
