@@ -94,6 +94,8 @@ function TestNames:test_whereis_takes_paths()
   lu.assertEquals(tend.whereis("/user/app/web/api"):path(), "/user/app/web/api")
   lu.assertEquals(tend.whereis("/user/app/web/"):path(), "/user/app/web")
   lu.assertNil(tend.whereis("/user/app/nope"))
+  lu.assertNil(tend.whereis("/user/app/web/ap")) -- a whole segment, not a prefix
+  lu.assertNil(tend.whereis("/user/app/web/apis"))
   lu.assertNil(tend.whereis("/nowhere"))
   lu.assertNil(tend.whereis("/"))
   lu.assertTrue(tend.whereis("/user/main") == tend.self())
