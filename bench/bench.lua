@@ -1,11 +1,15 @@
--- tend's side of the peer benchmarks (../shared/bench/peers): the same
--- workloads and sizes, one output line per measurement in the peers' format.
--- Usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT
+-- tend's benchmarks, written as users write actors, beside their twins in
+-- bench/peers.erl (Erlang/OTP) and bench/peers.lua (plain Lua coroutines):
+-- one output line per measurement, bench=NAME impl=tend variant=V ...
+-- rate=R. scripts/bench runs each 5 times and prints medians and spreads.
+-- Usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks
+--        | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K
+--        | copy N | backoff N | costs N | trace N
 local tend = require "tend"
 
 local bench = arg[1]
 local A = {}
-for i = 2, #arg do A[#A + 1] = math.tointeger(tonumber(arg[i])) end
+for i = 2, #arg do A[#A + 1] = math.tointeger(tonumber(arg[i])) or arg[i] end
 
 local function emit(name, fields)
   local parts = { "bench=" .. name, "impl=tend" }
@@ -32,27 +36,66 @@ local function rss_kb()
   return tonumber(s:match("VmRSS:%s*(%d+)")) or 0
 end
 
+-- Times fn() (which waits until its work is done); emits the line.
+local function timed(name, variant, count, fn, extra)
+  local t0, c0 = tend.now(), os.clock()
+  fn()
+  local secs, cpu = tend.now() - t0, os.clock() - c0
+  local fields = { { "variant", variant }, { "count", count }, { "secs", secs }, { "cpu", cpu },
+    { "rate", math.floor(count / secs + 0.5) } }
+  for _, kv in ipairs(extra or {}) do fields[#fields + 1] = kv end
+  emit(name, fields)
+end
+
 if bench == "pingpong" then
-  local n = A[1] or 4000000
+  -- pong answers with ctx:reply(msg) or ctx.sender:send(msg); the message
+  -- is an integer, a short string or a small table; "hooks": the pong is a
+  -- hook table ({ receive = ... }) answering with ctx:reply
+  local n, style, kind = A[1] or 1000000, A[2] or "reply", A[3] or "int"
+  local msg = kind == "string" and "ping" or kind == "table" and { tag = "ping", seq = 1, body = { 1, 2, 3 } } or 42
   local done = false
-  local pong = tend.spawn(function()
-    return function(msg, ctx) ctx.sender:send("pong") end
-  end)
-  local ping = tend.spawn(function(ctx)
+  local pong
+  if kind == "hooks" then
+    pong = tend.spawn(function()
+      return { receive = function(self, m, ctx) ctx:reply(m) end }
+    end)
+  elseif style == "reply" then
+    pong = tend.spawn(function() return function(m, ctx) ctx:reply(m) end end)
+  else
+    pong = tend.spawn(function() return function(m, ctx) ctx.sender:send(m) end end)
+  end
+  local ping = tend.spawn(function()
     local left = n
-    return function(msg, ctx)
+    return function(m, ctx)
       if left == 0 then done = true return tend.stopped end
       left = left - 1
-      pong:send("ping")
+      pong:send(msg)
     end
   end)
-  local t0, c0 = tend.now(), os.clock()
-  ping:send("go")
-  await(function() return done end)
-  local secs, cpu = tend.now() - t0, os.clock() - c0
+  timed("pingpong", style .. "-" .. kind, 2 * n, function()
+    ping:send(msg)
+    await(function() return done end)
+  end)
   tend.stop(pong)
-  emit("pingpong", { { "roundtrips", n }, { "msgs", 2 * n }, { "secs", secs },
-    { "cpu", cpu }, { "rate", math.floor(2 * n / secs + 0.5) } })
+
+elseif bench == "ask" then
+  -- an actor asks a server N times (tend.ask from an actor: a request, a
+  -- wait, a reply), as gen_server:call
+  local n = A[1] or 200000
+  local done = false
+  local server = tend.spawn(function() return function(m, ctx) ctx:reply(m) end end)
+  local client = tend.spawn(function()
+    return function(k)
+      for i = 1, k do assert(tend.ask(server, i) == i) end
+      done = true
+    end
+  end)
+  timed("ask", "actor", n, function()
+    client:send(n)
+    await(function() return done end)
+  end)
+  tend.stop(server)
+  tend.stop(client)
 
 elseif bench == "copy" then
   -- pingpong with a small table as the message (what --copy-messages
@@ -70,14 +113,11 @@ elseif bench == "copy" then
       pong:send({ seq = left, tag = "ping", body = { 1, 2, 3 } })
     end
   end)
-  local t0, c0 = tend.now(), os.clock()
-  ping:send({ seq = n })
-  await(function() return done end)
-  local secs, cpu = tend.now() - t0, os.clock() - c0
+  timed("copy", tend.copy_messages() and "copied" or "shared", 2 * n, function()
+    ping:send({ seq = n })
+    await(function() return done end)
+  end)
   tend.stop(pong)
-  emit("copy", { { "phase", tend.copy_messages() and "copied" or "shared" },
-    { "roundtrips", n }, { "msgs", 2 * n }, { "secs", secs }, { "cpu", cpu },
-    { "rate", math.floor(2 * n / secs + 0.5) } })
 
 elseif bench == "ring" then
   local size, rounds = A[1] or 1000, A[2] or 8000
@@ -102,24 +142,23 @@ elseif bench == "ring" then
   for i = 2, size do actors[i] = tend.spawn(fwd, { args = { next_of } }) end
   for i = 1, size do next_of[actors[i]] = actors[i % size + 1] end
   tend.sleep(0) -- everyone has started
-  local t0, c0 = tend.now(), os.clock()
-  head:send(rounds)
-  await(function() return done end)
-  local secs, cpu = tend.now() - t0, os.clock() - c0
-  local msgs = size * rounds
+  timed("ring", "int", size * rounds, function()
+    head:send(rounds)
+    await(function() return done end)
+  end)
   for _, a in ipairs(actors) do tend.stop(a) end
-  emit("ring", { { "size", size }, { "rounds", rounds }, { "msgs", msgs },
-    { "secs", secs }, { "cpu", cpu }, { "rate", math.floor(msgs / secs + 0.5) } })
 
 elseif bench == "spawn" then
-  -- COUNT idle actors, children of one holder; round 1 (cold) touches fresh
-  -- memory, round 2 (warm) runs after round 1's actors were stopped.
+  -- N idle actors, children of one holder that keeps their refs (a list),
+  -- after a first round (warm): the rate, and the bytes per idle actor
+  -- including the ref its spawner keeps
   local count = A[1] or 1000000
   local function idle() return function() end end
   for _, phase in ipairs { "cold", "warm" } do
     local holder = tend.spawn(function(ctx)
+      local kept = {}
       return function(n, ctx)
-        for _ = 1, n do ctx:spawn(idle) end
+        for i = 1, n do kept[i] = ctx:spawn(idle) end
         ctx:reply(true)
       end
     end)
@@ -133,20 +172,23 @@ elseif bench == "spawn" then
     local s1, r1 = tend.stats(), rss_kb()
     assert(s1.actors - s0.actors == count)
     local bytes = (s1.lua_bytes - s0.lua_bytes) + (s1.c_bytes - s0.c_bytes)
-    emit("spawn", { { "phase", phase }, { "actors", count }, { "secs", secs },
-      { "cpu", cpu }, { "rate", math.floor(count / secs + 0.5) },
-      { "bytes_per_actor", math.floor(bytes / count + 0.5) },
-      { "rss_bytes_per_actor", math.floor((r1 - r0) * 1024 / count + 0.5) } })
-    local watcher_done = false
+    if phase == "warm" then
+      emit("spawn", { { "variant", phase }, { "count", count }, { "secs", secs },
+        { "cpu", cpu }, { "rate", math.floor(count / secs + 0.5) },
+        { "bytes_per_actor", math.floor(bytes / count + 0.5) },
+        { "rss_bytes_per_actor", math.floor((r1 - r0) * 1024 / count + 0.5) } })
+    end
     tend.stop(holder)
     await(function() return not tend.alive(holder) end)
     collectgarbage("collect")
   end
 
 elseif bench == "restart" then
-  -- A supervisor (one_for_one, no limit, no log) with one child that fails
-  -- on every message; a driver crashes it K times, each time waiting for
-  -- the restarted child to announce itself (as the peers' restart bench).
+  -- A supervisor with the default strategy and default logging (run with
+  -- --log-level error: the warn line of each restart is made and not
+  -- printed) and one child that fails on every message; a driver crashes
+  -- it K times, each time waiting for the restarted child to announce
+  -- itself (as the peers).
   local k = A[1] or 1000000
   local done = false
   local driver = tend.spawn(function()
@@ -157,23 +199,45 @@ elseif bench == "restart" then
       child:send("crash")
     end
   end)
-  local t0, c0
-  local sup = tend.spawn(function(ctx)
-    ctx:spawn(function(cctx)
-      driver:send(cctx.self) -- "started"
-      return function() error("boom") end
+  local r0 = tend.stats().restarts
+  local sup
+  timed("restart", "default", k, function()
+    sup = tend.spawn(function(ctx)
+      ctx:spawn(function(cctx)
+        driver:send(cctx.self) -- "started"
+        return function() error("boom") end
+      end)
+      return function() end
     end)
-    return function() end
-  end, { supervisor = tend.one_for_one { log = false } })
-  t0, c0 = tend.now(), os.clock()
-  await(function() return done end)
-  local secs, cpu = tend.now() - t0, os.clock() - c0
-  local restarts = tend.stats().restarts
+    await(function() return done end)
+  end)
+  assert(tend.stats().restarts - r0 == k)
   tend.stop(sup)
   tend.stop(driver)
-  assert(restarts == k, restarts)
-  emit("restart", { { "restarts", k }, { "secs", secs }, { "cpu", cpu },
-    { "rate", math.floor(k / secs + 0.5) } })
+
+elseif bench == "backoff_restart" then
+  -- The same under a backoff supervisor (on_failure, min_backoff = 0): each
+  -- failure stops the child and starts a new one
+  local k = A[1] or 300000
+  local done = false
+  local driver = tend.spawn(function()
+    local left = k
+    return function(child)
+      if left == 0 then done = true return end
+      left = left - 1
+      child:send("crash")
+    end
+  end)
+  local sup
+  timed("restart", "backoff", k, function()
+    sup = tend.spawn(tend.backoff.on_failure(function(cctx)
+      driver:send(cctx.self)
+      return function() error("boom") end
+    end, { min_backoff = 0, max_backoff = 0, random_factor = 0 }))
+    await(function() return done end)
+  end)
+  tend.stop(sup)
+  tend.stop(driver)
 
 elseif bench == "backoff" then
   -- N actors each waiting in a backoff at once (run with --virtual-time):
@@ -233,6 +297,99 @@ elseif bench == "backoff" then
     { "bytes_per_backoff", math.floor(((s1.c_bytes - s0.c_bytes) + (s1.lua_bytes - s0.lua_bytes)) / n + 0.5) } })
   for i = 1, n do tend.stop(actors[i]) end
 
+elseif bench == "costs" then
+  -- The cost model (docs/costs.md): nanoseconds per send, per behavior call,
+  -- per ask, per restart, per timer; bytes per actor, per pending message,
+  -- per timer, per watch. One line each: bench=cost variant=WHAT ns=|bytes=
+  local n = A[1] or 200000
+  local internal = require "tend.internal"
+  local function cost(what, key, value)
+    emit("cost", { { "variant", what }, { key, string.format("%.1f", value) } })
+  end
+  local function bytes() local s = tend.stats() return s.lua_bytes + s.c_bytes end
+  local function wall() return internal.wall_clock() end
+  local got = 0
+  local sink = tend.spawn(function() return function() got = got + 1 end end)
+  tend.sleep(0)
+  collectgarbage("collect")
+  local b0, t0 = bytes(), wall()
+  for i = 1, n do sink:send(i) end -- queued: the sink runs only when main waits
+  local t1 = wall()
+  collectgarbage("collect")
+  local b1 = bytes()
+  local t2 = wall()
+  await(function() return got == n end)
+  local t3 = wall()
+  cost("send (enqueue an integer)", "ns", (t1 - t0) * 1e9 / n)
+  cost("behavior call (take one, run it)", "ns", (t3 - t2) * 1e9 / n)
+  cost("pending message", "bytes", (b1 - b0) / n)
+  -- ask: a round trip from an actor
+  local server = tend.spawn(function() return function(m, ctx) ctx:reply(m) end end)
+  local done = false
+  local client = tend.spawn(function()
+    return function(k) for i = 1, k do tend.ask(server, i) end done = true end
+  end)
+  t0 = wall()
+  client:send(n)
+  await(function() return done end)
+  cost("ask round trip (from an actor)", "ns", (wall() - t0) * 1e9 / n)
+  -- timers: ctx:after(0) armed and fired, one at a time
+  local fired = 0
+  local ticker = tend.spawn(function()
+    return function(m, ctx) fired = fired + 1 if fired < n then ctx:after(0, "tick") end end
+  end)
+  t0 = wall()
+  ticker:send("tick")
+  await(function() return fired == n end)
+  cost("timer (arm and fire ctx:after)", "ns", (wall() - t0) * 1e9 / n)
+  -- restart: a child failing on each message under the default strategy
+  local restarted = 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function(c)
+      restarted = restarted + 1
+      return function() error("boom") end
+    end, { name = "w" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end)
+  local w = tend.ask(sup, "?")
+  local k = math.max(1, n // 4)
+  t0 = wall()
+  for _ = 1, k do
+    local before = restarted
+    w:send("crash")
+    await(function() return restarted > before end)
+  end
+  cost("restart (default strategy, log below level)", "ns", (wall() - t0) * 1e9 / k)
+  -- bytes: idle actors (with the refs kept), timers, watches
+  local m = math.max(1, n // 4)
+  collectgarbage("collect")
+  b0 = bytes()
+  local kept = {}
+  for i = 1, m do kept[i] = tend.spawn(function() return function() end end) end
+  tend.sleep(0)
+  collectgarbage("collect")
+  cost("idle actor (its ref kept)", "bytes", (bytes() - b0) / m)
+  local watcher = tend.spawn(function()
+    return function(refs, ctx) for _, r in ipairs(refs) do ctx:watch(r) end ctx:reply(true) end
+  end)
+  collectgarbage("collect")
+  local r0 = rss_kb() -- watch records and actor exts are malloc'ed: RSS
+  b0 = bytes()
+  tend.ask(watcher, kept, 60)
+  collectgarbage("collect")
+  cost("watch (record, and the target's ext when it had none)", "bytes",
+    ((bytes() - b0) + (rss_kb() - r0) * 1024) / m)
+  local armer = tend.spawn(function()
+    return function(k2, ctx) for _ = 1, k2 do ctx:after(1000, "x") end ctx:reply(true) end
+  end)
+  collectgarbage("collect")
+  b0 = bytes()
+  tend.ask(armer, m, 60)
+  collectgarbage("collect")
+  cost("pending timer", "bytes", (bytes() - b0) / m)
+  for _, r in ipairs(kept) do tend.stop(r) end
+  for _, r in ipairs { sink, server, client, ticker, sup, watcher, armer } do tend.stop(r) end
+
 elseif bench == "trace" then
   -- N messages to a dead actor: each is a dead_letter event; run with
   -- --trace FILE to time the trace writer (events per second).
@@ -246,7 +403,8 @@ elseif bench == "trace" then
   emit("trace", { { "events", n }, { "secs", secs }, { "rate", math.floor(n / secs + 0.5) } })
 
 else
-  io.stderr:write("usage: tend bench/bench.lua pingpong N | ring SIZE ROUNDS | spawn COUNT"
-    .. " | restart K | backoff N | trace N\n")
+  io.stderr:write("usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks"
+    .. " | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K | copy N"
+    .. " | backoff N | costs N | trace N\n")
   tend.shutdown(2)
 end

@@ -43,7 +43,7 @@ end, { name = "moderator" })
 
 local users = {}
 for i, name in ipairs { "alice", "bob", "carol" } do
-  users[name] = tend.spawn(user, { name = name, args = { name, 0.5 * i } })
+  users[name] = tend.spawn(user, { name = name, args = { name, 0.5 * i }, stash = 100 })
   moderator:send({ watch = users[name], name = name })
 end
 

@@ -43,12 +43,14 @@ function TestAsk:test_late_reply_is_a_dead_letter()
   H.stop_all(slow)
 end
 
-function TestAsk:test_ask_a_dead_actor_times_out()
+function TestAsk:test_ask_a_dead_actor_raises_NoActor_at_once()
   local e = tend.spawn(echo)
   H.stop_all(e)
+  local t0 = tend.now()
   local ok, err = pcall(tend.ask, e, "x", 0.5)
   lu.assertFalse(ok)
-  lu.assertEquals(err.kind, "Timeout")
+  lu.assertEquals(err.kind, "NoActor")
+  lu.assertEquals(tend.now(), t0)
 end
 
 function TestAsk:test_ctx_ask_from_an_actor_while_others_run()

@@ -75,7 +75,8 @@ function TestRobustness:test_yield_in_a_behavior_is_a_BadYield_failure()
   local before = tend.stats().failures
   local ok, err = pcall(tend.ask, c, "yield", 0.5)
   lu.assertFalse(ok)
-  lu.assertEquals(err.kind, "Timeout") -- the message failed; no reply
+  lu.assertEquals(err.kind, "AskFailed") -- the message failed; no reply
+  lu.assertEquals(err.cause.kind, "BadYield")
   lu.assertEquals(kinds, { "BadYield" })
   lu.assertEquals(failed_msgs, { "yield" })
   lu.assertEquals(tend.stats().failures - before, 1)

@@ -444,3 +444,42 @@ tend.stop(sup)
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
     "[0.000] warn  /user/sup/t: Error: F:3: x; stop (temporary: never restarted) (restarts 0)\n")
 end
+
+-- ... and it counts once against the limit: one allowed restart is enough.
+function TestSemantics:test_a_failure_joining_a_group_restart_counts_once()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(worker, { name = "a", args = { "a" } })
+    ctx:spawn(worker, { name = "m", args = { "m" } })
+    ctx:spawn(function()
+      return { post_stop = function() tend.sleep(1) end, receive = function() end }
+    end, { name = "slow" })
+    return function(m, c) c:reply(c:children()) end
+  end, { supervisor = tend.all_for_one { max_retries = 1, within = 100,
+    decider = { ["*"] = "restart" } } })
+  local kids = tend.ask(sup, "?", 1)
+  kids[1]:send { raise = "Boom" }
+  tend.sleep(0.5) -- slow is stopping; m waits for its turn
+  tend.chaos.kill(kids[2]) -- joins the restart under way
+  tend.sleep(5)
+  for _, k in ipairs(kids) do lu.assertTrue(tend.alive(k)) end
+  tend.stop(sup)
+  tend.sleep(2)
+end
+
+-- A failure handled by an actor's own clauses (tend.supervise) is one warn
+-- line too, with the cause and the action taken.
+function TestSemantics:test_a_typed_actors_failure_is_logged()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(tend.supervise(function() return function(m) error("x") end end)
+  :on_failure("*", tend.restart_with_backoff(1, 2, 0)), { name = "a" })
+a:send(1)
+tend.sleep(1.5)
+tend.stop(a)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 0)\n")
+end

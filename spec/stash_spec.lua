@@ -1,7 +1,8 @@
--- Stash for any actor (Akka's Stash): ctx:stash keeps the message and its
--- sender, ctx:unstash_all puts them back in front of the mailbox in
--- order; the `stash = n` bound fails the actor with StashOverflow; a
--- restart drops the stash to dead letters (unless pre_restart unstashes).
+-- Stash for any actor (Akka's Stash): the spawn option `stash = n` gives
+-- an actor a stash; ctx:stash keeps the message and its sender,
+-- ctx:unstash_all puts them back in front of the mailbox in order; one
+-- more than n fails the actor with StashOverflow; a restart drops the
+-- stash to dead letters (unless pre_restart unstashes).
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
@@ -35,7 +36,7 @@ end
 
 function TestStash:test_unstash_all_puts_them_in_front_in_order()
   local log = {}
-  local a = tend.spawn(gate(log))
+  local a = tend.spawn(gate(log), { stash = 10 })
   a:send("a") a:send("b") a:send("c")
   H.settle()
   a:send("open") a:send("d")
@@ -46,7 +47,7 @@ end
 
 function TestStash:test_the_sender_is_kept()
   local log = {}
-  local a = tend.spawn(gate(log))
+  local a = tend.spawn(gate(log), { stash = 10 })
   local reply
   tend.after(0, function() reply = tend.ask(a, "q", 5) end)
   H.settle()
@@ -78,7 +79,7 @@ end
 
 function TestStash:test_a_restart_drops_the_stash_to_dead_letters()
   local log = {}
-  local a = tend.spawn(gate(log))
+  local a = tend.spawn(gate(log), { stash = 10 })
   a:send(1) a:send(2)
   H.settle()
   local d0 = tend.stats().dead_letters
@@ -99,7 +100,7 @@ function TestStash:test_pre_restart_may_unstash_to_keep_them()
       receive = function(_, m, c) return b(m, c) end,
       pre_restart = function(_, err, msg, c) c:unstash_all() end,
     }
-  end)
+  end, { stash = 10 })
   a:send(1) a:send(2) a:send("crash")
   H.settle()
   a:send("open")
@@ -109,7 +110,7 @@ function TestStash:test_pre_restart_may_unstash_to_keep_them()
 end
 
 function TestStash:test_death_drops_the_stash_to_dead_letters()
-  local a = tend.spawn(gate({}))
+  local a = tend.spawn(gate({}), { stash = 10 })
   a:send(1) a:send(2) a:send(3)
   H.settle()
   local d0 = tend.stats().dead_letters
@@ -130,7 +131,7 @@ function TestStash:test_misuse()
         errs[#errs + 1] = c:stashed()
       end,
     }
-  end)
+  end, { stash = 5 })
   a:send("x")
   H.settle()
   lu.assertStrContains(errs[1], "ctx:stash: only while the actor handles a message")
@@ -139,5 +140,16 @@ function TestStash:test_misuse()
   lu.assertErrorMsgContains("ctx:unstash_all called outside its actor", seen.unstash_all, seen)
   lu.assertErrorMsgContains("tend.spawn: option 'stash': expected an integer >= 1",
     tend.spawn, gate({}), { stash = 0 })
+  H.stop_all(a)
+end
+
+function TestStash:test_an_actor_without_the_option_has_no_stash()
+  local err
+  local a = tend.spawn(function()
+    return function(_, c) err = select(2, pcall(c.stash, c)) end
+  end)
+  a:send("x")
+  H.settle()
+  lu.assertStrContains(err, "ctx:stash: this actor has no stash: spawn it with the option stash = n")
   H.stop_all(a)
 end

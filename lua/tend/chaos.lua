@@ -38,12 +38,15 @@ local function on_receive(ref, msg)
   return nil
 end
 
-local function on_send(from, to, msg)
+-- from, to: the actors at the two ends (for an ask's request and reply,
+-- the asker at its end); real_to, real_from: where a delayed message goes
+-- and who sent it (the pending ask itself, for ask traffic).
+local function on_send(from, to, msg, real_to, real_from)
   for _, r in ipairs(link_rules) do
     if matches(r.from, from) and matches(r.to, to) then
       if r.delay then
         core.chaos_event(from or "*", string.format("delay %.3f s", r.delay), to:path())
-        core.after(r.delay, function() core.chaos_deliver(to, msg, from) end)
+        core.after(r.delay, function() core.chaos_deliver(real_to, msg, real_from) end)
         return true, false -- taken, to be delivered later
       elseif core.random() < r.p then
         core.chaos_event(from or "*", "drop", to:path())

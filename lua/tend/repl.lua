@@ -54,7 +54,8 @@ local helpers = {
   tree = function() io.write("") print((tend.tree():gsub("\n$", ""))) end,
   ps = function()
     for _, r in ipairs(tend.ps()) do
-      print(string.format("%-40s %-10s restarts=%d mailbox=%d", r.path, r.state, r.restarts, r.mailbox))
+      print(string.format("%-40s %-10s restarts=%d mailbox=%d%s", r.path, r.state, r.restarts, r.mailbox,
+        r.busy and string.format(" busy=%.1fs", r.busy) or ""))
     end
   end,
   stats = function()

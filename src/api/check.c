@@ -80,9 +80,8 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
 }
 
 static const char *const spawn_keys[] = {
-    "name",       "args",    "mailbox",          "shutdown",
-    "supervisor", "restart", "max_message_time", "stash",
-    NULL};
+    "name",    "args",       "mailbox",          "shutdown", "children",
+    "restart", "supervisor", "max_message_time", "stash",    NULL};
 static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
 static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
                                              NULL};
@@ -189,11 +188,28 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
     o->stash = (uint32_t)lua_tointeger(L, -1);
   }
   lua_pop(L, 1);
+  /* children: the strategy for this actor's children; supervisor is its
+   * older name, kept as an alias */
+  const char *key = "children";
   if (lua_getfield(L, idx, "supervisor") != LUA_TNIL) {
+    if (lua_getfield(L, idx, "children") != LUA_TNIL)
+      luaL_error(L,
+                 "%s: options 'children' and 'supervisor' are the same "
+                 "option (the strategy for this actor's children; "
+                 "'supervisor' is its old name): give one, got both",
+                 fn);
+    lua_pop(L, 1);
+    key = "supervisor";
+  } else {
+    lua_pop(L, 1);
+    lua_getfield(L, idx, "children");
+  }
+  if (!lua_isnil(L, -1)) {
     o->strategy = tend_strategy_test(L, -1);
     if (o->strategy == NULL)
-      tend_bad_option(L, fn, "supervisor",
-                      "a strategy (tend.one_for_one{...}, tend.stopping, ...)",
+      tend_bad_option(L, fn, key,
+                      "a strategy for the actor's children "
+                      "(tend.one_for_one{...}, tend.stopping, ...)",
                       -1);
     o->decider = tend_strategy_push_decider(L, -1); /* both stay */
   } else {

@@ -1,6 +1,7 @@
 /* lask: tend.ask / ctx:ask. The asker sends with a promise as the sender
  * (runtime/promise.h), then waits; the first message to the promise is
- * the reply. */
+ * the reply. As gen_server:call, an ask fails at once when the target is
+ * dead (NoActor) or ends before replying (AskFailed, from promise.c). */
 #include <math.h>
 
 #include "api/api.h"
@@ -16,9 +17,16 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   (void)status;
   (void)k;
   tend_host *h = tend_host_of(L);
-  if (tend_sched_woken(L, h) == TEND_WAKE_OK) { /* raises if interrupted */
+  int wake = tend_sched_woken(L, h); /* raises if interrupted */
+  if (wake == TEND_WAKE_OK) {
     tend_value_take(L, h, &h->current->wake_value);
     return 1;
+  }
+  if (wake == TEND_WAKE_FAILED) { /* the target ended before replying */
+    tend_value_take(L, h, &h->current->wake_value);
+    luaL_where(L, 1);
+    lua_setfield(L, -2, "where");
+    return lua_error(L);
   }
   lua_getglobal(L, "tostring");
   lua_pushvalue(L, 1);
@@ -31,7 +39,8 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   return lua_error(L);
 }
 
-/* tend.ask(ref_or_name, msg [, timeout]) -> reply; raises Timeout. */
+/* tend.ask(ref_or_name, msg [, timeout]) -> reply; raises Timeout,
+ * NoActor or AskFailed. */
 static int l_ask(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (lua_type(L, 1) == LUA_TSTRING) { /* a registered name (lnames.c) */
@@ -47,8 +56,25 @@ static int l_ask(lua_State *L) {
   lua_pushnumber(L, timeout);
   lua_replace(L, 3);
   tend_actor *a = tend_sched_check_wait(L, h, "ask");
+  void *e = tend_slots_get(&h->ids, r->id, r->gen);
+  tend_actor *target = e && ((tend_actor *)e)->kind == TEND_ENTITY_ACTOR
+                           ? (tend_actor *)e
+                           : NULL;
+  if (e == NULL || (target && (target->state == TEND_ACTOR_DEAD ||
+                               (target->flags & TEND_AF_GUARDIAN)))) {
+    lua_getglobal(L, "tostring");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_pushfstring(L, "no actor at %s (%s)", lua_tostring(L, -1),
+                    e ? "a guardian takes no messages" : "it is dead");
+    tend_error_new(L, "NoActor", lua_tostring(L, -1));
+    luaL_where(L, 1);
+    lua_setfield(L, -2, "where");
+    return lua_error(L);
+  }
   tend_promise *p = tend_promise_new(
       L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
+  if (target) tend_promise_hold(h, p, target);
   tend_actor_send(L, h, r->id, r->gen, 2, p->id, p->gen);
   /* answered at once when the target was itself a promise */
   return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,

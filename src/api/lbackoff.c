@@ -429,9 +429,11 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
   tend_spawn_parse(L, 2 + off, fn, &o);
   if (o.strategy)
     luaL_error(L,
-               "%s: option 'supervisor': a backoff supervisor's strategy for "
-               "its child is set with with_supervisor_strategy",
-               fn);
+               "%s: option '%s': a backoff supervisor's strategy for its "
+               "child is set with with_supervisor_strategy",
+               fn,
+               lua_getfield(L, 2 + off, "children") != LUA_TNIL ? "children"
+                                                                : "supervisor");
   tend_backoff_child child = {0, 0, 0, 0, 0, 0, NULL, 0};
   child.handler = field(L, spec, "handler_while_stopped");
   child.factory = field(L, spec, "factory");

@@ -1,11 +1,13 @@
 /* lchaos: the C side of tend.chaos (lua/tend/chaos.lua keeps the rules).
  * While rules exist, chaos.lua sets two Lua filters; this file installs C
  * hooks in the host (h->send_filter, h->receive_filter) that call them:
- * one at every send (delay, drop), one before a behavior gets a message
- * (crash_on). Both run protected and cannot wait. */
+ * one at every send (delay, drop; ask requests and replies included),
+ * one before a behavior gets a message (crash_on). Both run protected and
+ * cannot wait. */
 #include "api/api.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
+#include "runtime/promise.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
 #include "runtime/supervise.h"
@@ -15,23 +17,52 @@
 static const char send_key = 's', receive_key = 'r';
 static int bypass; /* 1 while chaos itself delivers (no filter) */
 
-static int send_filter(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
-                       uint32_t sender_id, uint32_t sender_gen) {
+/* The actor at one end of a message: the actor (id, gen), or the asker
+ * of the pending ask (id, gen); NULL for none. */
+static tend_actor *endpoint(tend_host *h, uint32_t id, uint32_t gen) {
+  void *e = id ? tend_slots_get(&h->ids, id, gen) : NULL;
+  if (e && ((tend_actor *)e)->kind == TEND_ENTITY_PROMISE)
+    return ((tend_promise *)e)->asker;
+  return e;
+}
+
+/* Pushes the ref of the actor at one end (nil for none). */
+static void push_endpoint(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a)
+    tend_actor_push_ref(L, h, a);
+  else
+    lua_pushnil(L);
+}
+
+/* Calls on_send(from, to, msg, real_to, real_from): from and to are the
+ * actors at the two ends (an ask's asker for its request and its reply),
+ * real_to and real_from the addresses a delayed message goes to and
+ * comes from (the ask itself, for ask traffic). */
+static int send_filter(lua_State *L, tend_host *h, uint32_t to_id,
+                       uint32_t to_gen, tend_value *v, uint32_t sender_id,
+                       uint32_t sender_gen) {
   if (bypass) return 0;
   int top = lua_gettop(L);
+  tend_actor *to = endpoint(h, to_id, to_gen);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &send_key);
-  tend_ref_push(L, h, sender_id, sender_gen);
-  tend_actor_push_ref(L, h, a);
+  push_endpoint(L, h, endpoint(h, sender_id, sender_gen));
+  push_endpoint(L, h, to);
   tend_value_push(L, h, v);
+  tend_ref_push(L, h, to_id, to_gen);
+  tend_ref_push(L, h, sender_id, sender_gen);
   int held = 0;
-  if (lua_pcall(L, 3, 2, 0) != LUA_OK) { /* -> taken, dead */
+  if (lua_pcall(L, 5, 2, 0) != LUA_OK) { /* -> taken, dead */
     tend_host_log(h, TEND_LOG_WARN, NULL, "chaos filter failed: %s",
                   lua_tostring(L, -1));
   } else if (lua_toboolean(L, -2)) {
     held = 1; /* dropped (a dead letter), or delivered later by chaos */
-    if (lua_toboolean(L, -1))
-      tend_actor_dead_letter(L, h, a, v);
-    else
+    if (lua_toboolean(L, -1)) {
+      tend_letter l = {.to = to,
+                       .from_id = sender_id,
+                       .from_gen = sender_gen,
+                       .why = "dropped by tend.chaos"};
+      tend_actor_dead_letter_at(L, h, &l, v);
+    } else
       tend_value_drop(L, h, v);
   }
   lua_settop(L, top);

@@ -22,10 +22,8 @@ tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
   if (h->current == a) return a;
   idx = lua_absindex(L, idx);
-  if (lua_getiuservalue(L, idx, TEND_UV_PATH) != LUA_TSTRING) {
-    lua_pop(L, 1); /* a dead actor's record keeps its path there */
+  if (!tend_actor_push_cached_path(L, idx)) /* a dead one keeps it there */
     tend_actor_push_path(L, h, a);
-  }
   if (h->current)
     tend_actor_push_path(L, h, h->current);
   else
@@ -54,7 +52,8 @@ static int l_ctx_reply(lua_State *L) {
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:reply");
   lua_settop(L, 2);
   if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
-    tend_actor_dead_letter(L, h, NULL, NULL);
+    tend_actor_dead_letter_msg(L, h, NULL, 2, a->id, a->gen,
+                               "a reply, but the message had no sender");
     return 0;
   }
   tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);
@@ -113,12 +112,14 @@ static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
 }
 
 /* ctx.sender / ctx.self / ctx.parent, else a method. Upvalues: 1 methods,
- * 2 "sender", 3 "self", 4 "parent" (interned: compared by identity), 5 the
- * anchor table (actor id -> record), so the hot path skips the registry. */
+ * 2 "sender", 3 "self", 4 "parent" (interned, so compared by address:
+ * h->ctx_keys), 5 the anchor table (actor id -> record), so the hot path
+ * skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_ctx(L, 1);
-  if (lua_rawequal(L, 2, lua_upvalueindex(2))) {
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  if (k == h->ctx_keys[0]) {
     tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);
     if (s == NULL) {
       tend_ref_push(L, h, a->sender_id, a->sender_gen);
@@ -126,12 +127,12 @@ static int l_ctx_index(lua_State *L) {
       lua_rawgeti(L, lua_upvalueindex(5), s->id);
       push_cached_ref(L, h, s, lua_gettop(L));
     }
-  } else if (lua_rawequal(L, 2, lua_upvalueindex(3))) {
+  } else if (k == h->ctx_keys[1]) {
     if (a->state == TEND_ACTOR_DEAD)
       tend_actor_push_ref(L, h, a);
     else
       push_cached_ref(L, h, a, 1);
-  } else if (lua_rawequal(L, 2, lua_upvalueindex(4))) {
+  } else if (k == h->ctx_keys[2]) {
     if (a->parent)
       tend_actor_push_ref(L, h, a->parent);
     else
@@ -165,10 +166,11 @@ void tend_open_ctx(lua_State *L) {
   luaL_newlib(L, methods);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods"); /* tend_ctx_add_methods adds here */
-  lua_pushliteral(L, "sender");
-  lua_pushliteral(L, "self");
-  lua_pushliteral(L, "parent");
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tend_host_of(L)->anchors_ref);
+  tend_host *h = tend_host_of(L);
+  h->ctx_keys[0] = lua_pushliteral(L, "sender"); /* kept by the closure */
+  h->ctx_keys[1] = lua_pushliteral(L, "self");
+  h->ctx_keys[2] = lua_pushliteral(L, "parent");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
   lua_pushcclosure(L, l_ctx_index, 5);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_ctx_newindex);

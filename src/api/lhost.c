@@ -118,6 +118,7 @@ static int l_stats(lua_State *L) {
   set_count(L, "dead_letters", h->stats.dead_letters);
   set_count(L, "failures", h->stats.failures);
   set_count(L, "restarts", h->stats.restarts);
+  set_count(L, "unhandled", h->stats.unhandled);
   set_count(L, "actors", actors);
   set_count(L, "timers", h->timers.n);
   set_count(L, "runnable", h->runq_len);

@@ -1,5 +1,6 @@
 /* linspect: looking inside and reaching in: tend.tree, tend.ps,
  * tend.kill, DeathWatch from Lua (ctx:watch, tend.watch). */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -8,6 +9,18 @@
 #include "runtime/send.h"
 #include "runtime/watch.h"
 
+/* Seconds a's current call has run when it was preempted in the middle
+ * of it (a busy loop: runtime/preempt.h), else -1. An actor blocked in
+ * ask, sleep or shutdown is not busy but waiting. */
+static double busy_seconds(const tend_actor *a) {
+  if (a->ext == NULL || a->ext->busy_since == 0 || a->op == TEND_OP_NONE ||
+      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
+    return -1;
+  uint64_t now = uv_hrtime();
+  return now > a->ext->busy_since ? (double)(now - a->ext->busy_since) / 1e9
+                                  : 0;
+}
+
 static const char *state_name(const tend_actor *a) {
   if (a->failure == TEND_FAILURE_PENDING) return "failed";
   if (a->suspends) return "suspended";
@@ -15,6 +28,7 @@ static const char *state_name(const tend_actor *a) {
     case TEND_ACTOR_STARTING:
       return a->op == TEND_OP_TASK ? "running" : "starting";
     case TEND_ACTOR_RUNNING:
+      if (busy_seconds(a) >= 0) return "busy";
       return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
     case TEND_ACTOR_RESTARTING: return "restarting";
     case TEND_ACTOR_STOPPING: return "stopping";
@@ -37,6 +51,11 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   lua_setfield(L, -2, "mailbox");
   lua_pushinteger(L, depth);
   lua_setfield(L, -2, "depth");
+  double busy = busy_seconds(a);
+  if (busy >= 0) {
+    lua_pushnumber(L, busy);
+    lua_setfield(L, -2, "busy");
+  }
   tend_actor_push_ref(L, h, a);
   lua_setfield(L, -2, "ref");
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
@@ -44,8 +63,9 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     ps_walk(L, h, c, list, depth + 1);
 }
 
-/* tend.ps() -> {{path, state, restarts, mailbox, depth, ref}, ...} in tree
- * order (the /user tree, then /system) */
+/* tend.ps() -> {{path, state, restarts, mailbox, depth, ref [, busy]}, ...}
+ * in tree order (the /user tree, then /system); busy: seconds the current
+ * call of a preempted actor has run */
 static int l_ps(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_newtable(L);
@@ -76,13 +96,17 @@ static int l_tree(lua_State *L) {
     lua_getfield(L, -2, "state");
     lua_getfield(L, -3, "restarts");
     lua_getfield(L, -4, "mailbox");
-    const char *path = lua_tostring(L, -4);
+    lua_getfield(L, -5, "busy");
+    const char *path = lua_tostring(L, -5);
     const char *slash = strrchr(path, '/');
-    lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
-                    slash && depth > 0 ? slash + 1 : path, lua_tostring(L, -3),
-                    lua_tointeger(L, -2), lua_tointeger(L, -1));
-    lua_replace(L, -6); /* the line where the row was */
-    lua_pop(L, 4);
+    char busy[48] = "";
+    if (lua_isnumber(L, -1))
+      snprintf(busy, sizeof busy, " %.1f s", (double)lua_tonumber(L, -1));
+    lua_pushfstring(L, "%s [%s%s] restarts=%I mailbox=%I\n",
+                    slash && depth > 0 ? slash + 1 : path, lua_tostring(L, -4),
+                    busy, lua_tointeger(L, -3), lua_tointeger(L, -2));
+    lua_replace(L, -7); /* the line where the row was */
+    lua_pop(L, 5);
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);

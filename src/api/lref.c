@@ -19,9 +19,9 @@ static int l_send(lua_State *L) {
                        me ? me->gen : 0, lua_upvalueindex(1));
     return 0;
   }
-  tend_ref *r = tend_check_ref(L, 1, "send", "ref");
-  tend_actor_send_in(L, h, r->id, r->gen, 2, me ? me->id : 0, me ? me->gen : 0,
-                     lua_upvalueindex(1));
+  const tend_ref *r = tend_check_ref(L, 1, "send", "ref");
+  tend_actor_send_ref(L, h, r, 1, 2, me ? me->id : 0, me ? me->gen : 0,
+                      lua_upvalueindex(1));
   return 0;
 }
 
@@ -33,14 +33,14 @@ static void push_send(lua_State *L, tend_host *h) {
 /* ref:tell(msg, sender): explicit sender (nil for none). */
 static int l_ref_tell(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_ref *r = tend_check_ref(L, 1, "tell", "self");
+  const tend_ref *r = tend_check_ref(L, 1, "tell", "self");
   uint32_t sid = 0, sgen = 0;
   if (!lua_isnoneornil(L, 3)) {
     tend_ref *s = tend_check_ref(L, 3, "tell", "sender");
     sid = s->id;
     sgen = s->gen;
   }
-  tend_actor_send(L, h, r->id, r->gen, 2, sid, sgen);
+  tend_actor_send_ref(L, h, r, 1, 2, sid, sgen, 0);
   return 0;
 }
 

@@ -31,6 +31,36 @@ tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen) {
   return a;
 }
 
+/* Replaces the record at the top with its canonical ref (made and cached
+ * in its user value on first use). */
+static void to_canonical_ref(lua_State *L, const tend_actor *a) {
+  if (lua_getiuservalue(L, -1, TEND_UV_REF) == LUA_TNIL) {
+    lua_pop(L, 1);
+    tend_ref_new(L, a->id, a->gen);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, -3, TEND_UV_REF);
+  }
+  lua_replace(L, -2);
+}
+
+void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
+  lua_pushvalue(L, ctx);
+  to_canonical_ref(L, a);
+  lua_insert(L, -2);
+  tend_ref_set_path(L, -2);
+  lua_pop(L, 1);
+}
+
+int tend_actor_push_cached_path(lua_State *L, int ctx) {
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TUSERDATA &&
+      lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  lua_settop(L, lua_gettop(L) - (lua_type(L, -1) == LUA_TUSERDATA ? 1 : 2));
+  return 0;
+}
+
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
   tend_actor_push_ctx(L, h, a);
   if (lua_isnil(L, -1)) { /* dead and no longer anchored: rebuilt */
@@ -43,13 +73,14 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
     lua_concat(L, 2);
     return;
   }
-  if (lua_getiuservalue(L, -1, TEND_UV_PATH) == LUA_TNIL) {
+  to_canonical_ref(L, a); /* the path lives in the actor's canonical ref */
+  if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) {
     lua_pop(L, 1); /* anonymous, first use: parent path + "/$seq" */
     tend_actor_push_path(L, h, a->parent);
     lua_pushfstring(L, "/$%I", (lua_Integer)a->seq);
     lua_concat(L, 2);
     lua_pushvalue(L, -1);
-    lua_setiuservalue(L, -3, TEND_UV_PATH);
+    tend_ref_set_path(L, -3);
   }
   lua_replace(L, -2); /* leave the path */
 }
@@ -177,7 +208,7 @@ tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
   a->state = TEND_ACTOR_RUNNING;
   a->flags |= TEND_AF_GUARDIAN | TEND_AF_NAMED;
   lua_pushfstring(L, "/%s", name);
-  lua_setiuservalue(L, -2, TEND_UV_PATH);
+  tend_actor_set_path(L, a, -2);
   lua_pop(L, 1);
   return a;
 }

@@ -8,12 +8,11 @@
  * memory whose state is DEAD. Its user values hold the Lua side:
  *   1 behavior  (function or hook table; nil before start)
  *   2 factory   (function; kept for restarts)
- *   3 ref       (the actor's canonical tend.Ref, made on first use)
- *   4 thread    (the coroutine parked in sleep/ask, else nil)
- *   5 path      (its path string, made once: at spawn for a named actor,
- *                at first use for an anonymous one)
- *   6 message   (the last message given to its behavior, for ctx:stash;
- *                a stash marker once stashed: stash.h)
+ *   3 ref       (the actor's canonical tend.Ref, made on first use; its
+ *                own user value keeps the actor's path, made once: at
+ *                spawn for a named actor, at first use for an anonymous
+ *                one, and kept after death)
+ * A coroutine parked in sleep/ask is anchored in the host's parked table.
  * Everything else C keeps in the record or in its ext (below).
  *
  * Invariants: an actor is in the run queue at most once (QUEUED flag); a
@@ -41,10 +40,7 @@ enum {
   TEND_UV_BEHAVIOR = 1,
   TEND_UV_FACTORY,
   TEND_UV_REF,
-  TEND_UV_THREAD,
-  TEND_UV_PATH,
-  TEND_UV_MESSAGE, /* the message being received (for ctx:stash) */
-  TEND_UV_COUNT = TEND_UV_MESSAGE
+  TEND_UV_COUNT = TEND_UV_REF
 };
 
 /* What an id in the host's id table names. */
@@ -98,9 +94,11 @@ typedef enum tend_actor_wait {
 
 /* How a wait ended (read by the code that waited). */
 typedef enum tend_wake {
-  TEND_WAKE_TIMEOUT,    /* time ran out (an ask's timeout) */
-  TEND_WAKE_OK,         /* as hoped: a reply came, or the sleep is over */
-  TEND_WAKE_INTERRUPTED /* Ctrl-C at the REPL: raise Interrupted */
+  TEND_WAKE_TIMEOUT,     /* time ran out (an ask's timeout) */
+  TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
+  TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
+  TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
+                            the AskFailed error in wake_value */
 } tend_wake;
 
 /* Code an actor runs in the worker (for the continuation after a yield). */
@@ -160,7 +158,8 @@ enum tend_actor_flags {
                              post_stop already ran (a stop skips it) */
   TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
                                      rebuilt (takes no more old mail) */
-  TEND_AF_REGISTERED = 16384      /* has a registered name (names.h) */
+  TEND_AF_PARKED = 16384,    /* its coroutine is parked (host's parked table) */
+  TEND_AF_REGISTERED = 32768 /* has a registered name (names.h) */
 };
 
 typedef struct tend_watch tend_watch;
@@ -201,6 +200,12 @@ typedef struct tend_actor_ext {
   tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
   int64_t max_ns;            /* max_message_time, 0 for none */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
+  tend_promise *held;        /* asks waiting for its reply (promise.h) */
+  uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
+                                when that call began, else 0 (preempt.h) */
+  int64_t childless_until;   /* spawned with a custom strategy: the end of
+                                its first second, until judged (advice.h);
+                                else 0 */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -237,8 +242,8 @@ struct tend_actor {
   tend_timer *timers;    /* timers this actor owns (cancelled at death) */
   tend_promise *promise; /* outstanding ask, or NULL (promise.h) */
   tend_actor_ext *ext;   /* see above, or NULL */
-  tend_value wake_value; /* WOKEN by a reply: the reply, owned */
-  lua_State *thread;     /* parked coroutine (anchored in uv 4), or NULL */
+  tend_value wake_value; /* WOKEN by a reply: the reply (by a failed ask:
+                            the AskFailed error), owned */
 };
 
 /* Creates an actor record under parent (anchored, with an id; nothing
@@ -253,6 +258,12 @@ void tend_actor_set_strategy(lua_State *L, tend_actor *a,
 
 /* Pushes a's path ("/user/a/b"), computed once. */
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
+/* Sets the path of a, whose record is at stack index ctx, to the string at
+ * the top (popped). */
+void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx);
+/* Pushes the path cached for the record at stack index ctx and returns 1,
+ * or pushes nothing and returns 0. */
+int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that

@@ -195,7 +195,7 @@ static void stash(lua_State *L, tend_host *h, tend_actor *a, int msg,
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL || tend_value_store(L, h, msg, &m->value) != 0) {
     if (m) tend_msg_release(&h->msgs, m);
-    tend_actor_dead_letter(L, h, a, NULL);
+    tend_actor_dead_letter_msg(L, h, a, msg, sid, sgen, "out of memory");
     return;
   }
   m->kind = TEND_MSG_USER;
@@ -223,7 +223,8 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
   }
   if (b->cfg.final_stop && is_final_stop(L, h, a, msg)) {
     if (c == NULL) {
-      tend_actor_dead_letter(L, h, a, NULL);
+      tend_actor_dead_letter_msg(L, h, a, msg, sid, sgen,
+                                 "its child is stopped");
       tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
       return;
     }
@@ -233,7 +234,8 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
     tend_actor_send(L, h, c->id, c->gen, msg, sid, sgen);
   } else if (b->cfg.reply_while_stopped) {
     if (sid == 0) {
-      tend_actor_dead_letter(L, h, a, NULL);
+      tend_actor_dead_letter_msg(L, h, a, msg, sid, sgen,
+                                 "its child is stopped");
       return;
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, b->reply_ref);
@@ -244,7 +246,7 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
   } else if (b->cfg.stash) {
     stash(L, h, a, msg, sid, sgen);
   } else {
-    tend_actor_dead_letter(L, h, a, NULL);
+    tend_actor_dead_letter_msg(L, h, a, msg, sid, sgen, "its child is stopped");
   }
 }
 

@@ -48,6 +48,20 @@ static int depth(lua_State *L1) {
   return lo;
 }
 
+/* Adds n (>= 0) in decimal: no printf, no interned string per level. */
+static void add_int(luaL_Buffer *b, int n) {
+  char digits[12];
+  int i = sizeof digits;
+  do {
+    digits[--i] = (char)('0' + n % 10);
+    n /= 10;
+  } while (n > 0 && i > 0);
+  luaL_addlstring(b, digits + i, sizeof digits - (size_t)i);
+}
+
+/* The traceback is built in one buffer, piece by piece (a failure's
+ * traceback is most of what a restart costs: pushfstring made and interned
+ * a string per piece). */
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
   enum { HEAD = 10, TAIL = 11 };
   lua_Debug ar;
@@ -64,20 +78,29 @@ void tend_traceback(lua_State *L, lua_State *L1, int level) {
     }
     lua_getstack(L1, i, &ar);
     lua_getinfo(L1, "Sln", &ar);
-    if (ar.currentline > 0)
-      lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
-    else
-      lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
-    luaL_addvalue(&b);
-    if (*ar.namewhat != '\0')
-      lua_pushfstring(L, "%s '%s'", ar.namewhat, ar.name);
-    else if (*ar.what == 'm')
-      lua_pushliteral(L, "main chunk");
-    else if (*ar.what != 'C')
-      lua_pushfstring(L, "function <%s:%d>", ar.short_src, ar.linedefined);
-    else
-      lua_pushliteral(L, "?");
-    luaL_addvalue(&b);
+    luaL_addstring(&b, "\n\t");
+    luaL_addstring(&b, ar.short_src);
+    if (ar.currentline > 0) {
+      luaL_addchar(&b, ':');
+      add_int(&b, ar.currentline);
+    }
+    luaL_addstring(&b, ": in ");
+    if (*ar.namewhat != '\0') {
+      luaL_addstring(&b, ar.namewhat);
+      luaL_addstring(&b, " '");
+      luaL_addstring(&b, ar.name);
+      luaL_addchar(&b, '\'');
+    } else if (*ar.what == 'm') {
+      luaL_addstring(&b, "main chunk");
+    } else if (*ar.what != 'C') {
+      luaL_addstring(&b, "function <");
+      luaL_addstring(&b, ar.short_src);
+      luaL_addchar(&b, ':');
+      add_int(&b, ar.linedefined);
+      luaL_addchar(&b, '>');
+    } else {
+      luaL_addchar(&b, '?');
+    }
   }
   luaL_pushresult(&b);
 }

@@ -11,7 +11,7 @@
 
 static const struct {
   const char *name;
-  int loud; /* 1: logged at info; 0: at debug */
+  int loud; /* 1: logged at info; 0: at debug; -1: not here */
 } kinds[TEND_EV_KINDS] = {
     [TEND_EV_TRACE] = {"trace", 0},
     [TEND_EV_SPAWN] = {"spawn", 0},
@@ -25,7 +25,7 @@ static const struct {
     [TEND_EV_STOP] = {"stop", 0},
     [TEND_EV_TERMINATED] = {"terminated", 0},
     [TEND_EV_ESCALATE] = {"escalate", 0},
-    [TEND_EV_DEAD_LETTER] = {"dead_letter", 0},
+    [TEND_EV_DEAD_LETTER] = {"dead_letter", -1}, /* deadletter.c logs it */
     [TEND_EV_STASH_DROP] = {"stash_drop", 1},
     [TEND_EV_CHAOS] = {"chaos", 1},
 };
@@ -146,7 +146,7 @@ static void push_table(lua_State *L, double t, const char *path,
 
 void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   int traced = tend_event_traced(h);
-  int logged = h->log_level >= level_of(e->ev);
+  int logged = kinds[e->ev].loud >= 0 && h->log_level >= level_of(e->ev);
   if (!traced && !logged) return;
   int top = lua_gettop(L);
   const char *path = e->path;

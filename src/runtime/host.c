@@ -168,6 +168,7 @@ static int setup(lua_State *L) {
   tend_host *h = lua_touserdata(L, 1);
   luaL_openlibs(L);
   h->anchors_ref = new_ref_table(L);
+  h->parked_ref = new_ref_table(L);
   h->values_ref = new_ref_table(L);
   h->pool_ref = new_ref_table(L);
   h->names_ref = new_ref_table(L);

@@ -27,6 +27,7 @@
 #include "base/slots.h"
 #include "base/timer.h"
 #include "runtime/actor.h"
+#include "runtime/deadletter.h"
 #include "runtime/preempt.h"
 
 #define TEND_VERSION "0.1.0"
@@ -51,6 +52,7 @@ typedef struct tend_stats {
   uint64_t dead_letters; /* messages that reached no actor */
   uint64_t failures;     /* errors raised by actors */
   uint64_t restarts;     /* restarts completed */
+  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
 } tend_stats;
 
 /* Hooks of the command line (the REPL); each may be NULL. */
@@ -64,11 +66,13 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
-/* A send filter (tend.chaos): returns 1 when it took the message (v
- * consumed: dropped, or to be delivered later), 0 to deliver it. */
-typedef int (*tend_send_filter)(lua_State *L, tend_host *h, tend_actor *to,
-                                tend_value *v, uint32_t sender_id,
-                                uint32_t sender_gen);
+/* A send filter (tend.chaos): v goes from (sender_id, sender_gen) to
+ * (to_id, to_gen), an actor or a pending ask (a reply; a request has the
+ * ask as its sender). Returns 1 when it took the message (v consumed:
+ * dropped, or to be delivered later), 0 to deliver it. */
+typedef int (*tend_send_filter)(lua_State *L, tend_host *h, uint32_t to_id,
+                                uint32_t to_gen, tend_value *v,
+                                uint32_t sender_id, uint32_t sender_gen);
 /* A receive filter: the message at stack index msg is about to reach a's
  * behavior. Returns 1 and pushes an error value when a fails instead. */
 typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
@@ -108,6 +112,7 @@ struct tend_host {
 
   /* Registry refs, owned here and released with the state. */
   int anchors_ref;   /* table: actor id -> actor userdata (live actors) */
+  int parked_ref;    /* registry: actor id -> its coroutine parked in a wait */
   int values_ref;    /* table: value slot -> Lua value (messages in flight) */
   int pool_ref;      /* table: idle worker threads at 1..pool_n */
   int names_ref;     /* table: path of a named actor -> true */
@@ -117,22 +122,25 @@ struct tend_host {
   uint32_t n_free_values, cap_free_values;
   uint32_t values_top; /* highest value slot handed out */
 
-  tend_actor *user;       /* the /user guardian */
-  tend_actor *system;     /* the /system guardian (tasks) */
-  tend_actor *main;       /* /user/main while the main chunk runs */
-  uint32_t next_seq;      /* spawn counter (anonymous names) */
-  tend_shutdown shutdown; /* on the way out? */
-  int exit_code;          /* status the process ends with */
-  int stdout_closed;      /* 1: a print met EPIPE (said once) */
-  int failed;             /* 1 when the main chunk raised */
-  int copy_messages;      /* --copy-messages: every message deep-copied at
-                             its send (copy.h) */
-  int copy_scratch_ref;   /* registry ref (owned here, goes with the state):
-                             the tables a copy works with, or 0 */
-  int copy_busy;          /* 1 while a copy runs (a nested one makes its
-                             own tables) */
+  tend_actor *user;        /* the /user guardian */
+  tend_actor *system;      /* the /system guardian (tasks) */
+  tend_actor *main;        /* /user/main while the main chunk runs */
+  uint32_t next_seq;       /* spawn counter (anonymous names) */
+  tend_shutdown shutdown;  /* on the way out? */
+  int exit_code;           /* status the process ends with */
+  int stdout_closed;       /* 1: a print met EPIPE (said once) */
+  int failed;              /* 1 when the main chunk raised */
+  const char *ctx_keys[3]; /* interned "sender", "self", "parent", for
+                             ctx's __index (api/lctx.c; kept alive there) */
+  int copy_messages;       /* --copy-messages: every message deep-copied at
+                              its send (copy.h) */
+  int copy_scratch_ref;    /* registry ref (owned here, goes with the state):
+                              the tables a copy works with, or 0 */
+  int copy_busy;           /* 1 while a copy runs (a nested one makes its
+                              own tables) */
   tend_stats stats;
-  uint64_t lua_bytes; /* bytes the Lua allocator holds */
+  tend_dl_limit dl_limit; /* dead-letter log lines (deadletter.h) */
+  uint64_t lua_bytes;     /* bytes the Lua allocator holds */
 
   /* Signals (SIGINT, SIGTERM, SIGHUP) are caught by a handler that only
    * records them and wakes the loop: the loop stops the tree (or the REPL
@@ -192,6 +200,10 @@ void tend_host_shutdown(tend_host *h, int code);
 void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what);
 /* Makes sure the loop will process the run queue and timers soon. */
 void tend_host_poke(tend_host *h);
+/* Would a line at `level` be written? (check before building one) */
+static inline int tend_host_logs(const tend_host *h, tend_log_level level) {
+  return level <= h->log_level;
+}
 /* Writes one log line: "[t] level path: message" (output.c). */
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/advice.h"
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
@@ -82,7 +83,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_rawset(L, -3); /* names[path] = true */
     lua_pop(L, 1);
     lua_insert(L, -2);
-    lua_setiuservalue(L, -2, TEND_UV_PATH);
+    tend_actor_set_path(L, a, -2);
     a->flags |= TEND_AF_NAMED;
   }
   lua_pushvalue(L, factory);
@@ -91,9 +92,12 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     lua_pushvalue(L, o->args);
     tend_actor_set_ext(L, a, TEND_EXT(args_ref));
   }
-  if (o->strategy) tend_actor_set_strategy(L, a, o->strategy, o->decider);
+  if (o->strategy) {
+    tend_actor_set_strategy(L, a, o->strategy, o->decider);
+    tend_advice_spawned(h, a); /* a leaf with a strategy gets a warning */
+  }
   a->restart_type = (uint8_t)o->restart;
-  if (o->stash) tend_stash_set_capacity(a, o->stash); /* stash.h */
+  if (o->stash) tend_stash_enable(L, a, o->stash); /* stash.h */
   if (o->max_message_ns) {
     tend_actor_ext *x = tend_actor_ext_get(a);
     if (x) x->max_ns = o->max_message_ns;
@@ -105,6 +109,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     a->flags |= TEND_AF_TASK;
   else
     h->stats.spawned++;
+  tend_advice_child(L, h, parent);
   link_child(parent, a);
   tend_actor_post(h, a, TEND_MSG_START, NULL);
   if (tend_event_on(h)) {
@@ -187,7 +192,7 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   tend_promise_cancel(L, h, a);
   tend_value_drop(L, h, &a->wake_value);
-  if (a->thread) tend_runq_unpark(L, h, a);
+  if (a->flags & TEND_AF_PARKED) tend_runq_unpark(L, h, a);
   a->wait = TEND_WAIT_NONE;
   a->wait_seq++; /* any WAKE timer still armed is now stale */
 }
@@ -238,6 +243,7 @@ void tend_host_shutdown(tend_host *h, int code) {
   h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
+  tend_deadletter_flush(h); /* what the log suppressed so far */
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)
@@ -271,7 +277,13 @@ static void drain(lua_State *L, tend_host *h, tend_actor *a, tend_queue *q,
                   int user) {
   tend_msg *m;
   while ((m = tend_queue_pop(q)) != NULL) {
-    if (user) tend_actor_dead_letter(L, h, a, &m->value);
+    if (user) {
+      tend_letter l = {.to = a,
+                       .from_id = m->sender_id,
+                       .from_gen = m->sender_gen,
+                       .why = "its recipient stopped"};
+      tend_actor_dead_letter_at(L, h, &l, &m->value);
+    }
     tend_msg_release(&h->msgs, m);
   }
 }
@@ -336,6 +348,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pushvalue(L, path);
   tend_ref_set_path(L, -2);
   push_reason(L, a);
+  tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
+  tend_advice_check(L, h, a);
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
     e.reason = tend_actor_reason_name(L, a);

@@ -39,6 +39,7 @@ static void watchdog(void *arg) {
     check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
     uint64_t steps = h->steps;
+    if (steps != p->seen) p->step_since = uv_hrtime();
     if (p->running && steps == p->seen)
       lua_sethook(p->running, tend_preempt_hook, LUA_MASKCOUNT, 1);
     p->seen = steps;
@@ -75,6 +76,21 @@ void tend_preempt_running(tend_host *h, lua_State *co) {
   uv_mutex_unlock(&p->lock);
 }
 
+/* a is preempted in the middle of a call: it is busy since that call
+ * began (exact when its budget is timed, else the watchdog's estimate). */
+static void mark_busy(tend_host *h, tend_actor *a) {
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (x == NULL || x->busy_since) return; /* already, since this call began */
+  if (x->max_ns || a->op == TEND_OP_DECIDE) {
+    x->busy_since = x->msg_start;
+  } else {
+    uv_mutex_lock(&h->preempt.lock);
+    x->busy_since = h->preempt.step_since;
+    uv_mutex_unlock(&h->preempt.lock);
+  }
+  if (x->busy_since == 0) x->busy_since = 1;
+}
+
 void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0); /* one shot */
@@ -99,6 +115,7 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
     lua_error(L);
   }
   if (h->preempt.yield && lua_isyieldable(L)) { /* let the others run */
+    mark_busy(h, a);
     a->wait = TEND_WAIT_WOKEN;
     a->wake = TEND_WAKE_OK;
     h->yield = TEND_YIELD_BLOCK;

@@ -7,7 +7,9 @@
  * (a message, its factory, a hook; counted from the start of that call)
  * passed its max_message_time, or when a decider ran past its budget (the
  * supervisor's max_message_time, else TEND_DECIDER_BUDGET_NS), and
- * otherwise yields the actor (where Lua allows it) so others run. No hook
+ * otherwise yields the actor (where Lua allows it) so others run; the
+ * actor is then "busy" (tend.ps) and its ext->busy_since says since when
+ * its call runs (to within the watchdog's period). No hook
  * is set while code behaves, so well-behaved actors pay nothing. Lua runs
  * no hook inside a __gc metamethod, so nothing here can stop a loop there
  * (a signal still ends the host: see host.h). The watchdog also keeps the
@@ -24,14 +26,17 @@ typedef struct tend_host tend_host;
 #define TEND_DECIDER_BUDGET_NS 1000000000 /* a decider's time, by default */
 
 typedef struct tend_preempt {
-  uv_thread_t thread; /* the watchdog */
-  uv_mutex_t lock;    /* guards running */
-  lua_State *running; /* coroutine the scheduler is resuming, or NULL */
-  uint64_t seen;      /* watchdog: steps at its last look */
-  volatile int stop;  /* 1: the watchdog ends */
-  int yield;          /* 1: preempt long steps (off under the virtual
-                         clock, so replays stay exact) */
-  int started;        /* 1: the thread runs */
+  uv_thread_t thread;  /* the watchdog */
+  uv_mutex_t lock;     /* guards running */
+  lua_State *running;  /* coroutine the scheduler is resuming, or NULL */
+  uint64_t seen;       /* watchdog: steps at its last look */
+  uint64_t step_since; /* uv_hrtime() of the look that first saw the
+                          current step (guarded by lock): that step began
+                          at most WATCH_MS before */
+  volatile int stop;   /* 1: the watchdog ends */
+  int yield;           /* 1: preempt long steps (off under the virtual
+                          clock, so replays stay exact) */
+  int started;         /* 1: the thread runs */
 } tend_preempt;
 
 int tend_preempt_start(tend_host *h, int yield);

@@ -4,10 +4,26 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
+#include "runtime/error.h"
 #include "runtime/runq.h"
 #include "runtime/timers.h"
+#include "runtime/value.h"
+
+/* Takes p out of its target's held list. */
+static void unhold(tend_promise *p) {
+  tend_actor *t = p->target;
+  if (t == NULL) return;
+  if (p->held_prev)
+    p->held_prev->held_next = p->held_next;
+  else if (t->ext)
+    t->ext->held = p->held_next;
+  if (p->held_next) p->held_next->held_prev = p->held_prev;
+  p->target = NULL;
+  p->held_prev = p->held_next = NULL;
+}
 
 static void release(tend_host *h, tend_promise *p) {
+  unhold(p);
   tend_slots_release(&h->ids, p->id);
   free(p);
 }
@@ -19,6 +35,8 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   p->kind = TEND_ENTITY_PROMISE;
   p->asker = a;
   p->timeout = NULL;
+  p->target = NULL;
+  p->held_prev = p->held_next = NULL;
   p->id = tend_slots_alloc(&h->ids, p, &p->gen);
   if (p->id == 0) {
     free(p);
@@ -35,6 +53,17 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   a->promise = p;
   a->wake = TEND_WAKE_TIMEOUT;
   return p;
+}
+
+void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target) {
+  (void)h;
+  tend_actor_ext *x = tend_actor_ext_get(target);
+  if (x == NULL || p->target) return;
+  p->target = target;
+  p->held_prev = NULL;
+  p->held_next = x->held;
+  if (x->held) x->held->held_prev = p;
+  x->held = p;
 }
 
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
@@ -59,6 +88,67 @@ void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->wait != TEND_WAIT_RECEIVE) return;
   tend_promise_cancel(L, h, a);
   tend_runq_wake(h, a, TEND_WAKE_OK);
+}
+
+/* Is a request of p still in a's mailbox (not taken yet)? */
+static int queued(const tend_actor *a, const tend_promise *p) {
+  for (const tend_msg *m = a->mbox.user.head; m; m = m->next)
+    if (m->sender_id == p->id && m->sender_gen == p->gen) return 1;
+  return 0;
+}
+
+/* Pushes the AskFailed error for an ask to a that ended (why) with the
+ * cause at stack index cause. */
+static void push_failure(lua_State *L, tend_host *h, tend_actor *a,
+                         tend_promise_end why, int cause) {
+  tend_actor_push_path(L, h, a);
+  if (tend_error_is(L, cause))
+    tend_error_describe(L, cause);
+  else
+    luaL_tolstring(L, cause, NULL); /* a reason string */
+  lua_pushfstring(L, "%s %s before replying (%s)", lua_tostring(L, -2),
+                  why == TEND_PROMISE_RESTART ? "restarted" : "stopped",
+                  lua_tostring(L, -1));
+  tend_error_new(L, "AskFailed", lua_tostring(L, -1));
+  lua_pushvalue(L, cause);
+  lua_setfield(L, -2, "cause");
+  lua_replace(L, -4);
+  lua_pop(L, 2);
+}
+
+void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
+                            tend_promise_end why, int cause) {
+  if (a->ext == NULL || a->ext->held == NULL) return;
+  int top = lua_gettop(L);
+  if (cause == 0) {
+    tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
+    cause = lua_gettop(L);
+  } else {
+    cause = lua_absindex(L, cause);
+  }
+  tend_promise *next;
+  for (tend_promise *p = a->ext->held; p; p = next) {
+    next = p->held_next;
+    if (why == TEND_PROMISE_RESTART && queued(a, p)) continue;
+    tend_actor *asker = p->asker;
+    if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) {
+      unhold(p);
+      continue;
+    }
+    tend_value v;
+    push_failure(L, h, a, why, cause);
+    int stored = tend_value_store(L, h, -1, &v) == 0;
+    lua_pop(L, 1);
+    if (!stored) { /* out of memory: it times out instead */
+      unhold(p);
+      continue;
+    }
+    tend_promise_cancel(L, h, asker);
+    tend_value_drop(L, h, &asker->wake_value);
+    asker->wake_value = v;
+    tend_runq_wake(h, asker, TEND_WAKE_FAILED);
+  }
+  lua_settop(L, top);
 }
 
 void tend_promise_free_at_close(tend_host *h, tend_promise *p) {

@@ -2,8 +2,16 @@
  * the sender, then waits; the first message to the promise is the reply
  * and wakes the asker; a timeout (an ASK timer) wakes it without one. A
  * promise is created, resolved and freed only here: it ends when it is
- * answered, times out, or its asker stops waiting (cancel). A reply after
- * that finds the id stale and becomes a dead letter. */
+ * answered, times out, fails, or its asker stops waiting (cancel). A reply
+ * after that finds the id stale and becomes a dead letter.
+ *
+ * The actor asked holds the request (as an Erlang callee is monitored by
+ * its caller): each promise is in its target's `held` list (ext) until it
+ * ends. When the target dies before replying, every request it holds
+ * fails; when it restarts, the requests it already took from its mailbox
+ * fail (the new instance knows nothing of them; those still queued are
+ * answered by it). A failed ask wakes its asker with an AskFailed error
+ * whose cause is the target's error or stop reason. */
 #ifndef TEND_PROMISE_H
 #define TEND_PROMISE_H
 
@@ -16,7 +24,15 @@ struct tend_promise {
   uint32_t id, gen;      /* slot in host->ids */
   tend_actor *asker;     /* waits in TEND_WAIT_ASK for this promise */
   tend_timer *timeout;   /* the ASK timer that ends the wait, or NULL */
+  tend_actor *target;    /* the actor asked, while p is in its held list */
+  tend_promise *held_prev, *held_next; /* that list (target->ext->held) */
 };
+
+/* Why a target's held requests fail. */
+typedef enum tend_promise_end {
+  TEND_PROMISE_RESTART, /* it restarts: the requests it took fail */
+  TEND_PROMISE_DEATH    /* it died: every request it holds fails */
+} tend_promise_end;
 
 /* A new promise for the current actor a, timing out after timeout_ns
  * (< 0: never); a->promise is set. Raises (naming fn) when out of memory
@@ -27,6 +43,16 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
  * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v);
+/* target holds the request of p (nothing when out of memory: p can
+ * still time out). */
+void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
+/* a restarts or died (why): the asks it holds fail as described above,
+ * their askers woken with TEND_WAKE_FAILED and the AskFailed error as
+ * wake_value. cause: stack index of the error or reason string, or 0 for
+ * a's restart cause (ext cause_ref). Called at the start of a restart
+ * (supervise.c) and at death (lifecycle.c). */
+void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
+                            tend_promise_end why, int cause);
 /* a stops waiting for its promise (if any): it is freed, its timer too. */
 void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
 /* A message reached a's user queue: if a waits in tend.receive (its

@@ -54,10 +54,10 @@ void tend_runq_wake(tend_host *h, tend_actor *a, tend_wake how) {
 
 void tend_runq_unpark(lua_State *L, tend_host *h, tend_actor *a) {
   tend_runq_remove(h, a);
-  a->thread = NULL;
-  tend_actor_push_ctx(L, h, a);
+  a->flags &= ~TEND_AF_PARKED;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
   lua_pushnil(L);
-  lua_setiuservalue(L, -2, TEND_UV_THREAD);
+  lua_rawseti(L, -2, a->id); /* parked[id] = nil: the coroutine is dropped */
   lua_pop(L, 1);
 }
 

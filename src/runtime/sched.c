@@ -3,6 +3,7 @@
 
 #include <lauxlib.h>
 
+#include "runtime/advice.h"
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/inbox.h"
@@ -11,6 +12,7 @@
 #include "runtime/rtimeout.h"
 #include "runtime/runq.h"
 #include "runtime/send.h"
+#include "runtime/stash.h"
 #include "runtime/supervise.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
@@ -78,6 +80,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
       return -1;
     }
   }
+  if (tend_advice_pending(a)) tend_advice_check(L, h, a);
   int nargs = 2;
   lua_getiuservalue(L, W_CTX, TEND_UV_BEHAVIOR);
   if (a->flags & TEND_AF_HOOKS) {
@@ -92,9 +95,10 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     tend_msg_release(&h->msgs, m);
     lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
   }
-  lua_pushvalue(L, W_MSG); /* ctx:stash finds it there (stash.h) */
-  lua_setiuservalue(L, W_CTX, TEND_UV_MESSAGE);
-  if (a->ext && a->ext->rtimeout) tend_rtimeout_touch(h, a); /* rtimeout.h */
+  if (a->ext) { /* ctx:stash keeps it; the receive timeout starts again */
+    if (a->ext->stash) tend_stash_current(L, a->ext->stash, W_MSG);
+    if (a->ext->rtimeout) tend_rtimeout_touch(h, a);
+  }
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
   h->stats.messages++;
@@ -217,6 +221,13 @@ static void received(lua_State *L, tend_host *h, tend_actor *a) {
                       luaL_tolstring(L, -1, NULL));
       fail_with(L, h, a, "DeathPact");
       lua_pop(L, 2);
+    } else { /* logged with the dead letters (Akka) */
+      h->stats.unhandled++;
+      tend_letter l = {.to = a,
+                       .msg = W_MSG,
+                       .from_id = a->sender_id,
+                       .from_gen = a->sender_gen};
+      tend_deadletter_log(L, h, &l);
     }
   } else if (is_behavior(L, W_RESULT)) {
     if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
@@ -233,6 +244,7 @@ static int finish(lua_State *L, tend_host *h, int status) {
   tend_actor *a = h->current;
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
+  if (a->ext && a->ext->busy_since) a->ext->busy_since = 0; /* call over */
   int r = -1;
   if (status != LUA_OK && status != LUA_YIELD) {
     r = failed(L, h, a, op, status);
@@ -408,16 +420,13 @@ void tend_sched_run(tend_host *h) {
     if (a->wait == TEND_WAIT_WOKEN) {
       tend_runq_pop(h);
       a->wait = TEND_WAIT_NONE;
-      tend_actor_push_ctx(L, h, a);
-      lua_getiuservalue(L, -1, TEND_UV_THREAD);
-      lua_remove(L, -2);
+      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
+      lua_rawgeti(L, -1, a->id); /* on the stack while it runs */
       lua_pushnil(L);
-      tend_actor_push_ctx(L, h, a);
-      lua_insert(L, -2);
-      lua_setiuservalue(L, -2, TEND_UV_THREAD);
-      lua_pop(L, 1);
-      co = a->thread;
-      a->thread = NULL;
+      lua_rawseti(L, -3, a->id); /* parked[id] = nil */
+      lua_remove(L, -2);
+      co = lua_tothread(L, -1);
+      a->flags &= ~TEND_AF_PARKED;
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
     } else {
@@ -435,10 +444,10 @@ void tend_sched_run(tend_host *h) {
       lua_pop(co, nres);
       tend_actor *w = h->current; /* the actor that waits owns co now */
       h->current = NULL;
-      w->thread = co;
-      tend_actor_push_ctx(L, h, w);
+      w->flags |= TEND_AF_PARKED;
+      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
       lua_insert(L, -2);
-      lua_setiuservalue(L, -2, TEND_UV_THREAD);
+      lua_rawseti(L, -2, w->id); /* parked[id] = co */
       lua_pop(L, 1);
       if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
       if (w->wait == TEND_WAIT_FOREVER && w->state == TEND_ACTOR_STOPPING) {
@@ -486,8 +495,11 @@ void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a) {
     tend_promise_cancel(L, h, a);
     a->wait_seq++; /* its WAKE timer is stale now */
     tend_runq_wake(h, a, TEND_WAKE_INTERRUPTED);
-  } else if (a->thread) { /* preempted: the hook fires when it resumes */
-    lua_sethook(a->thread, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  } else if (a->flags & TEND_AF_PARKED) { /* preempted: the hook fires */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref); /* when it resumes */
+    lua_rawgeti(L, -1, a->id);
+    lua_sethook(lua_tothread(L, -1), tend_preempt_hook, LUA_MASKCOUNT, 1);
+    lua_pop(L, 2);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/promise.h"
+#include "runtime/ref.h"
 #include "runtime/runq.h"
 #include "runtime/supervise.h"
 #include "runtime/typed.h"
@@ -39,7 +40,34 @@ void tend_actor_send_kill(tend_host *h, tend_actor *a) {
 
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
                             tend_value *v) {
+  tend_letter l = {.to = to, .why = "not delivered"};
+  tend_actor_dead_letter_at(L, h, &l, v);
+}
+
+void tend_actor_dead_letter_msg(lua_State *L, tend_host *h, tend_actor *to,
+                                int msg, uint32_t sid, uint32_t sgen,
+                                const char *why) {
+  tend_letter l = {.to = to,
+                   .msg = lua_absindex(L, msg),
+                   .from_id = sid,
+                   .from_gen = sgen,
+                   .why = why};
+  tend_actor_dead_letter_at(L, h, &l, NULL);
+}
+
+void tend_actor_dead_letter_at(lua_State *L, tend_host *h, const tend_letter *l,
+                               tend_value *v) {
+  tend_actor *to = l->to;
   h->stats.dead_letters++;
+  if (tend_deadletter_on(h)) {
+    tend_letter shown = *l;
+    if (v && !l->msg) { /* the message, to show it */
+      tend_value_push(L, h, v);
+      shown.msg = lua_gettop(L);
+    }
+    tend_deadletter_log(L, h, &shown);
+    if (v && !l->msg) lua_pop(L, 1);
+  }
   if (v) tend_value_drop(L, h, v);
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_DEAD_LETTER, to);
@@ -51,20 +79,26 @@ void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
 /* a's mailbox is full: makes room by its overflow rule. Returns 1 when the
  * new message may go in, 0 when it was taken (dead letter or failure). */
 static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
-                    tend_overflow rule) {
+                    tend_overflow rule, const tend_letter *l) {
   switch (rule) {
-    case TEND_OVERFLOW_DROP_NEW: tend_actor_dead_letter(L, h, a, v); return 0;
+    case TEND_OVERFLOW_DROP_NEW:
+      tend_actor_dead_letter_at(L, h, l, v);
+      return 0;
     case TEND_OVERFLOW_DROP_OLD: {
       tend_msg *old = tend_queue_pop(&a->mbox.user);
       a->mbox.n_user--;
-      tend_actor_dead_letter(L, h, a, &old->value);
+      tend_letter o = {.to = a,
+                       .from_id = old->sender_id,
+                       .from_gen = old->sender_gen,
+                       .why = "mailbox full: the oldest message dropped"};
+      tend_actor_dead_letter_at(L, h, &o, &old->value);
       tend_msg_release(&h->msgs, old);
       return 1;
     }
     case TEND_OVERFLOW_FAIL: /* the first overflow fails it; while that
                                 failure waits for a decision, the others
                                 are dead letters only (Akka) */
-      tend_actor_dead_letter(L, h, a, v);
+      tend_actor_dead_letter_at(L, h, l, v);
       if (a->state < TEND_ACTOR_STOPPING && a->failure == TEND_FAILURE_NONE) {
         lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
         tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
@@ -76,21 +110,47 @@ static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
   return 0;
 }
 
-void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
-                           uint32_t gen, tend_value v, uint32_t sender_id,
-                           uint32_t sender_gen) {
+/* v reached no actor: a dead letter to `to` (or the ref at stack index
+ * ref), from (sid, sgen), for the reason why. */
+static void undelivered(lua_State *L, tend_host *h, tend_actor *to, int ref,
+                        tend_value *v, uint32_t sid, uint32_t sgen,
+                        const char *why) {
+  tend_letter l = {
+      .to = to, .to_ref = ref, .from_id = sid, .from_gen = sgen, .why = why};
+  tend_actor_dead_letter_at(L, h, &l, v);
+}
+
+/* Delivers v to (id, gen) from (sender_id, sender_gen); ref: stack index
+ * of the ref it was sent to (names a dead target in the log), or 0. */
+static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                    tend_value v, uint32_t sender_id, uint32_t sender_gen,
+                    int ref) {
   tend_actor *a = tend_slots_get(&h->ids, id, gen);
-  if (a && a->kind == TEND_ENTITY_PROMISE) {
+  if (a && a->kind == TEND_ENTITY_PROMISE) { /* a reply */
+    if (h->send_filter &&
+        h->send_filter(L, h, id, gen, &v, sender_id, sender_gen))
+      return; /* dropped or held back by tend.chaos */
     if (!tend_promise_resolve(L, h, (tend_promise *)(void *)a, v))
-      tend_actor_dead_letter(L, h, NULL, &v); /* its asker stopped waiting */
+      undelivered(L, h, ((tend_promise *)(void *)a)->asker, 0, &v, sender_id,
+                  sender_gen, "its ask is over");
     return;
   }
-  if (a == NULL || a->state == TEND_ACTOR_DEAD ||
-      (a->flags & TEND_AF_GUARDIAN)) {
-    tend_actor_dead_letter(L, h, NULL, &v);
+  if (a == NULL || a->state == TEND_ACTOR_DEAD) {
+    tend_letter l = {.to_ref = ref,
+                     .to_name = "a dead actor or an ask that is over",
+                     .from_id = sender_id,
+                     .from_gen = sender_gen,
+                     .why = "its recipient is gone"};
+    tend_actor_dead_letter_at(L, h, &l, &v);
     return;
   }
-  if (h->send_filter && h->send_filter(L, h, a, &v, sender_id, sender_gen))
+  if (a->flags & TEND_AF_GUARDIAN) {
+    undelivered(L, h, a, 0, &v, sender_id, sender_gen,
+                "a guardian takes no messages");
+    return;
+  }
+  if (h->send_filter &&
+      h->send_filter(L, h, a->id, a->gen, &v, sender_id, sender_gen))
     return; /* dropped or held back by tend.chaos */
   uint32_t capacity = a->capacity;
   tend_overflow rule = (tend_overflow)a->overflow;
@@ -98,11 +158,16 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
     capacity = tend_typed_stash(a); /* waiting for a backoff restart */
     rule = TEND_OVERFLOW_DROP_OLD;
   }
-  if (capacity && a->mbox.n_user >= capacity && !overflow(L, h, a, &v, rule))
-    return;
+  if (capacity && a->mbox.n_user >= capacity) {
+    tend_letter l = {.to = a,
+                     .from_id = sender_id,
+                     .from_gen = sender_gen,
+                     .why = "mailbox full"};
+    if (!overflow(L, h, a, &v, rule, &l)) return;
+  }
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) {
-    tend_actor_dead_letter(L, h, a, &v);
+    undelivered(L, h, a, 0, &v, sender_id, sender_gen, "out of memory");
     return;
   }
   m->kind = TEND_MSG_USER;
@@ -115,25 +180,46 @@ void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
   tend_promise_mail(L, h, a); /* a task waiting in tend.receive */
 }
 
+void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
+                           uint32_t gen, tend_value v, uint32_t sender_id,
+                           uint32_t sender_gen) {
+  deliver(L, h, id, gen, v, sender_id, sender_gen, 0);
+}
+
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                      int idx, uint32_t sender_id, uint32_t sender_gen) {
   tend_actor_send_in(L, h, id, gen, idx, sender_id, sender_gen, 0);
 }
 
-void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
-                        int idx, uint32_t sender_id, uint32_t sender_gen,
-                        int store) {
-  tend_value v;
+/* Stores the message at idx into v (copied first under --copy-messages);
+ * raises when the value store is full. */
+static void store_msg(lua_State *L, tend_host *h, int idx, int store,
+                      tend_value *v) {
   int copied = h->copy_messages && tend_copy_needed(L, idx);
   if (copied) { /* --copy-messages: the copy is made at the send */
     lua_pushvalue(L, idx);
     tend_copy_in_place(L, h, -1, "");
     idx = lua_gettop(L);
   }
-  int full = tend_value_store_in(L, h, idx, &v, store) != 0;
+  int full = tend_value_store_in(L, h, idx, v, store) != 0;
   if (copied) lua_pop(L, 1);
   if (full) luaL_error(L, "out of message slots");
+}
+
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store) {
+  tend_value v;
+  store_msg(L, h, idx, store, &v);
   tend_actor_send_value(L, h, id, gen, v, sender_id, sender_gen);
+}
+
+void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
+                         int idx, uint32_t sender_id, uint32_t sender_gen,
+                         int store) {
+  tend_value v;
+  store_msg(L, h, idx, store, &v);
+  deliver(L, h, r->id, r->gen, v, sender_id, sender_gen, ref);
 }
 
 /* ctx:after / ctx:every: the message to the target. */

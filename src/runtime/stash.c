@@ -8,36 +8,37 @@
 #include "runtime/send.h"
 #include "runtime/value.h"
 
-/* Its address marks the message slot of a ctx once its message is kept. */
+/* Its address marks the current message once it is kept. */
 static const char stashed_mark = 0;
 
-static tend_stash *get(tend_actor *a) {
+void tend_stash_enable(lua_State *L, tend_actor *a, uint32_t capacity) {
   tend_actor_ext *x = tend_actor_ext_get(a);
-  if (x == NULL) return NULL;
-  if (x->stash == NULL) x->stash = calloc(1, sizeof *x->stash);
-  return x->stash;
-}
-
-void tend_stash_set_capacity(tend_actor *a, uint32_t capacity) {
-  tend_stash *s = get(a);
-  if (s) s->capacity = capacity;
+  tend_stash *s = x && !x->stash ? calloc(1, sizeof *s) : NULL;
+  if (s == NULL) luaL_error(L, "spawn: out of memory (stash)");
+  lua_pushboolean(L, 0);
+  s->current_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  s->capacity = capacity;
+  x->stash = s;
 }
 
 void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a,
                      const char *fn) {
+  tend_stash *s = a->ext ? a->ext->stash : NULL;
+  if (s == NULL)
+    luaL_error(L,
+               "%s: this actor has no stash: spawn it with the option "
+               "stash = n (its bound), as an Akka actor mixes in Stash",
+               fn);
   if (a->op != TEND_OP_RECEIVE)
     luaL_error(L,
                "%s: only while the actor handles a message (in its "
                "behavior or receive hook)",
                fn);
-  tend_actor_push_ctx(L, h, a);
-  int ctx = lua_gettop(L);
-  lua_getiuservalue(L, ctx, TEND_UV_MESSAGE);
+  int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->current_ref);
   if (lua_touserdata(L, -1) == &stashed_mark)
     luaL_error(L, "%s: this message is in the stash already", fn);
-  tend_stash *s = get(a);
-  if (s == NULL) luaL_error(L, "%s: out of memory", fn);
-  if (s->capacity && s->n >= s->capacity) {
+  if (s->n >= s->capacity) {
     tend_actor_push_path(L, h, a);
     lua_pushfstring(L, "the stash of %s is full (capacity %d)",
                     lua_tostring(L, -1), (int)s->capacity);
@@ -56,8 +57,8 @@ void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a,
   tend_queue_push(&s->q, m);
   s->n++;
   lua_pushlightuserdata(L, (void *)&stashed_mark);
-  lua_setiuservalue(L, ctx, TEND_UV_MESSAGE);
-  lua_settop(L, ctx - 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, s->current_ref);
+  lua_settop(L, top);
 }
 
 uint32_t tend_stash_unstash_all(tend_host *h, tend_actor *a) {
@@ -92,6 +93,7 @@ void tend_stash_drop(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_stash_free(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->ext == NULL || a->ext->stash == NULL) return;
   tend_stash_drop(L, h, a);
+  luaL_unref(L, LUA_REGISTRYINDEX, a->ext->stash->current_ref);
   free(a->ext->stash);
   a->ext->stash = NULL;
 }

@@ -10,6 +10,7 @@
 #include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
+#include "runtime/promise.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
 #include "runtime/send.h"
@@ -279,7 +280,7 @@ int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p) {
 
 static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
                           tend_actor *c, const char *what) {
-  if (!s->log) return;
+  if (!s->log || !tend_host_logs(h, TEND_LOG_WARN)) return; /* costs nothing */
   tend_actor_push_path(L, h, c);
   tend_actor_push_ext(L, c, TEND_EXT(error_ref));
   tend_error_describe(L, -1);
@@ -583,6 +584,7 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
     tend_actor_push_ext(L, a, TEND_EXT(error_ref));
     tend_actor_set_ext(L, a, TEND_EXT(cause_ref));
   }
+  tend_promise_fail_held(L, h, a, TEND_PROMISE_RESTART, 0); /* asks taken */
   if (tend_actor_push_hook(L, h, a, "pre_restart")) {
     tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
     tend_actor_push_ext(L, a, TEND_EXT(failed_msg_ref));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/backoff_sup.h"
+#include "runtime/error.h"
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
 #include "runtime/supervise.h"
@@ -114,6 +115,13 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   e.directive = names[act->what];
   e.clause = c->kind;
   tend_event_emit(L, h, &e);
+  if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
+    tend_actor_push_path(L, h, a);
+    tend_error_describe(L, err);
+    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s; %s (restarts %u)",
+                  lua_tostring(L, -1), names[act->what], (unsigned)a->restarts);
+    lua_pop(L, 2);
+  }
   switch (act->what) {
     case TEND_TYPED_RESUME: break;
     case TEND_TYPED_STOP: tend_actor_stop(L, h, a, TEND_STOP_FAILURE); break;
