@@ -118,6 +118,10 @@ function TestNames:test_bad_input()
     tend.whereis)
   H.stop_all(a)
   lu.assertErrorMsgContains("is not alive", tend.register, "x", a)
-  lu.assertErrorMsgContains("ask: name: no live actor is registered as 'nobody'",
-    tend.ask, "nobody", 1, 1)
+  local ok, err = pcall(tend.ask, "nobody", 1, 1) -- gen_server:call's noproc
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "NoActor")
+  lu.assertEquals(err.message, "no actor registered as 'nobody'")
+  ok, err = pcall(tend.ask, "/user/nobody", 1, 1)
+  lu.assertEquals(err.message, "no actor at /user/nobody (no live actor at that path)")
 end

@@ -91,7 +91,7 @@ local down = setmetatable({}, { __name = "tend.pool: a member stopped" })
 local function pool(opts)
   local size, routing = check(opts)
   local factory, args = opts.factory, opts.args
-  local spawn_opts = { name = opts.name, supervisor = opts.strategy }
+  local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
   return tend.spawn(function(ctx)
     local state = { next = 0 }

@@ -5,20 +5,6 @@
 #include "runtime/error.h"
 #include "runtime/names.h"
 
-static const char *state_name(const tend_actor *a) {
-  if (a->failure == TEND_FAILURE_PENDING) return "failed";
-  if (a->suspends) return "suspended";
-  switch ((tend_actor_state)a->state) {
-    case TEND_ACTOR_STARTING: return "starting";
-    case TEND_ACTOR_RUNNING:
-      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
-    case TEND_ACTOR_RESTARTING: return "restarting";
-    case TEND_ACTOR_STOPPING: return "stopping";
-    case TEND_ACTOR_DEAD: return "dead";
-  }
-  return "?";
-}
-
 static const char *restart_name(const tend_actor *a) {
   switch ((tend_restart_type)a->restart_type) {
     case TEND_PERMANENT: return "permanent";
@@ -58,7 +44,7 @@ static int l_children(lua_State *L) {
     lua_setfield(L, -2, "ref");
     tend_names_push_name(L, h, c);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, state_name(c));
+    lua_pushstring(L, tend_state_name(c)); /* as ps() */
     lua_setfield(L, -2, "state");
     lua_pushstring(L, restart_name(c));
     lua_setfield(L, -2, "restart");
