@@ -109,4 +109,8 @@ function TestPool:test_bad_options()
     tend.pool, { sise = 1, factory = f })
   lu.assertErrorMsgContains("tend.pool: expected a table of options, got number",
     tend.pool, 3)
+  local p = tend.pool{ size = 1, factory = f, name = "p" }
+  lu.assertErrorMsgContains("tend.pool: name 'p' is already taken: /user/p exists",
+    tend.pool, { size = 1, factory = f, name = "p" })
+  H.stop_all(p)
 end

@@ -93,7 +93,7 @@ local function pool(opts)
   local factory, args = opts.factory, opts.args
   local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
-  return tend.spawn(function(ctx)
+  local ok, ref = pcall(tend.spawn, function(ctx)
     local state = { next = 0 }
     for i = 1, size do
       ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args }), down)
@@ -112,6 +112,10 @@ local function pool(opts)
       route(members, state, ctx):tell(msg, ctx.sender)
     end
   end, spawn_opts)
+  if not ok then -- a taken name, a host shutting down: said as tend.pool's
+    error((tostring(ref):gsub("^tend%.spawn:", "tend.pool:")), 2)
+  end
+  return ref
 end
 
 return pool
