@@ -18,8 +18,12 @@ tend_actor *tend_check_ctx(lua_State *L, int idx) {
 }
 
 tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
-  tend_actor *a = tend_check_ctx(L, idx);
   tend_host *h = tend_host_of(L);
+  /* the hot path: the running actor's own record (Lua code cannot make a
+   * light userdata with its address) */
+  if (h->current && lua_touserdata(L, idx) == (void *)h->current)
+    return h->current;
+  tend_actor *a = tend_check_ctx(L, idx);
   if (h->current == a) return a;
   idx = lua_absindex(L, idx);
   if (!tend_actor_push_cached_path(L, idx)) /* a dead one keeps it there */
@@ -117,7 +121,9 @@ static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
  * skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
+  tend_actor *a = h->current && lua_touserdata(L, 1) == (void *)h->current
+                      ? h->current /* its own ctx: the hot path */
+                      : tend_check_ctx(L, 1);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   if (k == h->ctx_keys[0]) {
     tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);

@@ -329,7 +329,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
       tend_runq_pop(h);
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
-      lua_settop(L, W_VALUES);
+      if (lua_gettop(L) != W_VALUES) lua_settop(L, W_VALUES); /* else clean */
       lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
       lua_pushnil(L);                   /* W_MSG */
     }
