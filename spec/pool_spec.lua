@@ -114,3 +114,26 @@ function TestPool:test_bad_options()
     tend.pool, { size = 1, factory = f, name = "p" })
   H.stop_all(p)
 end
+
+function TestPool:test_a_pool_under_a_supervisor()
+  local log = {}
+  local app = tend.spawn(function(ctx)
+    tend.pool{ size = 2, factory = member(log), name = "workers", under = ctx.self }
+    ctx:spawn(function() return function(m) if m == "crash" then error("x") end end end,
+      { name = "db" })
+    return function() end
+  end, { name = "app", children = tend.all_for_one{} })
+  H.settle()
+  local pool = tend.whereis("/user/app/workers")
+  lu.assertEquals(#tend.children(pool), 2)
+  tend.whereis("/user/app/db"):send("crash") -- all_for_one: the pool restarts too
+  H.settle()
+  lu.assertEquals(tend.children(app)[1].restarts, 1)
+  lu.assertTrue(tend.whereis("/user/app/workers") == pool)
+  pool:send("after")
+  H.settle()
+  lu.assertEquals(log, { "1:after" })
+  lu.assertErrorMsgContains("tend.pool: option 'under': no live actor is registered as 'nobody'",
+    tend.pool, { size = 1, factory = member(log), under = "nobody" })
+  H.stop_all(app)
+end

@@ -12,7 +12,7 @@ local tend = require "tend.core"
 local routings = { round_robin = true, random = true, smallest_mailbox = true,
   broadcast = true }
 local keys = { size = true, factory = true, args = true, strategy = true,
-  routing = true, name = true }
+  routing = true, name = true, under = true }
 
 local function bad(opt, expected, got)
   local shown = type(got) == "string" and ("%q"):format(got) or tostring(got)
@@ -34,7 +34,7 @@ local function check(opts)
   for k in pairs(opts) do
     if not keys[k] then
       error(("tend.pool: unknown option '%s' (expected one of: size, factory, "
-        .. "args, strategy, routing, name)"):format(tostring(k)), 3)
+        .. "args, strategy, routing, name, under)"):format(tostring(k)), 3)
     end
   end
   local size = opts.size
@@ -93,7 +93,7 @@ local function pool(opts)
   local factory, args = opts.factory, opts.args
   local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
-  local ok, ref = pcall(tend.spawn, function(ctx)
+  local function behavior(ctx)
     local state = { next = 0 }
     for i = 1, size do
       ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args }), down)
@@ -111,9 +111,17 @@ local function pool(opts)
       end
       route(members, state, ctx):tell(msg, ctx.sender)
     end
-  end, spawn_opts)
+  end
+  local ok, ref -- under /user, or as a child of `under` (tend.start_child)
+  if opts.under == nil then
+    ok, ref = pcall(tend.spawn, behavior, spawn_opts)
+  else
+    ok, ref = pcall(tend.start_child, opts.under, behavior, spawn_opts)
+  end
   if not ok then -- a taken name, a host shutting down: said as tend.pool's
-    error((tostring(ref):gsub("^tend%.spawn:", "tend.pool:")), 2)
+    error((tostring(ref):gsub("^tend%.spawn:", "tend.pool:")
+      :gsub("^tend%.start_child: sup:", "tend.pool: option 'under':")
+      :gsub("^tend%.start_child:", "tend.pool:")), 2)
   end
   return ref
 end
