@@ -53,6 +53,21 @@ function TestPg:test_members_leave_when_they_die()
   lu.assertEquals(tend.pg.members("g"), {})
 end
 
+function TestPg:test_a_dead_member_is_not_kept()
+  local probe = setmetatable({}, { __mode = "v" })
+  do
+    local a = H.recorder({})
+    tend.pg.join("untouched", a)
+    probe[1] = a
+    H.stop_all(a)
+  end
+  H.settle()
+  collectgarbage()
+  collectgarbage()
+  lu.assertNil(probe[1]) -- the group held no strong ref to the dead member
+  lu.assertEquals(tend.pg.which_groups(), {})
+end
+
 function TestPg:test_a_restart_keeps_the_membership()
   local a = tend.spawn(function()
     return function(m) if m == "crash" then error("x") end end

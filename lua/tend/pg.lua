@@ -3,15 +3,19 @@
 -- leaves. The shape is OTP's (join, leave, members, which_groups, and a
 -- send to all), so that it can span nodes later.
 --
--- A library on the API (Lua): membership is a table of refs in join
--- order. A member that died is dropped at the next operation on its
--- group, so members() and send() never see one (OTP removes it at once,
--- which nobody can tell apart from this in one host). Joining twice is
--- one membership (OTP counts joins; tend keeps a set).
+-- A library on the API (Lua): a group is a table whose weak keys are the
+-- members' refs (a live actor's canonical ref, kept by the actor itself),
+-- with their join numbers for the order. A member that died is dropped at
+-- the next operation on its group, so members() and send() never see one
+-- (OTP removes it at once, which nobody can tell apart from this in one
+-- host), and its ref goes with the garbage once nothing else holds it:
+-- groups of dead actors hold nothing. Joining twice is one membership
+-- (OTP counts joins; tend keeps a set).
 local tend = require "tend.core"
 
 local M = {}
-local groups = {} -- group -> { refs in join order }
+local groups = {} -- group -> { [ref] = join number } (weak keys)
+local joins = 0   -- join numbers so far
 
 local function check_group(fn, group)
   if group == nil or group ~= group then
@@ -20,23 +24,20 @@ local function check_group(fn, group)
   end
 end
 
--- The refs of group, the dead ones dropped (the group goes when empty).
+-- The live members of group in join order (a new list), the dead ones
+-- dropped; nil when none is left (the group goes).
 local function live(group)
-  local list = groups[group]
-  if list == nil then return nil end
-  local j = 0
-  for i = 1, #list do
-    local r = list[i]
-    list[i] = nil
-    if tend.alive(r) then
-      j = j + 1
-      list[j] = r
-    end
+  local set = groups[group]
+  if set == nil then return nil end
+  local list = {}
+  for r in pairs(set) do
+    if tend.alive(r) then list[#list + 1] = r else set[r] = nil end
   end
-  if j == 0 then
+  if #list == 0 then
     groups[group] = nil
     return nil
   end
+  table.sort(list, function(a, b) return set[a] < set[b] end)
   return list
 end
 
@@ -61,15 +62,19 @@ end
 function M.join(group, what)
   check_group("join", group)
   local refs = refs_of("join", what)
-  local list = live(group) or {}
+  local set = groups[group]
   for _, r in ipairs(refs) do
-    local member = false
-    for _, m in ipairs(list) do
-      if m == r then member = true break end
+    if tend.alive(r) then
+      if set == nil then
+        set = setmetatable({}, { __mode = "k" })
+        groups[group] = set
+      end
+      if set[r] == nil then
+        joins = joins + 1
+        set[r] = joins
+      end
     end
-    if not member and tend.alive(r) then list[#list + 1] = r end
   end
-  if #list > 0 then groups[group] = list end
 end
 
 -- tend.pg.leave(group, ref_or_refs) -> true when one of them was a member
@@ -77,27 +82,20 @@ end
 function M.leave(group, what)
   check_group("leave", group)
   local refs = refs_of("leave", what)
-  local list, left = live(group), false
-  if list == nil then return false end
+  local set, left = groups[group], false
+  if set == nil then return false end
   for _, r in ipairs(refs) do
-    for i, m in ipairs(list) do
-      if m == r then
-        table.remove(list, i)
-        left = true
-        break
-      end
-    end
+    if set[r] ~= nil and tend.alive(r) then left = true end
+    set[r] = nil
   end
-  if #list == 0 then groups[group] = nil end
+  live(group) -- the group goes when empty
   return left
 end
 
 -- tend.pg.members(group) -> the live members, in join order (a new list)
 function M.members(group)
   check_group("members", group)
-  local list, out = live(group), {}
-  for i, r in ipairs(list or {}) do out[i] = r end
-  return out
+  return live(group) or {}
 end
 
 -- tend.pg.send(group, msg) -> how many members it was sent to (the sender
@@ -106,26 +104,26 @@ function M.send(group, msg)
   check_group("send", group)
   local list = live(group)
   if list == nil then return 0 end
-  local copy = {}
-  for i, r in ipairs(list) do copy[i] = r end
-  for _, r in ipairs(copy) do r:send(msg) end
-  return #copy
+  for _, r in ipairs(list) do r:send(msg) end
+  return #list
 end
 
 -- tend.pg.which_groups() -> the groups with a live member (strings and
 -- numbers sorted first, as tostring orders them)
 function M.which_groups()
   local out = {}
-  for g in pairs(groups) do
-    if live(g) then out[#out + 1] = g end
+  for g in pairs(groups) do out[#out + 1] = g end
+  local keep = {}
+  for _, g in ipairs(out) do
+    if live(g) then keep[#keep + 1] = g end
   end
-  table.sort(out, function(a, b)
+  table.sort(keep, function(a, b)
     if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then
       return a < b
     end
     return tostring(a) < tostring(b)
   end)
-  return out
+  return keep
 end
 
 return M
