@@ -19,6 +19,8 @@ tend.retry = backoff.retry
 local code = require "tend.code"
 tend.inspect = code.inspect
 tend.reload = code.reload
+tend.pool = require "tend.pool"
+tend.pg = require "tend.pg"
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

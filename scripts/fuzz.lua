@@ -116,8 +116,11 @@ for _, name in ipairs { "crash", "kill", "flaky", "crash_on", "delay", "drop", "
   functions[#functions + 1] = "tend.chaos." .. name
 end
 for _, name in ipairs { "probe" } do functions[#functions + 1] = "tend.testkit." .. name end
-for _, name in ipairs { "on_failure", "on_stop", "delays" } do
+for _, name in ipairs { "on_failure", "on_stop", "delays", "child", "restart_count", "reset" } do
   functions[#functions + 1] = "tend.backoff." .. name
+end
+for _, name in ipairs { "join", "leave", "members", "send", "which_groups" } do
+  functions[#functions + 1] = "tend.pg." .. name
 end
 table.sort(functions) -- pairs order is not the same in every run
 

@@ -83,8 +83,10 @@ function TestAsk:test_bad_arguments()
   local e = tend.spawn(echo)
   lu.assertErrorMsgContains("ask: timeout: expected a number of seconds > 0, got -1",
     tend.ask, e, "x", -1)
-  lu.assertErrorMsgContains("ask: ref: expected an actor ref, got a string",
-    tend.ask, "e", "x", 1)
+  lu.assertErrorMsgContains("NoActor: no actor registered as 'e'",
+    tend.ask, "e", "x", 1) -- a string is a registered name (names_spec)
+  lu.assertErrorMsgContains("ask: ref: expected an actor ref, got a table",
+    tend.ask, {}, "x", 1)
   H.stop_all(e)
 end
 

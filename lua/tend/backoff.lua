@@ -66,6 +66,12 @@ function Spec:with_reply_while_stopped(value)
   return with(self, { reply_while_stopped = value }, "with_reply_while_stopped")
 end
 
+-- Akka's withHandlerWhileStopped: messages go to `ref` while the child is
+-- stopped (their sender kept).
+function Spec:with_handler_while_stopped(ref)
+  return with(self, { handler_while_stopped = ref }, "with_handler_while_stopped")
+end
+
 function Spec:with_stash(capacity)
   return with(self, { stash = capacity }, "with_stash")
 end
@@ -77,6 +83,12 @@ end
 function Spec:with_default_stopping_strategy()
   return with(self, { default_stopping_strategy = true }, "with_default_stopping_strategy")
 end
+
+-- Queries of a running backoff supervisor (Akka's GetCurrentChild,
+-- GetRestartCount, Reset): answered at once by the C core.
+M.child = core.backoff_child
+M.restart_count = core.backoff_restart_count
+M.reset = core.backoff_reset
 
 -- tend.backoff.delays(opts, n): the first n delays of this config (drawn
 -- from a copy of the generator: the running system is not disturbed).

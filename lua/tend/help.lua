@@ -105,6 +105,46 @@ M.docs = {
   Loads module mod again from disk; every live actor whose factory came
   from it moves to the new code at its next message boundary (code_change
   (self, old_state) carries state over, else a CodeChange restart).]=],
+  ["tend.backoff.retry"] = [=[tend.backoff.retry(fn, opts) -> fn's results
+  Calls fn; on an error waits the next backoff delay (only the caller
+  waits) and calls again, up to max_restarts retries, then raises
+  RetriesExhausted (.last, .attempts). Also tend.retry.]=],
+  ["tend.backoff.child"] = [=[tend.backoff.child(sup) -> ref or nil
+  The backoff supervisor's current child (Akka's GetCurrentChild).]=],
+  ["tend.backoff.restart_count"] = [=[tend.backoff.restart_count(sup) -> n
+  Restarts since the last reset (Akka's GetRestartCount).]=],
+  ["tend.backoff.reset"] = [=[tend.backoff.reset(sup)
+  The delays start over from the first (Akka's Reset).]=],
+  ["tend.register"] = [=[tend.register(name, ref)
+  Gives ref a name (one per actor; a taken name is an error); tend.send,
+  tend.ask and tend.whereis take it. It goes when the actor dies.]=],
+  ["tend.unregister"] = [=[tend.unregister(name) -> boolean
+  Takes the name away; false when nothing had it.]=],
+  ["tend.whereis"] = [=[tend.whereis(name_or_path) -> ref or nil
+  The live actor registered as name, or at a path like /user/app/api.]=],
+  ["tend.registered"] = [=[tend.registered() -> {name, ...}
+  The names registered now, sorted.]=],
+  ["tend.children"] = [=[tend.children(ref) -> {{path, ref, name, state, restart, restarts, mailbox, supervisor}, ...}
+  ref's children in start order (OTP's which_children).]=],
+  ["tend.count_children"] = [=[tend.count_children(ref) -> {specs, active, supervisors, workers}
+  Counts of ref's children (OTP's count_children).]=],
+  ["tend.start_child"] = [=[tend.start_child(sup, factory [, opts]) -> ref
+  Spawns a child of sup from outside it (OTP's start_child).]=],
+  ["tend.stop_child"] = [=[tend.stop_child(sup, ref)
+  Stops sup's child ref ("shutdown", final: OTP's terminate_child).]=],
+  ["tend.pool"] = [=[tend.pool{size, factory, args, strategy, routing, name, under} -> ref
+  A supervised pool of size members behind one ref; routing is
+  "round_robin", "random", "smallest_mailbox" or "broadcast".]=],
+  ["tend.pg.join"] = [=[tend.pg.join(group, ref_or_refs)
+  ref joins group (OTP's pg); it leaves when it dies.]=],
+  ["tend.pg.leave"] = [=[tend.pg.leave(group, ref_or_refs)
+  ref leaves group.]=],
+  ["tend.pg.members"] = [=[tend.pg.members(group) -> {ref, ...}
+  The live members of group.]=],
+  ["tend.pg.send"] = [=[tend.pg.send(group, msg) -> n
+  Sends msg to every member of group; returns how many.]=],
+  ["tend.pg.which_groups"] = [=[tend.pg.which_groups() -> {group, ...}
+  The groups with members.]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],
@@ -139,6 +179,9 @@ local function name_of(fn, helpers)
   end
   for k, v in pairs(tend.backoff) do
     if rawequal(v, fn) then return "tend.backoff." .. k end
+  end
+  for k, v in pairs(tend.pg) do
+    if rawequal(v, fn) then return "tend.pg." .. k end
   end
   return nil
 end

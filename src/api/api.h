@@ -36,6 +36,19 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
 void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       tend_spawn_opts *o);
 
+/* ---- linspect.c */
+/* a's state as ps() and tend.children show it: "starting", "running",
+ * "busy", "waiting", "failed", "suspended", "restarting", "stopping",
+ * "dead". */
+const char *tend_state_name(const tend_actor *a);
+
+/* ---- lnames.c */
+/* The actor at idx: a ref, a registered name or a path. Raises (naming fn
+ * and arg) for another type, and, when must_live, for one that names no
+ * live actor; else returns NULL for those. */
+tend_actor *tend_check_target(lua_State *L, int idx, const char *fn,
+                              const char *arg, int must_live);
+
 /* ---- lctx.c */
 /* The actor whose ctx is at idx, or an error. */
 tend_actor *tend_check_ctx(lua_State *L, int idx);
@@ -79,20 +92,24 @@ int tend_typed_spawn_spec(lua_State *L, tend_actor *parent, int off,
                           const char *fn);
 
 /* ---- the open functions, one per file */
-void tend_open_ref(lua_State *L);      /* lref.c */
-void tend_open_ctx(lua_State *L);      /* lctx.c */
-void tend_open_spawn(lua_State *L);    /* lspawn.c */
-void tend_open_timer(lua_State *L);    /* ltimer.c */
-void tend_open_ask(lua_State *L);      /* lask.c */
-void tend_open_error(lua_State *L);    /* lerror.c */
-void tend_open_strategy(lua_State *L); /* lstrategy.c */
-void tend_open_backoff(lua_State *L);  /* lbackoff.c */
-void tend_open_typed(lua_State *L);    /* ltyped.c */
-void tend_open_inspect(lua_State *L);  /* linspect.c */
-void tend_open_chaos(lua_State *L);    /* lchaos.c */
-void tend_open_hostlib(lua_State *L);  /* lhost.c */
-void tend_open_receive(lua_State *L);  /* lreceive.c */
-void tend_open_code(lua_State *L);     /* lcode.c */
+void tend_open_ref(lua_State *L);           /* lref.c */
+void tend_open_ctx(lua_State *L);           /* lctx.c */
+void tend_open_spawn(lua_State *L);         /* lspawn.c */
+void tend_open_timer(lua_State *L);         /* ltimer.c */
+void tend_open_ask(lua_State *L);           /* lask.c */
+void tend_open_error(lua_State *L);         /* lerror.c */
+void tend_open_strategy(lua_State *L);      /* lstrategy.c */
+void tend_open_backoff(lua_State *L);       /* lbackoff.c */
+void tend_open_typed(lua_State *L);         /* ltyped.c */
+void tend_open_inspect(lua_State *L);       /* linspect.c */
+void tend_open_chaos(lua_State *L);         /* lchaos.c */
+void tend_open_hostlib(lua_State *L);       /* lhost.c */
+void tend_open_receive(lua_State *L);       /* lreceive.c */
+void tend_open_names(lua_State *L);         /* lnames.c */
+void tend_open_children(lua_State *L);      /* lchildren.c */
+void tend_open_stash(lua_State *L);         /* lstash.c */
+void tend_open_backoff_query(lua_State *L); /* lbackoff_query.c */
+void tend_open_code(lua_State *L);          /* lcode.c */
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

@@ -81,7 +81,7 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
 
 static const char *const spawn_keys[] = {
     "name",    "args",       "mailbox",          "shutdown", "children",
-    "restart", "supervisor", "max_message_time", NULL};
+    "restart", "supervisor", "max_message_time", "stash",    NULL};
 static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
 static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
                                              NULL};
@@ -178,6 +178,14 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       -1);
     o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
     if (o->max_message_ns == 0) o->max_message_ns = 1;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "stash") != LUA_TNIL) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+        lua_tointeger(L, -1) > UINT32_MAX)
+      tend_bad_option(L, fn, "stash", "an integer >= 1 (the stash's bound)",
+                      -1);
+    o->stash = (uint32_t)lua_tointeger(L, -1);
   }
   lua_pop(L, 1);
   /* children: the strategy for this actor's children; supervisor is its

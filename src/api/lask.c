@@ -39,10 +39,26 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   return lua_error(L);
 }
 
-/* tend.ask(ref, msg [, timeout]) -> reply; raises Timeout, NoActor or
- * AskFailed. */
+/* tend.ask(ref_or_name, msg [, timeout]) -> reply; raises Timeout,
+ * NoActor or AskFailed. */
 static int l_ask(lua_State *L) {
   tend_host *h = tend_host_of(L);
+  if (lua_type(L, 1) == LUA_TSTRING) { /* a name or a path (lnames.c) */
+    tend_actor *t = tend_check_target(L, 1, "ask", "name", 0);
+    if (t == NULL) { /* as gen_server:call(Name, ...): noproc */
+      lua_pushfstring(L,
+                      lua_tostring(L, 1)[0] == '/'
+                          ? "no actor at %s (no live actor at that path)"
+                          : "no actor registered as '%s'",
+                      lua_tostring(L, 1));
+      tend_error_new(L, "NoActor", lua_tostring(L, -1));
+      luaL_where(L, 1);
+      lua_setfield(L, -2, "where");
+      return lua_error(L);
+    }
+    tend_actor_push_ref(L, h, t);
+    lua_replace(L, 1);
+  }
   tend_ref *r = tend_check_ref(L, 1, "ask", "ref");
   double timeout = DEFAULT_ASK_TIMEOUT;
   if (!lua_isnoneornil(L, 3))

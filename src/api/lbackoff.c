@@ -34,6 +34,7 @@ static const char *const spec_keys[] = {"mode",
                                         "max_retries",
                                         "supervisor_strategy",
                                         "reply_while_stopped",
+                                        "handler_while_stopped",
                                         "stash",
                                         "final_stop_message",
                                         "default_stopping_strategy",
@@ -157,7 +158,8 @@ static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
           "%s: unknown option '%s' (expected one of: mode, factory, name, "
           "args, min_backoff, max_backoff, random_factor, algorithm, jitter, "
           "slot_time, ceiling, stay_at_ceiling, reset, reset_after, "
-          "max_retries, supervisor_strategy, reply_while_stopped, stash, "
+          "max_retries, supervisor_strategy, reply_while_stopped, "
+          "handler_while_stopped, stash, "
           "final_stop_message, default_stopping_strategy)",
           fn, luaL_tolstring(L, -1, NULL));
   }
@@ -222,6 +224,17 @@ static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
     luaL_error(
         L, "%s: options 'stash' and 'reply_while_stopped' exclude each other",
         fn);
+  if (lua_getfield(L, t, "handler_while_stopped") != LUA_TNIL) {
+    if (tend_ref_test(L, -1) == NULL)
+      tend_bad_option(L, fn, "handler_while_stopped", "an actor ref", -1);
+    if (c->stash || c->reply_while_stopped)
+      luaL_error(L,
+                 "%s: option 'handler_while_stopped' excludes 'stash' and "
+                 "'reply_while_stopped'",
+                 fn);
+    c->handler_while_stopped = 1;
+  }
+  lua_pop(L, 1);
   if (lua_getfield(L, t, "final_stop_message") != LUA_TNIL) {
     if (c->mode != TEND_BACKOFF_ON_STOP)
       luaL_error(L, "%s: option 'final_stop_message' is for on_stop only", fn);
@@ -382,6 +395,8 @@ void tend_backoff_describe(lua_State *L, int idx) {
     luaL_addvalue(&b);
   } else if (c.reply_while_stopped) {
     luaL_addstring(&b, "; while stopped, answer with a fixed reply");
+  } else if (c.handler_while_stopped) {
+    luaL_addstring(&b, "; while stopped, messages go to a handler");
   } else {
     luaL_addstring(&b, "; while stopped, messages go to dead letters");
   }
@@ -419,7 +434,8 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
                fn,
                lua_getfield(L, 2 + off, "children") != LUA_TNIL ? "children"
                                                                 : "supervisor");
-  tend_backoff_child child = {0, 0, 0, 0, 0, NULL, 0};
+  tend_backoff_child child = {0, 0, 0, 0, 0, 0, NULL, 0};
+  child.handler = field(L, spec, "handler_while_stopped");
   child.factory = field(L, spec, "factory");
   child.args = field(L, spec, "args");
   child.name = field(L, spec, "name");

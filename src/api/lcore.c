@@ -20,6 +20,10 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_hostlib(L);
   tend_open_receive(L);
   tend_open_code(L);
+  tend_open_names(L);
+  tend_open_children(L);
+  tend_open_stash(L);
+  tend_open_backoff_query(L);
   return 1;
 }
 

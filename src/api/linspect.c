@@ -21,7 +21,7 @@ static double busy_seconds(const tend_actor *a) {
                                   : 0;
 }
 
-static const char *state_name(const tend_actor *a) {
+const char *tend_state_name(const tend_actor *a) {
   if (a->failure == TEND_FAILURE_PENDING) return "failed";
   if (a->suspends) return "suspended";
   switch ((tend_actor_state)a->state) {
@@ -43,7 +43,7 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
-  lua_pushstring(L, state_name(a));
+  lua_pushstring(L, tend_state_name(a));
   lua_setfield(L, -2, "state");
   lua_pushinteger(L, a->restarts);
   lua_setfield(L, -2, "restarts");

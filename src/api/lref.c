@@ -5,13 +5,21 @@
 #include "api/api.h"
 #include "runtime/error.h"
 
-/* ref:send(msg) and tend.send(ref, msg): the sender is the running actor,
- * if any. Upvalue 1: the value store (the hot path skips the registry). */
+/* ref:send(msg) and tend.send(ref_or_name, msg): the sender is the
+ * running actor, if any. A registered name or a path that names no live
+ * actor raises (as Erlang's Name ! Msg). Upvalue 1: the value store (the
+ * hot path skips the registry). */
 static int l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  const tend_ref *r = tend_check_ref(L, 1, "send", "ref");
   tend_actor *me = h->current;
   lua_settop(L, 2);
+  if (lua_type(L, 1) == LUA_TSTRING) { /* a name (lnames.c) */
+    tend_actor *a = tend_check_target(L, 1, "send", "name", 1);
+    tend_actor_send_in(L, h, a->id, a->gen, 2, me ? me->id : 0,
+                       me ? me->gen : 0, lua_upvalueindex(1));
+    return 0;
+  }
+  const tend_ref *r = tend_check_ref(L, 1, "send", "ref");
   tend_actor_send_ref(L, h, r, 1, 2, me ? me->id : 0, me ? me->gen : 0,
                       lua_upvalueindex(1));
   return 0;

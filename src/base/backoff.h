@@ -55,13 +55,14 @@ typedef enum tend_backoff_mode {
 typedef struct tend_backoff_cfg {
   tend_backoff_mode mode;
   tend_delay_cfg delays;
-  int manual_reset;        /* 1: only ctx:reset_backoff() resets */
-  int64_t reset_after_ns;  /* auto reset after this much running */
-  int64_t max_retries;     /* restarts allowed, -1 unlimited */
-  uint32_t stash;          /* capacity of the stash while stopped, 0 none */
-  int reply_while_stopped; /* 1: a fixed reply answers while stopped */
-  int final_stop;          /* 1: a final-stop predicate is set */
-  int default_stopping;    /* 1: the child's failures stop it (on_stop) */
+  int manual_reset;          /* 1: only ctx:reset_backoff() resets */
+  int64_t reset_after_ns;    /* auto reset after this much running */
+  int64_t max_retries;       /* restarts allowed, -1 unlimited */
+  uint32_t stash;            /* capacity of the stash while stopped, 0 none */
+  int reply_while_stopped;   /* 1: a fixed reply answers while stopped */
+  int handler_while_stopped; /* 1: another actor takes them while stopped */
+  int final_stop;            /* 1: a final-stop predicate is set */
+  int default_stopping;      /* 1: the child's failures stop it (on_stop) */
 } tend_backoff_cfg;
 
 const char *tend_jitter_name(tend_jitter j);

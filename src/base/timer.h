@@ -20,12 +20,13 @@ typedef enum tend_timer_kind {
   TEND_TIMER_ASK,  /* the target's ask number `tag` timed out */
   TEND_TIMER_TASK, /* run the function value as a task (tend.after) */
   TEND_TIMER_KILL, /* the target's post_stop overran its shutdown */
-  TEND_TIMER_BACKOFF_START, /* a backoff supervisor starts its child (`tag`:
-                               the incarnation it was set for) */
-  TEND_TIMER_BACKOFF_RESET, /* incarnation `tag` ran long enough: reset */
-  TEND_TIMER_TYPED_RESTART, /* typed backoff: restart the target (`tag`) */
-  TEND_TIMER_TYPED_RESET,   /* typed backoff: incarnation `tag` ran long
-                               enough: reset */
+  TEND_TIMER_BACKOFF_START,   /* a backoff supervisor starts its child (`tag`:
+                                 the incarnation it was set for) */
+  TEND_TIMER_BACKOFF_RESET,   /* incarnation `tag` ran long enough: reset */
+  TEND_TIMER_TYPED_RESTART,   /* typed backoff: restart the target (`tag`) */
+  TEND_TIMER_TYPED_RESET,     /* typed backoff: incarnation `tag` ran long
+                                 enough: reset */
+  TEND_TIMER_RECEIVE_TIMEOUT, /* the target's receive timeout may be due */
   TEND_TIMER_KINDS
 } tend_timer_kind;
 

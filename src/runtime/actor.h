@@ -158,12 +158,15 @@ enum tend_actor_flags {
                              post_stop already ran (a stop skips it) */
   TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
                                      rebuilt (takes no more old mail) */
-  TEND_AF_PARKED = 16384 /* its coroutine is parked (host's parked table) */
+  TEND_AF_PARKED = 16384,    /* its coroutine is parked (host's parked table) */
+  TEND_AF_REGISTERED = 32768 /* has a registered name (names.h) */
 };
 
 typedef struct tend_watch tend_watch;
 typedef struct tend_backoff_sup tend_backoff_sup;
 typedef struct tend_typed tend_typed;
+typedef struct tend_stash tend_stash;
+typedef struct tend_rtimeout tend_rtimeout;
 
 /* What only some actors need, allocated on first use (a strategy, spawn
  * args, a failure, DeathWatch), freed at death. Each *_ref is a registry
@@ -193,6 +196,8 @@ typedef struct tend_actor_ext {
   int group_active;          /* a group restart of its children is under way */
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
+  tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
+  tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
   int64_t max_ns;            /* max_message_time, 0 for none */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
   tend_promise *held;        /* asks waiting for its reply (promise.h) */

@@ -7,6 +7,7 @@
 
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
+#include "runtime/ref.h"
 #include "runtime/send.h"
 #include "runtime/timers.h"
 #include "runtime/value.h"
@@ -85,6 +86,11 @@ tend_actor *tend_backoff_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   }
   b->reply_ref = ref_of(L, child->reply);
   b->final_stop_ref = ref_of(L, child->final_stop);
+  if (child->handler) { /* handler_while_stopped: checked to be a ref */
+    const tend_ref *r = tend_ref_test(L, child->handler);
+    b->handler_id = r->id;
+    b->handler_gen = r->gen;
+  }
   if (child->strategy) {
     tend_actor_set_strategy(L, a, child->strategy, child->decider);
   } else if (cfg->default_stopping) {
@@ -235,6 +241,8 @@ void tend_backoff_receive(lua_State *L, tend_host *h, tend_actor *a, int msg,
     lua_rawgeti(L, LUA_REGISTRYINDEX, b->reply_ref);
     tend_actor_send(L, h, sid, sgen, -1, a->id, a->gen);
     lua_pop(L, 1);
+  } else if (b->cfg.handler_while_stopped) { /* forwarded, sender kept */
+    tend_actor_send(L, h, b->handler_id, b->handler_gen, msg, sid, sgen);
   } else if (b->cfg.stash) {
     stash(L, h, a, msg, sid, sgen);
   } else {
@@ -293,6 +301,13 @@ int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
   e.detail = "by the child";
   tend_event_emit(L, h, &e);
   return 1;
+}
+
+void tend_backoff_reset_sup(lua_State *L, tend_host *h, tend_actor *a) {
+  reset(a);
+  tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
+  e.detail = "by tend.backoff.reset";
+  tend_event_emit(L, h, &e);
 }
 
 void tend_backoff_restarted(lua_State *L, tend_host *h, tend_actor *a) {

@@ -25,11 +25,13 @@ struct tend_backoff_sup {
   int final_stop_received; /* on_stop: the final stop message went by */
   tend_queue stash;        /* messages kept while the child is stopped */
   uint32_t n_stash;
-  int factory_ref;    /* the child's factory */
-  int args_ref;       /* its spawn args, or LUA_NOREF */
-  int name_ref;       /* its name */
-  int reply_ref;      /* reply_while_stopped, or LUA_NOREF */
-  int final_stop_ref; /* the final-stop predicate, or LUA_NOREF */
+  int factory_ref;      /* the child's factory */
+  int args_ref;         /* its spawn args, or LUA_NOREF */
+  int name_ref;         /* its name */
+  int reply_ref;        /* reply_while_stopped, or LUA_NOREF */
+  int final_stop_ref;   /* the final-stop predicate, or LUA_NOREF */
+  uint32_t handler_id;  /* handler_while_stopped: the actor that takes the */
+  uint32_t handler_gen; /* messages while the child is stopped, or 0 */
 };
 
 /* What the child is made of: stack indices (0: none) of its factory, its
@@ -38,6 +40,7 @@ struct tend_backoff_sup {
  * backs off), with its decider (0: none). */
 typedef struct tend_backoff_child {
   int factory, args, name, reply, final_stop;
+  int handler; /* stack index of handler_while_stopped (a ref), or 0 */
   const tend_strategy *strategy;
   int decider;
 } tend_backoff_child;
@@ -70,6 +73,8 @@ int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a);
 /* A backoff supervisor restarted by its parent (supervise.c): fresh
  * delays, a new child. */
 void tend_backoff_restarted(lua_State *L, tend_host *h, tend_actor *a);
+/* tend.backoff.reset(a): a's backoff starts over (Akka's Reset). */
+void tend_backoff_reset_sup(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees the backoff state of a (at death or close). */
 void tend_backoff_free(lua_State *L, tend_host *h, tend_actor *a);
 /* The next delay of a's backoff (c, s), with its backoff event carrying

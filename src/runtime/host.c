@@ -12,9 +12,11 @@
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
+#include "runtime/rtimeout.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
 #include "runtime/send.h"
+#include "runtime/stash.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
 #include "runtime/watch.h"
@@ -204,6 +206,7 @@ static void register_timer_kinds(tend_host *h) {
   tend_lifecycle_init(h);
   tend_backoff_init(h);
   tend_typed_init(h);
+  tend_rtimeout_init(h);
 }
 
 tend_host *tend_host_open(const tend_host_config *cfg) {
@@ -295,6 +298,8 @@ void tend_host_close(tend_host *h) {
         tend_watch_watcher_died(h->L, h, a);
         tend_backoff_free(h->L, h, a);
         tend_typed_free(a);
+        tend_stash_free(h->L, h, a);
+        tend_rtimeout_free(h->L, h, a);
         tend_actor_ext_free(h->L, h, a);
       }
       h->ids.v[i].ptr = NULL;

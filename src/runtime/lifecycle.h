@@ -24,6 +24,8 @@ typedef struct tend_spawn_opts {
   int decider;            /* stack index of the strategy's decider, or 0 */
   int64_t max_message_ns; /* max_message_time, 0 for none */
   tend_restart_type restart;
+  uint32_t stash; /* a stash of at most this many messages, 0 for none
+                     (stash.h) */
 } tend_spawn_opts;
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */

@@ -9,8 +9,10 @@
 #include "runtime/inbox.h"
 #include "runtime/lifecycle.h"
 #include "runtime/promise.h"
+#include "runtime/rtimeout.h"
 #include "runtime/runq.h"
 #include "runtime/send.h"
+#include "runtime/stash.h"
 #include "runtime/supervise.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
@@ -92,6 +94,10 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     tend_value_take_at(L, h, &m->value, W_VALUES);
     tend_msg_release(&h->msgs, m);
     lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
+  }
+  if (a->ext) { /* ctx:stash keeps it; the receive timeout starts again */
+    if (a->ext->stash) tend_stash_current(L, a->ext->stash, W_MSG);
+    if (a->ext->rtimeout) tend_rtimeout_touch(h, a);
   }
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;

@@ -1,0 +1,129 @@
+-- tend.pool: a pool of identical workers behind one ref (Akka's pool
+-- routers; OTP's simple_one_for_one with a dispatcher in front). The pool
+-- is an actor that supervises `size` members with `strategy` and routes
+-- every message it is sent to one of them (or to all: "broadcast"), the
+-- sender kept, so a member's ctx:reply answers the asker.
+--
+-- A library on the API (Lua): it only spawns, watches and forwards, with
+-- tend.children for the mailbox sizes; nothing in it must be enforced by
+-- the runtime (the members' supervision is the C core's).
+local tend = require "tend.core"
+
+local routings = { round_robin = true, random = true, smallest_mailbox = true,
+  broadcast = true }
+local keys = { size = true, factory = true, args = true, strategy = true,
+  routing = true, name = true, under = true }
+
+local function bad(opt, expected, got)
+  local shown = type(got) == "string" and ("%q"):format(got) or tostring(got)
+  if type(got) == "table" or type(got) == "function" or type(got) == "userdata" then
+    shown = "a " .. type(got)
+  end
+  error(("tend.pool: option '%s': expected %s, got %s"):format(opt, expected, shown), 4)
+end
+
+local function is_strategy(s)
+  local mt = type(s) == "userdata" and getmetatable(s)
+  return type(mt) == "table" and rawget(mt, "__name") == "tend.Strategy"
+end
+
+local function check(opts)
+  if type(opts) ~= "table" then
+    error("tend.pool: expected a table of options, got " .. type(opts), 3)
+  end
+  for k in pairs(opts) do
+    if not keys[k] then
+      error(("tend.pool: unknown option '%s' (expected one of: size, factory, "
+        .. "args, strategy, routing, name, under)"):format(tostring(k)), 3)
+    end
+  end
+  local size = opts.size
+  if math.type(size) ~= "integer" or size < 1 then
+    bad("size", "an integer >= 1", size)
+  end
+  if type(opts.factory) ~= "function" then
+    bad("factory", "a function (the members' factory)", opts.factory)
+  end
+  if opts.args ~= nil and type(opts.args) ~= "table" then
+    bad("args", "a table (list)", opts.args)
+  end
+  if opts.strategy ~= nil and not is_strategy(opts.strategy) then
+    bad("strategy", "a strategy (tend.one_for_one{...}, tend.all_for_one{...}, ...)",
+      opts.strategy)
+  end
+  if opts.name ~= nil and type(opts.name) ~= "string" then
+    bad("name", "a string", opts.name)
+  end
+  local routing = opts.routing or "round_robin"
+  if not routings[routing] then
+    bad("routing", '"round_robin", "random", "smallest_mailbox" or "broadcast"',
+      routing)
+  end
+  return size, routing
+end
+
+-- The member to route to, by the routing rule; nil when none is left.
+local pick = {}
+
+function pick.round_robin(members, state)
+  state.next = state.next % #members + 1
+  return members[state.next]
+end
+
+function pick.random(members)
+  return members[tend.random(#members)]
+end
+
+-- Akka's SmallestMailboxRoutingLogic: the fewest queued messages; among
+-- equals, one that is not busy (in the middle of a message, restarting,
+-- suspended), then the earliest started.
+function pick.smallest_mailbox(_, _, ctx)
+  local best, score
+  for _, c in ipairs(tend.children(ctx.self)) do
+    local s = c.mailbox * 2 + (c.state == "running" and 0 or 1)
+    if score == nil or s < score then best, score = c.ref, s end
+  end
+  return best
+end
+
+local down = setmetatable({}, { __name = "tend.pool: a member stopped" })
+
+local function pool(opts)
+  local size, routing = check(opts)
+  local factory, args = opts.factory, opts.args
+  local spawn_opts = { name = opts.name, children = opts.strategy }
+  local route = pick[routing]
+  local function behavior(ctx)
+    local state = { next = 0 }
+    for i = 1, size do
+      ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args }), down)
+    end
+    return function(msg, ctx)
+      if msg == down then -- Akka: a pool whose members are all gone stops
+        if #ctx:children() == 0 then return tend.stopped end
+        return
+      end
+      local members = ctx:children()
+      if #members == 0 then return tend.unhandled end
+      if routing == "broadcast" then
+        for _, m in ipairs(members) do m:tell(msg, ctx.sender) end
+        return
+      end
+      route(members, state, ctx):tell(msg, ctx.sender)
+    end
+  end
+  local ok, ref -- under /user, or as a child of `under` (tend.start_child)
+  if opts.under == nil then
+    ok, ref = pcall(tend.spawn, behavior, spawn_opts)
+  else
+    ok, ref = pcall(tend.start_child, opts.under, behavior, spawn_opts)
+  end
+  if not ok then -- a taken name, a host shutting down: said as tend.pool's
+    error((tostring(ref):gsub("^tend%.spawn:", "tend.pool:")
+      :gsub("^tend%.start_child: sup:", "tend.pool: option 'under':")
+      :gsub("^tend%.start_child:", "tend.pool:")), 2)
+  end
+  return ref
+end
+
+return pool

@@ -1,0 +1,136 @@
+/* lchildren: a supervisor's children from outside (OTP's which_children,
+ * count_children, start_child, terminate_child): tend.children,
+ * tend.count_children, tend.start_child, tend.stop_child. */
+#include "api/api.h"
+#include "runtime/error.h"
+#include "runtime/names.h"
+
+static const char *restart_name(const tend_actor *a) {
+  switch ((tend_restart_type)a->restart_type) {
+    case TEND_PERMANENT: return "permanent";
+    case TEND_TRANSIENT: return "transient";
+    case TEND_TEMPORARY: return "temporary";
+  }
+  return "?";
+}
+
+/* Does a supervise (OTP's "supervisor" type)? A strategy of its own, a
+ * backoff supervisor, or children now. */
+static int is_supervisor(const tend_actor *a) {
+  return (a->ext && a->ext->has_strategy) || (a->flags & TEND_AF_BACKOFF) ||
+         a->first_child != NULL;
+}
+
+/* tend.children(ref) -> {{path, ref, name, state, restart, restarts,
+ * mailbox, supervisor}, ...} in start order; nil, message for a dead ref */
+static int l_children(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *p = tend_check_target(L, 1, "tend.children", "ref", 0);
+  if (p == NULL) {
+    lua_pushfstring(L, "tend.children: %s is not alive",
+                    luaL_tolstring(L, 1, NULL));
+    lua_pushnil(L);
+    lua_insert(L, -2); /* nil, message */
+    return 2;
+  }
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (tend_actor *c = p->first_child; c; c = c->next_sibling) {
+    if (c->state == TEND_ACTOR_DEAD) continue;
+    lua_createtable(L, 0, 8);
+    tend_actor_push_path(L, h, c);
+    lua_setfield(L, -2, "path");
+    tend_actor_push_ref(L, h, c);
+    lua_setfield(L, -2, "ref");
+    tend_names_push_name(L, h, c);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, tend_state_name(c)); /* as ps() */
+    lua_setfield(L, -2, "state");
+    lua_pushstring(L, restart_name(c));
+    lua_setfield(L, -2, "restart");
+    lua_pushinteger(L, c->restarts);
+    lua_setfield(L, -2, "restarts");
+    lua_pushinteger(L, c->mbox.n_user);
+    lua_setfield(L, -2, "mailbox");
+    lua_pushboolean(L, is_supervisor(c));
+    lua_setfield(L, -2, "supervisor");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* tend.count_children(ref) -> {specs, active, supervisors, workers} (OTP);
+ * nil, message for a dead ref */
+static int l_count_children(lua_State *L) {
+  tend_actor *p = tend_check_target(L, 1, "tend.count_children", "ref", 0);
+  if (p == NULL) {
+    lua_pushfstring(L, "tend.count_children: %s is not alive",
+                    luaL_tolstring(L, 1, NULL));
+    lua_pushnil(L);
+    lua_insert(L, -2); /* nil, message */
+    return 2;
+  }
+  lua_Integer specs = 0, active = 0, sups = 0;
+  for (tend_actor *c = p->first_child; c; c = c->next_sibling) {
+    if (c->state == TEND_ACTOR_DEAD) continue;
+    specs++;
+    if (c->state == TEND_ACTOR_RUNNING || c->state == TEND_ACTOR_STARTING ||
+        c->state == TEND_ACTOR_RESTARTING)
+      active++;
+    if (is_supervisor(c)) sups++;
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, specs);
+  lua_setfield(L, -2, "specs");
+  lua_pushinteger(L, active);
+  lua_setfield(L, -2, "active");
+  lua_pushinteger(L, sups);
+  lua_setfield(L, -2, "supervisors");
+  lua_pushinteger(L, specs - sups);
+  lua_setfield(L, -2, "workers");
+  return 1;
+}
+
+/* tend.start_child(sup, factory [, opts]) -> ref: a new child of sup, as
+ * if sup had called ctx:spawn (OTP's start_child) */
+static int l_start_child(lua_State *L) {
+  tend_actor *p = tend_check_target(L, 1, "tend.start_child", "sup", 1);
+  if (p->flags & TEND_AF_BACKOFF)
+    luaL_error(L,
+               "tend.start_child: sup: a backoff supervisor has one child, "
+               "its own; it takes no other");
+  if (p->flags & TEND_AF_TASK)
+    luaL_error(L, "tend.start_child: sup: a task (%s) supervises no children",
+               luaL_tolstring(L, 1, NULL));
+  return tend_spawn_under(L, p, 1, "tend.start_child");
+}
+
+/* tend.stop_child(sup, ref) -> true, or nil, message when ref is not a
+ * live child of sup. The child stops as its supervisor stops it (reason
+ * "shutdown", final: a permanent child is not restarted), OTP's
+ * terminate_child. */
+static int l_stop_child(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *p = tend_check_target(L, 1, "tend.stop_child", "sup", 0);
+  tend_actor *c = tend_check_target(L, 2, "tend.stop_child", "ref", 0);
+  if (p == NULL || c == NULL || c->parent != p) {
+    lua_pushfstring(L, "tend.stop_child: %s is not a live child of %s",
+                    luaL_tolstring(L, 2, NULL), luaL_tolstring(L, 1, NULL));
+    lua_pushnil(L);
+    lua_insert(L, -2); /* nil, message */
+    return 2;
+  }
+  if (c->state < TEND_ACTOR_STOPPING)
+    tend_actor_stop(L, h, c, TEND_STOP_BY_PARENT);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+void tend_open_children(lua_State *L) {
+  static const luaL_Reg fns[] = {{"children", l_children},
+                                 {"count_children", l_count_children},
+                                 {"start_child", l_start_child},
+                                 {"stop_child", l_stop_child},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
