@@ -712,7 +712,7 @@ function TestRules:test_a_resumed_actor_queues_behind_those_already_queued()
     local x = ctx:spawn(worker, { name = "x", args = { "x", log } })
     local y = ctx:spawn(worker, { name = "y", args = { "y", log } })
     return function(msg, ctx)
-      tend.kill(x) -- suspended until this supervisor resumes it
+      tend.chaos.kill(x) -- suspended until this supervisor resumes it
       x:send("m1")
       y:send("m2")
     end
@@ -722,6 +722,32 @@ function TestRules:test_a_resumed_actor_queues_behind_those_already_queued()
   sup:send("go")
   H.settle()
   lu.assertEquals(log, { "y:m2", "x:m1" })
+  H.stop_all(sup)
+end
+
+-- A supervisor handles a child's failure (a system message) before the
+-- user messages already in its mailbox.
+function TestRules:test_a_childs_failure_comes_before_the_supervisors_queued_mail()
+  local log = {}
+  local sup = tend.spawn(function(ctx)
+    local x = ctx:spawn(worker, { name = "x", args = { "x", log } })
+    return function(msg, ctx)
+      if msg == "go" then
+        ctx.self:send("queued") -- in the mailbox ...
+        tend.chaos.kill(x)      -- ... before the failure is reported
+      else
+        log[#log + 1] = "sup:" .. msg
+      end
+    end
+  end, { supervisor = tend.one_for_one { decider = function()
+    log[#log + 1] = "decide"
+    return "resume"
+  end } })
+  H.settle()
+  clear(log)
+  sup:send("go")
+  H.settle()
+  lu.assertEquals(log, { "decide", "sup:queued" })
   H.stop_all(sup)
 end
 
