@@ -47,6 +47,22 @@ local function timed(name, variant, count, fn, extra)
   emit(name, fields)
 end
 
+-- A driver that crashes the child announcing itself, k times, each time
+-- waiting for the next child (as the peers' restart benchmarks); returns
+-- it and a function that says when it is done.
+local function crash_driver(k)
+  local done = false
+  local driver = tend.spawn(function()
+    local left = k
+    return function(child)
+      if left == 0 then done = true return end
+      left = left - 1
+      child:send("crash")
+    end
+  end)
+  return driver, function() return done end
+end
+
 if bench == "pingpong" then
   -- pong answers with ctx:reply(msg) or ctx.sender:send(msg); the message
   -- is an integer, a short string or a small table; "hooks": the pong is a
@@ -190,15 +206,7 @@ elseif bench == "restart" then
   -- it K times, each time waiting for the restarted child to announce
   -- itself (as the peers).
   local k = A[1] or 1000000
-  local done = false
-  local driver = tend.spawn(function()
-    local left = k
-    return function(child)
-      if left == 0 then done = true return end
-      left = left - 1
-      child:send("crash")
-    end
-  end)
+  local driver, done = crash_driver(k)
   local r0 = tend.stats().restarts
   local sup
   timed("restart", "default", k, function()
@@ -209,7 +217,7 @@ elseif bench == "restart" then
       end)
       return function() end
     end)
-    await(function() return done end)
+    await(done)
   end)
   assert(tend.stats().restarts - r0 == k)
   tend.stop(sup)
@@ -219,22 +227,14 @@ elseif bench == "backoff_restart" then
   -- The same under a backoff supervisor (on_failure, min_backoff = 0): each
   -- failure stops the child and starts a new one
   local k = A[1] or 300000
-  local done = false
-  local driver = tend.spawn(function()
-    local left = k
-    return function(child)
-      if left == 0 then done = true return end
-      left = left - 1
-      child:send("crash")
-    end
-  end)
+  local driver, done = crash_driver(k)
   local sup
   timed("restart", "backoff", k, function()
     sup = tend.spawn(tend.backoff.on_failure(function(cctx)
       driver:send(cctx.self)
       return function() error("boom") end
     end, { min_backoff = 0, max_backoff = 0, random_factor = 0 }))
-    await(function() return done end)
+    await(done)
   end)
   tend.stop(sup)
   tend.stop(driver)
