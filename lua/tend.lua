@@ -7,7 +7,8 @@ local core = require "tend.core"
 local tend = {}
 for name, value in pairs(core) do
   -- backoff_* and chaos_* are the plumbing of tend.backoff and tend.chaos
-  if not (name:match("^backoff_") or name:match("^chaos_")) then
+  if not (name:match("^backoff_") or name:match("^chaos_")
+      or name:match("^process_") or name == "signal_number") then
     tend[name] = value
   end
 end
@@ -15,6 +16,7 @@ end
 local backoff = require "tend.backoff"
 tend.backoff = backoff
 tend.retry = backoff.retry
+tend.process = require "tend.process"
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

@@ -86,6 +86,7 @@ void tend_open_typed(lua_State *L);    /* ltyped.c */
 void tend_open_inspect(lua_State *L);  /* linspect.c */
 void tend_open_chaos(lua_State *L);    /* lchaos.c */
 void tend_open_hostlib(lua_State *L);  /* lhost.c */
+void tend_open_process(lua_State *L);  /* lprocess.c */
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

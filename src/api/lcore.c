@@ -18,6 +18,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_inspect(L);
   tend_open_chaos(L);
   tend_open_hostlib(L);
+  tend_open_process(L);
   return 1;
 }
 

@@ -1,9 +1,11 @@
 /* linspect: looking inside and reaching in: tend.tree, tend.ps,
  * tend.kill, DeathWatch from Lua (ctx:watch, tend.watch). */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/process.h"
 #include "runtime/supervise.h"
 #include "runtime/watch.h"
 
@@ -38,6 +40,11 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   lua_setfield(L, -2, "depth");
   tend_actor_push_ref(L, h, a);
   lua_setfield(L, -2, "ref");
+  int pid = tend_process_pid_of(h, a);
+  if (pid > 0) { /* an OS process actor */
+    lua_pushinteger(L, pid);
+    lua_setfield(L, -2, "pid");
+  }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     ps_walk(L, h, c, list, depth + 1);
@@ -68,7 +75,11 @@ static int l_tree(lua_State *L) {
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "depth");
     lua_Integer depth = lua_tointeger(L, -1);
-    lua_pop(L, 2); /* balanced again: the buffer may be used */
+    lua_getfield(L, -2, "pid");
+    char pid[32] = "";
+    if (lua_isinteger(L, -1))
+      snprintf(pid, sizeof pid, " pid=%lld", (long long)lua_tointeger(L, -1));
+    lua_pop(L, 3); /* balanced again: the buffer may be used */
     for (lua_Integer d = depth; d > 0; d--) luaL_addstring(&b, "  ");
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "path");
@@ -77,9 +88,9 @@ static int l_tree(lua_State *L) {
     lua_getfield(L, -4, "mailbox");
     const char *path = lua_tostring(L, -4);
     const char *slash = strrchr(path, '/');
-    lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I\n",
+    lua_pushfstring(L, "%s [%s] restarts=%I mailbox=%I%s\n",
                     slash && depth > 0 ? slash + 1 : path, lua_tostring(L, -3),
-                    lua_tointeger(L, -2), lua_tointeger(L, -1));
+                    lua_tointeger(L, -2), lua_tointeger(L, -1), pid);
     lua_replace(L, -6); /* the line where the row was */
     lua_pop(L, 4);
     luaL_addvalue(&b);

@@ -144,7 +144,8 @@ enum tend_actor_flags {
                              restarted once the parent is */
   TEND_AF_BACKOFF = 128,  /* a backoff supervisor (ext->backoff) */
   TEND_AF_TYPED = 256,    /* handles its own failures (ext->typed) */
-  TEND_AF_FROZEN = 512    /* tend.chaos.freeze: takes no messages */
+  TEND_AF_FROZEN = 512,   /* tend.chaos.freeze: takes no messages */
+  TEND_AF_PROCESS = 1024  /* owns OS processes (process.h) */
 };
 
 typedef struct tend_watch tend_watch;

@@ -64,6 +64,8 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
+typedef struct tend_process tend_process; /* process.h */
+
 /* A send filter (tend.chaos): returns 1 when it took the message (v
  * consumed: dropped, or to be delivered later), 0 to deliver it. */
 typedef int (*tend_send_filter)(lua_State *L, tend_host *h, tend_actor *to,
@@ -145,6 +147,10 @@ struct tend_host {
   tend_front front;                   /* the command line's hooks */
   tend_send_filter send_filter;       /* tend.chaos, or NULL */
   tend_receive_filter receive_filter; /* tend.chaos, or NULL */
+
+  tend_process *processes; /* OS process records (process.c) */
+  int life_fd[2];          /* tend's life pipe, once life_made (process.c) */
+  int life_made;           /* 1: life_fd is open */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

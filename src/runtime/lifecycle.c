@@ -7,6 +7,7 @@
 
 #include "runtime/backoff_sup.h"
 #include "runtime/event.h"
+#include "runtime/process.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
 #include "runtime/runq.h"
@@ -308,6 +309,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
   }
+  if (a->flags & TEND_AF_PROCESS) tend_process_owner_died(h, a);
   tend_watch_target_died(L, h, a, -2, -1);
   tend_watch_watcher_died(L, h, a);
   tend_backoff_free(L, h, a);
