@@ -54,7 +54,7 @@ local function stop_program(h, spec, name)
   if h:done() then return end
   h:signal(spec.kill_signal_name)
   if h:wait(spec.shutdown) ~= "exit" then
-    core.log("warn", "'%s' (pid %d) did not exit within %s s of SIG%s; SIGKILL",
+    core.log("warn", "'%s' (pid %d) did not exit within %g s of SIG%s; SIGKILL",
       name, h:pid(), spec.shutdown, spec.kill_signal_name)
     h:signal("KILL")
     h:wait(5)
@@ -96,7 +96,7 @@ local function real_factory(spec)
       local r = h:wait(spec.ready_timeout, true)
       if r == "timeout" then
         stop_program(h, spec, name)
-        core.raise("ReadyTimeout", string.format("'%s' was not ready within %s s (%s)",
+        core.raise("ReadyTimeout", string.format("'%s' was not ready within %g s (%s)",
           name, spec.ready_timeout, spec.ready_line and ("ready.line '" .. spec.ready_line .. "'")
           or ("ready.tcp " .. spec.ready_tcp)))
       end
@@ -249,7 +249,7 @@ local function sim_factory(spec)
         signal(spec.kill_signal_name)
         if not st.exited then ctx:sleep(spec.shutdown) exit_with(nil, "KILL") end
         report_exit()
-        core.raise("ReadyTimeout", string.format("'%s' was not ready within %s s (ready.line '%s')",
+        core.raise("ReadyTimeout", string.format("'%s' was not ready within %g s (ready.line '%s')",
           name, spec.ready_timeout, spec.ready_line))
       end
       ctx:sleep(wait)
@@ -314,7 +314,7 @@ local function sim_factory(spec)
         if not st.exited then
           ctx:sleep(spec.shutdown)
           if not st.exited then
-            ctx:log("warn", "simulated '%s' did not exit within %s s of SIG%s; SIGKILL",
+            ctx:log("warn", "simulated '%s' did not exit within %g s of SIG%s; SIGKILL",
               name, spec.shutdown, spec.kill_signal_name)
             exit_with(nil, "KILL")
           end
