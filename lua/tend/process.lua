@@ -22,8 +22,8 @@ local function check(opts, fn, cmd)
 end
 
 local function program_name(spec)
-  if spec.argv then return spec.argv[#spec.argv == 3 and spec.argv[1] == "sh"
-    and spec.argv[2] == "-c" and 3 or 1] end
+  if type(spec.cmd) == "string" then return spec.cmd end -- a shell command
+  if spec.argv then return spec.argv[1] end
   if type(spec.cmd) == "table" and type(spec.cmd[1]) == "string" then return spec.cmd[1] end
   return "sim"
 end
