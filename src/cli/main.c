@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "base/exechelper.h"
 #include "cli/repl.h"
 #include "runtime/event.h"
 #include "runtime/host.h"
@@ -223,8 +222,6 @@ static int open_lua(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], TEND_EXEC_HELPER_FLAG) == 0)
-    return tend_exec_helper(argc, argv); /* between fork and a program */
   signal(SIGPIPE, SIG_IGN); /* a closed stdout is EPIPE: the tree stops */
   options o;
   int r = parse(argc, argv, &o);

@@ -151,6 +151,9 @@ struct tend_host {
   tend_process *processes; /* OS process records (process.c) */
   int life_fd[2];          /* tend's life pipe, once life_made (process.c) */
   int life_made;           /* 1: life_fd is open */
+  uv_signal_t *sigchld;    /* SIGCHLD watcher, referenced while some program
+                              runs (process.c), or NULL */
+  uint32_t running;        /* programs not yet reaped */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

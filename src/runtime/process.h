@@ -9,11 +9,10 @@
  * progress (tend_process_wait) wakes, or else the record's Lua handle is
  * sent to the owner as a message (the exit token). When the owner dies, the
  * program (its group) is killed with SIGKILL. No program outlives the host:
- * at close every one still running is killed, and the exec helper kills
- * its program if tend itself dies (PR_SET_PDEATHSIG, or a watcher of a
- * pipe for a process group). The Lua side (a "tend.Process" userdata
- * holding a pointer to the record) is the API's; the record is freed when
- * both its uv handles are closed and the userdata is collected. */
+ * at close every one still running is killed, and the kernel or a watcher
+ * kills it if tend itself dies (oschild.h). The Lua side (a "tend.Process"
+ * userdata holding a pointer to the record) is the API's; the record is freed
+ * when both its uv handles are closed and the userdata is collected. */
 #ifndef TEND_PROCESS_H
 #define TEND_PROCESS_H
 
@@ -22,6 +21,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "base/oschild.h"
 #include "runtime/host.h"
 
 #define TEND_PROCESS_LINE_MAX 65536  /* longest line; longer is cut */
@@ -63,7 +63,7 @@ typedef struct tend_process_spec {
 typedef struct tend_process tend_process;
 
 /* Spawns spec for owner, output to (to_id, to_gen) (0: none). Returns the
- * record, or NULL with a libuv error code in *err (nothing left behind). */
+ * record, or NULL with a negative errno in *err (nothing left behind). */
 tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
                                  uint32_t to_id, uint32_t to_gen,
                                  const tend_process_spec *spec, int *err);
@@ -79,8 +79,7 @@ int tend_process_pid(const tend_process *p);
 int tend_process_done(const tend_process *p);
 /* Exit status (or -1) and signal number (or 0), once done. */
 void tend_process_status(const tend_process *p, int64_t *status, int *signal);
-/* 1 when its signal dumps core by default and the core limit is not 0
- * (libuv does not report WCOREDUMP). */
+/* 1 when it dumped core (WCOREDUMP). */
 int tend_process_core_dump(const tend_process *p);
 int tend_process_is_ready(const tend_process *p);
 /* Marks p ready (the API decided: ready.after, or no condition); emits
@@ -113,9 +112,5 @@ void tend_process_owner_died(tend_host *h, const tend_actor *a);
 /* The host closes: every program still running is killed, every handle
  * closed (the loop runs their close callbacks afterwards). */
 void tend_process_close_all(tend_host *h);
-
-/* Signal names ("TERM" or "SIGTERM") <-> numbers; 0 / NULL when unknown. */
-int tend_signal_number(const char *name);
-const char *tend_signal_name(int signum);
 
 #endif
