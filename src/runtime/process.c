@@ -101,6 +101,7 @@ static void close_all_handles(tend_process *p) {
     tend_proc_close_handle(p, (uv_handle_t *)&p->in);
   }
   tend_proc_close_handle(p, (uv_handle_t *)&p->tick);
+  tend_proc_close_handle(p, (uv_handle_t *)&p->drain);
   tend_proc_close_handle(p, (uv_handle_t *)&p->grace);
 }
 
@@ -306,6 +307,9 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
       tend_proc_close_handle(p, (uv_handle_t *)&s->pipe);
     }
   }
+  uv_check_init(&h->loop, &p->drain);
+  p->drain.data = p;
+  p->handles++;
   uv_timer_init(&h->loop, &p->tick);
   uv_timer_init(&h->loop, &p->grace);
   p->tick.data = p->grace.data = p;

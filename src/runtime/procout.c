@@ -156,13 +156,7 @@ static void on_read(uv_stream_t *pipe, ssize_t nread, const uv_buf_t *buf) {
   tend_actor *to = target_of(p);
   if (to && !p->paused && s->mode != TEND_OUT_LOG &&
       to->mbox.n_user >= TEND_PROCESS_HIGH_WATER) { /* back-pressure */
-    p->paused = 1;
-    for (int i = 0; i < 2; i++)
-      if (p->out[i].reading) {
-        uv_read_stop((uv_stream_t *)&p->out[i].pipe);
-        p->out[i].reading = 0;
-      }
-    tend_proc_start_tick(p);
+    tend_proc_pause(p);
   }
   if (p->h) tend_host_poke(p->h);
 }
@@ -176,6 +170,35 @@ void tend_proc_start_reading(tend_process *p) {
         s->reading = 1;
     }
   }
+}
+
+/* ------------------------------------------------------------ pauses */
+
+/* Resumes reading once `to` is down to the low-water mark. Looked at
+ * after every turn of the loop (the drain check) and, for a loop that
+ * would block meanwhile (`to` sleeps), every tick. */
+static void look_at_drain(tend_process *p) {
+  tend_actor *to = target_of(p);
+  if (p->paused && to && to->mbox.n_user > TEND_PROCESS_LOW_WATER) return;
+  uv_check_stop(&p->drain);
+  if (p->paused) {
+    p->paused = 0;
+    tend_proc_start_reading(p);
+  }
+}
+
+static void on_drain_check(uv_check_t *c) { look_at_drain(c->data); }
+
+void tend_proc_pause(tend_process *p) {
+  p->paused = 1;
+  for (int i = 0; i < 2; i++)
+    if (p->out[i].reading) {
+      uv_read_stop((uv_stream_t *)&p->out[i].pipe);
+      p->out[i].reading = 0;
+    }
+  if (!uv_is_closing((uv_handle_t *)&p->drain))
+    uv_check_start(&p->drain, on_drain_check);
+  tend_proc_start_tick(p);
 }
 
 /* ------------------------------------------------------------ ticks */
@@ -213,16 +236,10 @@ static void try_connect(tend_process *p) {
 static void on_tick(uv_timer_t *t) {
   tend_process *p = t->data;
   p->ticks++;
-  if (p->paused) {
-    tend_actor *to = target_of(p);
-    if (to == NULL || to->mbox.n_user <= TEND_PROCESS_LOW_WATER) {
-      p->paused = 0;
-      tend_proc_start_reading(p);
-    }
-  }
+  if (p->paused) look_at_drain(p);
   int tcp = p->ready_tcp && !p->ready && !p->exited && p->h;
   if (tcp && !p->tcp_busy && p->ticks % TCP_EVERY == 1) try_connect(p);
-  if (!p->paused && !tcp) uv_timer_stop(t);
+  if (!tcp && !p->paused) uv_timer_stop(t);
 }
 
 void tend_proc_start_tick(tend_process *p) {

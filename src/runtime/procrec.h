@@ -8,7 +8,7 @@
 
 #define READ_SIZE 65536 /* bytes per read */
 #define GRACE_MS 200    /* pipes still open this long after the exit close */
-#define TICK_MS 20      /* back-pressure and tcp polling */
+#define TICK_MS 20      /* tcp polling */
 #define TCP_EVERY 5     /* ticks between connect attempts */
 
 typedef struct stream {
@@ -26,7 +26,9 @@ typedef struct stream {
 struct tend_process {
   uv_pipe_t in;                 /* its stdin (when in_open) */
   stream out[2];                /* stdout, stderr */
-  uv_timer_t tick;              /* back-pressure and tcp polling */
+  uv_timer_t tick;              /* tcp polling */
+  uv_check_t drain;             /* while paused: after each loop turn, looks
+                                   whether `to` drained */
   uv_timer_t grace;             /* closes the pipes a while after the exit */
   uv_tcp_t tcp;                 /* a connect attempt (ready.tcp) */
   uv_connect_t conn;            /* its request */
@@ -71,7 +73,9 @@ void tend_proc_maybe_finish(tend_process *p);
 void tend_proc_start_reading(tend_process *p);
 /* Flushes a partial line and closes the stream's pipe. */
 void tend_proc_close_stream(stream *s);
-/* The tick timer runs while reads are paused or a tcp check is due. */
+/* The tick timer runs while a tcp check is due. */
 void tend_proc_start_tick(tend_process *p);
+/* Stops reading until the `to` mailbox is down to the low-water mark. */
+void tend_proc_pause(tend_process *p);
 
 #endif
