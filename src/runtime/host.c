@@ -11,7 +11,6 @@
 #include "runtime/backoff_sup.h"
 #include "runtime/event.h"
 #include "runtime/lifecycle.h"
-#include "runtime/process.h"
 #include "runtime/promise.h"
 #include "runtime/runq.h"
 #include "runtime/sched.h"
@@ -283,7 +282,9 @@ void tend_host_close(tend_host *h) {
   if (h->L) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
-    tend_process_close_all(h); /* no program outlives the host */
+    if (h->process_close_all)
+      h->process_close_all(h); /* no program
+                                   outlives it */
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, supervision state */
     for (uint32_t i = 1; i < h->ids.n; i++) {

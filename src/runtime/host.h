@@ -154,6 +154,10 @@ struct tend_host {
   uv_signal_t *sigchld;    /* SIGCHLD watcher, referenced while some program
                               runs (process.c), or NULL */
   uint32_t running;        /* programs not yet reaped */
+  /* Set by process.c at its first spawn (as the owner of a timer kind
+   * registers it): an owner of programs died; the host closes. */
+  void (*process_owner_died)(tend_host *h, const tend_actor *a);
+  void (*process_close_all)(tend_host *h);
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

@@ -254,6 +254,8 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
   int r, mine[3] = {-1, -1, -1}, theirs[3] = {-1, -1, -1};
   tend_process *p = NULL;
   if ((r = watch_children(h)) != 0) goto fail;
+  h->process_owner_died = tend_process_owner_died;
+  h->process_close_all = tend_process_close_all;
   if (spec->group && (r = make_life_pipe(h)) != 0) goto fail;
   for (int i = 0; i < 3; i++)
     if ((r = open_slot(spec, i, &mine[i], &theirs[i])) != 0) goto fail;

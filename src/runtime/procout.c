@@ -187,7 +187,9 @@ static void look_at_drain(tend_process *p) {
   }
 }
 
-static void on_drain_check(uv_check_t *c) { look_at_drain(c->data); }
+static void on_drain_check(uv_check_t *c) {
+  look_at_drain(c->data);
+}
 
 void tend_proc_pause(tend_process *p) {
   p->paused = 1;
