@@ -101,11 +101,12 @@ local function real_factory(spec)
           or ("ready.tcp " .. spec.ready_tcp)))
       end
     end
-    if h:done() then
+    local waited = spec.ready_after or spec.ready_line or spec.ready_tcp
+    if waited and h:done() then -- it died before it was ready
       local status, signal, core_dump = h:status()
       error(exit_error(name, status, signal, core_dump, true), 0)
     end
-    h:mark_ready()
+    h:mark_ready() -- (without a condition, an exit already known is the token's)
     local d = {
       pid = function() return h:pid() end,
       write = function(data)

@@ -131,7 +131,11 @@ void tend_proc_maybe_finish(tend_process *p) {
 
 static void on_grace(uv_timer_t *t) {
   tend_process *p = t->data;
-  for (int i = 0; i < 2; i++) tend_proc_close_stream(&p->out[i]);
+  for (int i = 0; i < 2; i++) { /* held open by a grandchild: what is
+                                   there is read, then the pipe closes */
+    tend_proc_drain(&p->out[i]);
+    tend_proc_close_stream(&p->out[i]);
+  }
   tend_proc_maybe_finish(p);
 }
 

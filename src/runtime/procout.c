@@ -1,9 +1,11 @@
 /* procout: a program's output (see process.h): lines and chunks to the
  * `to` actor, the log, or collected; overlong lines cut; back-pressure on
  * the `to` mailbox; the ready line and the tcp readiness check. */
+#include <errno.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/procrec.h"
 #include "runtime/send.h"
@@ -131,16 +133,8 @@ static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *buf) {
   *buf = uv_buf_init(s->rbuf, s->rbuf ? READ_SIZE : 0);
 }
 
-static void on_read(uv_stream_t *pipe, ssize_t nread, const uv_buf_t *buf) {
-  (void)buf;
-  stream *s = pipe->data;
-  tend_process *p = s->p;
-  if (nread < 0) { /* EOF or an error: this stream is over */
-    tend_proc_close_stream(s);
-    tend_proc_maybe_finish(p);
-    return;
-  }
-  if (nread == 0 || p->h == NULL) return;
+/* nread bytes arrived in s->rbuf. */
+static void take(stream *s, ssize_t nread) {
   switch (s->mode) {
     case TEND_OUT_LINES:
     case TEND_OUT_LOG: take_lines(s, s->rbuf, (size_t)nread); break;
@@ -153,12 +147,39 @@ static void on_read(uv_stream_t *pipe, ssize_t nread, const uv_buf_t *buf) {
       break;
     default: break;
   }
+}
+
+static void on_read(uv_stream_t *pipe, ssize_t nread, const uv_buf_t *buf) {
+  (void)buf;
+  stream *s = pipe->data;
+  tend_process *p = s->p;
+  if (nread < 0) { /* EOF or an error: this stream is over */
+    tend_proc_close_stream(s);
+    tend_proc_maybe_finish(p);
+    return;
+  }
+  if (nread == 0 || p->h == NULL) return;
+  take(s, nread);
   tend_actor *to = target_of(p);
   if (to && !p->paused && s->mode != TEND_OUT_LOG &&
       to->mbox.n_user >= TEND_PROCESS_HIGH_WATER) { /* back-pressure */
     tend_proc_pause(p);
   }
   if (p->h) tend_host_poke(p->h);
+}
+
+void tend_proc_drain(stream *s) {
+  uv_os_fd_t fd;
+  if (!s->open || s->p->h == NULL ||
+      uv_fileno((uv_handle_t *)&s->pipe, &fd) != 0)
+    return;
+  if (s->rbuf == NULL && (s->rbuf = malloc(READ_SIZE)) == NULL) return;
+  for (int i = 0; i < DRAIN_READS; i++) {
+    ssize_t n = read(fd, s->rbuf, READ_SIZE);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    take(s, n);
+  }
 }
 
 void tend_proc_start_reading(tend_process *p) {

@@ -10,6 +10,7 @@
 #define GRACE_MS 200    /* pipes still open this long after the exit close */
 #define TICK_MS 20      /* tcp polling */
 #define TCP_EVERY 5     /* ticks between connect attempts */
+#define DRAIN_READS 16  /* reads of a pipe's last data before its close */
 
 typedef struct stream {
   uv_pipe_t pipe;   /* the read end (when open) */
@@ -71,6 +72,9 @@ void tend_proc_maybe_finish(tend_process *p);
 
 /* procout.c */
 void tend_proc_start_reading(tend_process *p);
+/* Reads what the pipe holds now (at most DRAIN_READS reads), before a
+ * close that does not wait for its EOF. */
+void tend_proc_drain(stream *s);
 /* Flushes a partial line and closes the stream's pipe. */
 void tend_proc_close_stream(stream *s);
 /* The tick timer runs while a tcp check is due. */
