@@ -26,35 +26,75 @@ static void default_signals(void) {
   sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
-/* The watcher of a group: waits for EOF on the life pipe, then kills the
- * group. It keeps no other descriptor (a pipe of the program it held
- * would hide the program's EOF). */
-static void watch_tend(int life) {
+/* The watcher (one per host): registers the groups tend sends (a pgid;
+ * minus a pgid forgets it) and, at EOF (tend is gone, however), kills
+ * every group it knows. It keeps no other descriptor of tend's and
+ * allocates nothing (it was forked from a threaded process). */
+#define WATCH_MAX 65536
+static int watched[WATCH_MAX];
+
+static void watcher(int in) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = SIG_IGN;
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL);
-  if (life > 0) close_range(0, (unsigned)life - 1, 0);
-  close_range((unsigned)life + 1, ~0U, 0);
-  char c;
-  while (read(life, &c, 1) < 0 && errno == EINTR) {
+  setpgid(0, 0); /* no terminal signal reaches it */
+  if (in > 0) close_range(0, (unsigned)in - 1, 0);
+  close_range((unsigned)in + 1, ~0U, 0);
+  int n = 0, g;
+  for (;;) {
+    ssize_t r = read(in, &g, sizeof g);
+    if (r < 0 && errno == EINTR) continue;
+    if (r != (ssize_t)sizeof g) break; /* EOF: tend is gone */
+    if (g > 0 && n < WATCH_MAX) {
+      watched[n++] = g;
+    } else if (g < 0) {
+      for (int i = 0; i < n; i++)
+        if (watched[i] == -g) {
+          watched[i] = watched[--n];
+          break;
+        }
+    }
   }
-  kill(0, SIGKILL); /* tend is gone: the group goes */
+  for (int i = 0; i < n; i++) kill(-watched[i], SIGKILL);
   _exit(0);
 }
 
+int tend_oschild_watcher(void) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -errno;
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return -e;
+  }
+  if (pid == 0) watcher(fds[0]);
+  close(fds[0]);
+  return fds[1];
+}
+
+void tend_oschild_watch(int watch_fd, int pgid) {
+  if (watch_fd < 0) return;
+  while (write(watch_fd, &pgid, sizeof pgid) < 0 && errno == EINTR) {
+  }
+}
+
 /* In the child: set up, exec; on failure write errno to report. */
-static void child(const tend_oschild *c, pid_t parent, int report) {
+static void child(const tend_oschild *c, pid_t parent, int report, int go) {
   default_signals();
   setpgid(0, 0);
-  if (c->group) {
-    pid_t w = fork();
-    if (w == 0) watch_tend(c->life_fd);
-  } else {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127); /* tend died before we got here */
+  if (go >= 0) { /* wait until the watcher knows the group */
+    char b;
+    ssize_t n;
+    while ((n = read(go, &b, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1) _exit(127); /* tend died meanwhile */
+  }
   for (int i = 0; i < 3; i++)
     if (c->fd[i] >= 0 && dup2(c->fd[i], i) < 0) goto fail;
   /* nothing else of tend's reaches the program */
@@ -98,18 +138,39 @@ const char *tend_signal_name(int signum) {
 }
 
 int tend_oschild_spawn(const tend_oschild *c) {
-  int rep[2];
+  int rep[2], go[2] = {-1, -1};
   if (pipe2(rep, O_CLOEXEC) != 0) return -errno;
+  if (c->watch_fd >= 0 && pipe2(go, O_CLOEXEC) != 0) {
+    int e = errno;
+    close(rep[0]);
+    close(rep[1]);
+    return -e;
+  }
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
     close(rep[0]);
     close(rep[1]);
+    if (go[0] >= 0) {
+      close(go[0]);
+      close(go[1]);
+    }
     return -e;
   }
-  if (pid == 0) child(c, parent, rep[1]);
+  if (pid == 0) {
+    if (go[1] >= 0) close(go[1]);
+    child(c, parent, rep[1], go[0]);
+  }
   close(rep[1]);
+  if (go[0] >= 0) { /* the group is registered before the program runs */
+    setpgid(pid, pid);
+    tend_oschild_watch(c->watch_fd, pid);
+    close(go[0]);
+    while (write(go[1], "g", 1) < 0 && errno == EINTR) {
+    }
+    close(go[1]);
+  }
   int e = 0;
   ssize_t n;
   do {

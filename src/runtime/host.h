@@ -149,8 +149,9 @@ struct tend_host {
   tend_receive_filter receive_filter; /* tend.chaos, or NULL */
 
   tend_process *processes; /* OS process records (process.c) */
-  int life_fd[2];          /* tend's life pipe, once life_made (process.c) */
-  int life_made;           /* 1: life_fd is open */
+  int life_fd[2];          /* [1]: the pipe to the group watcher, once
+                              life_made (process.c, base/oschild.h) */
+  int life_made;           /* 1: the watcher runs */
   uv_signal_t *sigchld;    /* SIGCHLD watcher, referenced while some program
                               runs (process.c), or NULL */
   uint32_t running;        /* programs not yet reaped */

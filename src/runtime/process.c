@@ -158,7 +158,10 @@ static void on_proc_exit(tend_process *p, int64_t status, int signum,
   p->signal = signum;
   p->core = core;
   if (p->h && p->h->running) p->h->running--;
-  if (p->group) kill(-p->pid, SIGKILL); /* what is left of its group */
+  if (p->group) { /* what is left of its group; the watcher forgets it */
+    kill(-p->pid, SIGKILL);
+    if (p->h && p->h->life_made) tend_oschild_watch(p->h->life_fd[1], -p->pid);
+  }
   if (p->h && !p->lua_gone) emit(p, TEND_EV_EXIT);
   if (p->out[0].open || p->out[1].open) {
     if (p->paused) { /* drain what is there */
@@ -194,9 +197,11 @@ static void on_sigchld(uv_signal_t *sig, int signum) {
 
 /* ------------------------------------------------------------ spawn */
 
-static int make_life_pipe(tend_host *h) {
+static int start_watcher(tend_host *h) {
   if (h->life_made) return 0;
-  if (pipe2(h->life_fd, O_CLOEXEC) != 0) return -errno;
+  int fd = tend_oschild_watcher();
+  if (fd < 0) return fd;
+  h->life_fd[1] = fd;
   h->life_made = 1;
   return 0;
 }
@@ -260,7 +265,7 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
   if ((r = watch_children(h)) != 0) goto fail;
   h->process_owner_died = tend_process_owner_died;
   h->process_close_all = tend_process_close_all;
-  if (spec->group && (r = make_life_pipe(h)) != 0) goto fail;
+  if (spec->group && (r = start_watcher(h)) != 0) goto fail;
   for (int i = 0; i < 3; i++)
     if ((r = open_slot(spec, i, &mine[i], &theirs[i])) != 0) goto fail;
   p = calloc(1, sizeof *p);
@@ -273,8 +278,7 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
                     .envp = spec->env,
                     .cwd = spec->cwd,
                     .fd = {theirs[0], theirs[1], theirs[2]},
-                    .group = spec->group,
-                    .life_fd = h->life_made ? h->life_fd[0] : -1};
+                    .watch_fd = spec->group ? h->life_fd[1] : -1};
   int pid = tend_oschild_spawn(&c);
   if (pid < 0) {
     r = pid;
@@ -458,8 +462,7 @@ void tend_process_close_all(tend_host *h) {
     uv_close((uv_handle_t *)h->sigchld, on_signal_closed);
     h->sigchld = NULL;
   }
-  if (h->life_made) { /* the watchers see EOF: their groups are gone */
-    close(h->life_fd[0]);
+  if (h->life_made) { /* the watcher sees EOF: it kills what is left */
     close(h->life_fd[1]);
     h->life_made = 0;
   }
