@@ -206,3 +206,19 @@ function TestProcessSim:test_trace_events_spawn_os_ready_exit()
   lu.assertEquals(events, { "spawn_os mydaemon pid", "ready  -", "exit 2 pid" })
   H.stop_all(p.ref)
 end
+
+function TestProcessSim:test_the_timeline_draws_process_runs_and_exits()
+  local timeline = require "tend.timeline"
+  local svg = timeline.render({
+    { t = 0, ev = "spawn", path = "/user/svc" },
+    { t = 0, ev = "spawn_os", path = "/user/svc", pid = 10001, argv0 = "svc" },
+    { t = 2, ev = "exit", path = "/user/svc", pid = 10001, status = 1 },
+    { t = 3, ev = "spawn_os", path = "/user/svc", pid = 10002, argv0 = "svc" },
+    { t = 5, ev = "exit", path = "/user/svc", pid = 10002, signal = "SEGV" },
+  })
+  lu.assertStrContains(svg, "svc (OS process)")
+  local _, runs = svg:gsub('class="process%-run"', "")
+  local _, exits = svg:gsub('class="exit"', "")
+  lu.assertEquals({ runs, exits }, { 2, 2 })
+  lu.assertStrContains(svg, "exit signal SEGV")
+end

@@ -352,3 +352,19 @@ function TestProcess:test_sigterm_and_sighup_stop_the_tree_and_every_process()
   groups, out = orphans(body:gsub("tend.sleep%(30%)", "tend.sleep(0.2) error('boom')"), "CONT", 1)
   lu.assertEquals(out, "status 1\n") -- an error that ends the host
 end
+
+function TestProcess:test_a_closed_stdout_does_not_kill_tend_with_SIGPIPE()
+  local script = H.script([[
+    local tend = require "tend"
+    tend.spawn(function(ctx)
+      ctx:spawn(tend.process { cmd = { "yes" } })
+      return function(msg) if msg.line then print(msg.line) end end
+    end)
+  ]])
+  local r = tend.process.run(string.format("(%s %s; echo status $? >&2) | head -1",
+    require("tend.internal").executable(), script), { timeout = 10 })
+  os.remove(script)
+  lu.assertEquals(r.stdout, "y\n")
+  lu.assertStrContains(r.stderr, "status 141") -- 128 + SIGPIPE, after a graceful stop
+  lu.assertFalse(r.timed_out)
+end
