@@ -6,9 +6,10 @@ local core = require "tend.core"
 
 local tend = {}
 for name, value in pairs(core) do
-  -- backoff_*, chaos_* and code_* are the plumbing of tend.backoff,
-  -- tend.chaos and tend.inspect
-  if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")) then
+  -- backoff_*, chaos_*, code_* and process_* are the plumbing of
+  -- tend.backoff, tend.chaos, tend.inspect and tend.process
+  if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
+      or name:match("^process_") or name == "signal_number") then
     tend[name] = value
   end
 end
@@ -21,6 +22,7 @@ tend.inspect = code.inspect
 tend.reload = code.reload
 tend.pool = require "tend.pool"
 tend.pg = require "tend.pg"
+tend.process = require "tend.process"
 
 -- tend.testkit and tend.chaos load on first use.
 setmetatable(tend, {

@@ -85,6 +85,24 @@ function M.kill(ref)
   core.chaos_crash(ref, core.error("Killed", ref:path() .. " was killed"))
 end
 
+-- signal(ref, name): sends the signal to ref's OS process (its group),
+-- or to a simulated process.
+function M.signal(ref, sig)
+  check_ref(ref, "tend.chaos.signal")
+  if type(sig) ~= "string" or not core.signal_number(sig) then
+    error(string.format("tend.chaos.signal: signal: expected a signal name such as \"SEGV\", got %s",
+      tostring(sig)), 2)
+  end
+  local sim = require("tend.process").is_sim(ref)
+  if not sim and not core.alive(ref) then return end
+  core.chaos_event(ref, "signal " .. sig)
+  if sim then
+    core.chaos_deliver(ref, { signal = sig })
+  elseif not core.process_signal_ref(ref, sig) then
+    error("tend.chaos.signal: ref: " .. tostring(ref) .. " runs no OS process", 2)
+  end
+end
+
 -- flaky(fn, {p = 0.5, error = "ChaosError"}) -> a function that raises
 -- error with probability p, else calls fn.
 function M.flaky(fn, opts)

@@ -145,6 +145,14 @@ M.docs = {
   Sends msg to every member of group; returns how many.]=],
   ["tend.pg.which_groups"] = [=[tend.pg.which_groups() -> {group, ...}
   The groups with members.]=],
+  ["tend.process"] = [=[tend.process{cmd, env, inherit_env, cwd, stdin, stdout, stderr, to, kill_signal, shutdown, process_group, ready, ready_timeout, shell, sim} -> factory
+  A factory for an OS process actor: spawn it like any factory. Exit 0
+  is a normal stop, else ProcessExit (.status) or ProcessSignal (.signal).]=],
+  ["tend.process.run"] = [=[tend.process.run(cmd, opts) -> {status, signal, core_dump, stdout, stderr, timed_out, pid}
+  Runs cmd and waits by yielding (other actors run): os.execute and
+  io.popen for actors. opts: timeout, input, env, cwd, stdout, stderr...]=],
+  ["tend.process.is_sim"] = [=[tend.process.is_sim(factory) -> boolean
+  Whether a tend.process factory runs a simulated process (sim).]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],
@@ -182,6 +190,9 @@ local function name_of(fn, helpers)
   end
   for k, v in pairs(tend.pg) do
     if rawequal(v, fn) then return "tend.pg." .. k end
+  end
+  for k, v in pairs(tend.process) do
+    if rawequal(v, fn) then return "tend.process." .. k end
   end
   return nil
 end

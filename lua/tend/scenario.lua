@@ -14,7 +14,8 @@ local M = {}
 
 -- Events worth a timeline line (spawn/start/stop are in the trace).
 local shown = { fail = true, directive = true, restart = true, backoff = true, reset = true,
-  give_up = true, terminated = true, escalate = true, chaos = true, stash_drop = true }
+  give_up = true, terminated = true, escalate = true, chaos = true, stash_drop = true,
+  spawn_os = true, exit = true }
 
 local function describe(e)
   local parts = {}
@@ -27,6 +28,10 @@ local function describe(e)
       parts[#parts + 1] = string.format("window %d/%d%s", e.window[1], e.window[2],
         e.window[3] and e.window[3] ~= timeline.null and (" per " .. e.window[3] .. " s") or "")
     end
+  end
+  if e.ev == "spawn_os" then parts[#parts + 1] = string.format("pid %d %s", e.pid, tostring(e.argv0))
+  elseif e.ev == "exit" then
+    parts[#parts + 1] = e.signal and ("signal " .. e.signal) or ("status " .. tostring(e.status))
   end
   if e.kind then parts[#parts + 1] = "(" .. e.kind .. ": " .. tostring(e.message) .. ")" end
   if e.reason then parts[#parts + 1] = e.reason end

@@ -212,6 +212,18 @@ function M.render(events, title)
   table.sort(lanes, function(a, b) return key(a) < key(b) end)
   for i, p in ipairs(lanes) do lane_of[p] = i end
   if t_max <= 0 then t_max = 1 end
+  -- OS processes: each run from spawn_os to its exit (or the end) is a bar
+  local runs, open_run, is_process = {}, {}, {}
+  for _, e in ipairs(events) do
+    if e.ev == "spawn_os" and type(e.path) == "string" then
+      is_process[e.path] = true
+      open_run[e.path] = { path = e.path, from = e.t, pid = e.pid }
+      runs[#runs + 1] = open_run[e.path]
+    elseif e.ev == "exit" and open_run[e.path] then
+      open_run[e.path].to = e.t
+      open_run[e.path] = nil
+    end
+  end
   local left, right, top, lane_h = 260, 30, 70, 24
   local width = 1100
   local plot_w = width - left - right
@@ -234,8 +246,8 @@ function M.render(events, title)
       add('<rect x="%d" y="%.1f" width="%d" height="%d" fill="#f4f6f8"/>', left, y(i) - lane_h / 2,
         plot_w, lane_h)
     end
-    add('<text x="%d" y="%.1f" dominant-baseline="middle"%s>%s</text>', 8 + depth * 12, y(i),
-      depth == 0 and ' font-weight="bold"' or "", esc(name))
+    add('<text x="%d" y="%.1f" dominant-baseline="middle"%s>%s%s</text>', 8 + depth * 12, y(i),
+      depth == 0 and ' font-weight="bold"' or "", esc(name), is_process[p] and " (OS process)" or "")
     add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ccc"/>', left, y(i), left + plot_w, y(i))
     add('</g>')
   end
@@ -249,6 +261,15 @@ function M.render(events, title)
     add('<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>', x(t), axis_y, x(t), axis_y + 5)
     add('<text x="%.1f" y="%d" text-anchor="middle">%s s</text>', x(t), axis_y + 18, fmt_t(t))
     t = t + step
+  end
+  add('</g>')
+  -- process runs under the marks
+  add('<g class="process-runs">')
+  for _, r in ipairs(runs) do
+    local i = lane_of[r.path]
+    local x1, x2 = x(r.from), x(r.to or t_max)
+    add('<rect class="process-run" x="%.1f" y="%.1f" width="%.1f" height="6" fill="#1f77b4" fill-opacity="0.35"><title>%s</title></rect>',
+      x1, y(i) - 3, math.max(1, x2 - x1), esc(string.format("pid %s from t=%s", tostring(r.pid), fmt_t(r.from))))
   end
   add('</g>')
   -- marks (failures last, so they stay on top)
@@ -284,6 +305,11 @@ function M.render(events, title)
         add('<path class="escalate" d="M %.1f %.1f l 6 -10 l 6 10 z" fill="#9467bd"><title>%s</title></path>', cx - 6, cy + 4, label)
       elseif e.ev == "chaos" then
         add('<text class="chaos" x="%.1f" y="%.1f" text-anchor="middle" fill="#8c564b" font-size="14">*<title>%s</title></text>', cx, cy + 5, label)
+      elseif e.ev == "exit" then
+        local clean = e.status == 0
+        add('<path class="exit" d="M %.1f %.1f l 8 8 m 0 -8 l -8 8" stroke="%s" stroke-width="2"><title>%s</title></path>',
+          cx - 4, cy - 4, clean and "#555" or "#d62728",
+          esc(string.format("t=%s exit %s", fmt_t(e.t), e.signal and ("signal " .. tostring(e.signal)) or ("status " .. tostring(e.status)))))
       elseif e.ev == "dead_letter" then
         add('<circle class="dead_letter" cx="%.1f" cy="%.1f" r="2" fill="#999"><title>%s</title></circle>', cx, cy, label)
       end
@@ -302,11 +328,15 @@ function M.render(events, title)
     { '<path d="M %d %d l 6 -10 l 6 10 z" fill="#9467bd"/>', "escalate" },
     { '<text x="%d" y="%d" fill="#8c564b" font-size="14">*</text>', "chaos" },
     { '<rect x="%d" y="%d" width="16" height="8" fill="#1f77b4" fill-opacity="0.25" stroke="#1f77b4"/>', "frozen" },
+    { '<rect x="%d" y="%d" width="16" height="6" fill="#1f77b4" fill-opacity="0.35"/>', "process runs" },
+    { '<path d="M %d %d l 8 8 m 0 -8 l -8 8" stroke="#d62728" stroke-width="2"/>', "process exit" },
   }
   for k, it in ipairs(items) do
-    local lx = left + (k - 1) * 100
+    local lx = left + (k - 1) * 92
     local shape = it[1]
-    if shape:find("<line") then add(shape, lx, ly - 7, lx, ly + 7)
+    if shape:find('height="6"', 1, true) then add(shape, lx - 8, ly - 3)
+    elseif shape:find("m 0 %-8") then add(shape, lx - 4, ly - 4)
+    elseif shape:find("<line") then add(shape, lx, ly - 7, lx, ly + 7)
     elseif shape:find('width="16"', 1, true) then add(shape, lx - 8, ly - 4)
     elseif shape:find("<rect") then add(shape, lx - 4, ly - 4)
     elseif shape:find("l 5 8") then add(shape, lx, ly - 6)

@@ -352,6 +352,14 @@ int main(int argc, char **argv) {
   check(expect("{n = 2}\r\n> ", 5), "inspect() reads its upvalues");
   type("tend.kill(spin)\n");
   check(expect("> ", 5), "the spinner is killed");
+  type(
+      "svc = tend.spawn(tend.process { cmd = { 'sleep', '30' } }, "
+      "{ name = 'svc' })\n");
+  check(expect("> ", 5), "an OS process is spawned");
+  type("tend.sleep(0.1) tree()\n");
+  check(expect("svc [running] restarts=0 mailbox=0 pid=", 5),
+        "tree() shows the process with its pid");
+  check(expect("> ", 5), "and the prompt comes back");
   type("\x04");
   check(finish() == 0, "Ctrl-D stops every actor and exits 0");
   close(fd);

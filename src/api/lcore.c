@@ -24,6 +24,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_children(L);
   tend_open_stash(L);
   tend_open_backoff_query(L);
+  tend_open_process(L);
   return 1;
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/process.h"
 #include "runtime/supervise.h"
 #include "runtime/send.h"
 #include "runtime/watch.h"
@@ -58,6 +59,11 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   }
   tend_actor_push_ref(L, h, a);
   lua_setfield(L, -2, "ref");
+  int pid = tend_process_pid_of(h, a);
+  if (pid > 0) { /* an OS process actor */
+    lua_pushinteger(L, pid);
+    lua_setfield(L, -2, "pid");
+  }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     ps_walk(L, h, c, list, depth + 1);
@@ -89,7 +95,11 @@ static int l_tree(lua_State *L) {
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "depth");
     lua_Integer depth = lua_tointeger(L, -1);
-    lua_pop(L, 2); /* balanced again: the buffer may be used */
+    lua_getfield(L, -2, "pid");
+    char pid[32] = "";
+    if (lua_isinteger(L, -1))
+      snprintf(pid, sizeof pid, " pid=%lld", (long long)lua_tointeger(L, -1));
+    lua_pop(L, 3); /* balanced again: the buffer may be used */
     for (lua_Integer d = depth; d > 0; d--) luaL_addstring(&b, "  ");
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "path");
@@ -102,9 +112,9 @@ static int l_tree(lua_State *L) {
     char busy[48] = "";
     if (lua_isnumber(L, -1))
       snprintf(busy, sizeof busy, " %.1f s", (double)lua_tonumber(L, -1));
-    lua_pushfstring(L, "%s [%s%s] restarts=%I mailbox=%I\n",
+    lua_pushfstring(L, "%s [%s%s] restarts=%I mailbox=%I%s\n",
                     slash && depth > 0 ? slash + 1 : path, lua_tostring(L, -4),
-                    busy, lua_tointeger(L, -3), lua_tointeger(L, -2));
+                    busy, lua_tointeger(L, -3), lua_tointeger(L, -2), pid);
     lua_replace(L, -7); /* the line where the row was */
     lua_pop(L, 5);
     luaL_addvalue(&b);

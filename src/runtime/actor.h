@@ -158,8 +158,9 @@ enum tend_actor_flags {
                              post_stop already ran (a stop skips it) */
   TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
                                      rebuilt (takes no more old mail) */
-  TEND_AF_PARKED = 16384,    /* its coroutine is parked (host's parked table) */
-  TEND_AF_REGISTERED = 32768 /* has a registered name (names.h) */
+  TEND_AF_PARKED = 16384, /* its coroutine is parked (host's parked table) */
+  TEND_AF_REGISTERED = 32768, /* has a registered name (names.h) */
+  TEND_AF_PROCESS = 65536     /* owns OS processes (process.h) */
 };
 
 typedef struct tend_watch tend_watch;
@@ -227,7 +228,7 @@ struct tend_actor {
   uint8_t suspends;       /* > 0: takes no user messages (its own failure
                              and its ancestors' failures each count one) */
   uint8_t terminated_msg; /* the message in process is a `terminated` */
-  uint16_t flags;         /* tend_actor_flags */
+  uint32_t flags;         /* tend_actor_flags */
   uint32_t restarts;      /* restarts so far */
   uint32_t capacity;      /* user-queue bound, 0 = unbounded */
   uint32_t wait_seq;      /* bumped at each wait; WAKE timers carry it */

@@ -28,6 +28,9 @@ static const struct {
     [TEND_EV_DEAD_LETTER] = {"dead_letter", -1}, /* deadletter.c logs it */
     [TEND_EV_STASH_DROP] = {"stash_drop", 1},
     [TEND_EV_CHAOS] = {"chaos", 1},
+    [TEND_EV_SPAWN_OS] = {"spawn_os", 1},
+    [TEND_EV_READY] = {"ready", 1},
+    [TEND_EV_EXIT] = {"exit", 1},
 };
 
 const char *tend_event_name(tend_event_kind ev) {
@@ -71,6 +74,10 @@ static void to_json(tend_jsonl *b, int64_t t, const char *path,
   tend_jsonl_string(b, "reason", e->reason);
   tend_jsonl_string(b, "to", e->to);
   tend_jsonl_string(b, "detail", e->detail);
+  if (e->pid >= 0) tend_jsonl_int(b, "pid", e->pid);
+  tend_jsonl_string(b, "argv0", e->argv0);
+  if (e->status >= 0) tend_jsonl_int(b, "status", e->status);
+  tend_jsonl_string(b, "signal", e->signal);
   tend_jsonl_end(b);
 }
 
@@ -88,6 +95,10 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
   if (e->reason) ADD(" %s", e->reason);
   if (e->to) ADD(" -> %s", e->to);
   if (e->detail) ADD(": %s", e->detail);
+  if (e->pid >= 0) ADD(" pid %lld", (long long)e->pid);
+  if (e->argv0) ADD(" %s", e->argv0);
+  if (e->status >= 0) ADD(" status %lld", (long long)e->status);
+  if (e->signal) ADD(" signal %s", e->signal);
 #undef ADD
   tend_host_log(h, level_of(e->ev), path, "%s%s", tend_event_name(e->ev),
                 extra);
@@ -140,6 +151,16 @@ static void push_table(lua_State *L, double t, const char *path,
   STR("reason", e->reason);
   STR("to", e->to);
   STR("detail", e->detail);
+  if (e->pid >= 0) {
+    lua_pushinteger(L, e->pid);
+    lua_setfield(L, -2, "pid");
+  }
+  STR("argv0", e->argv0);
+  if (e->status >= 0) {
+    lua_pushinteger(L, e->status);
+    lua_setfield(L, -2, "status");
+  }
+  STR("signal", e->signal);
 #undef STR
 #undef NUM
 }

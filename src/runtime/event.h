@@ -30,6 +30,9 @@ typedef enum tend_event_kind {
   TEND_EV_DEAD_LETTER, /* a message reached no actor */
   TEND_EV_STASH_DROP,  /* a full stash dropped its oldest message */
   TEND_EV_CHAOS,       /* tend.chaos injected a fault */
+  TEND_EV_SPAWN_OS,    /* an OS process started (pid, argv0) */
+  TEND_EV_READY,       /* it is ready */
+  TEND_EV_EXIT,        /* it exited (status or signal) */
   TEND_EV_KINDS
 } tend_event_kind;
 
@@ -52,12 +55,16 @@ typedef struct tend_event {
   const char *reason;    /* stop, terminated: "normal", "shutdown", a kind */
   const char *to;        /* chaos: the other end of a link, or NULL */
   const char *detail;    /* a few words, or NULL */
+  int64_t pid;           /* spawn_os, exit: the OS pid, or -1 */
+  const char *argv0;     /* spawn_os: the program, or NULL */
+  int64_t status;        /* exit: the status, or -1 */
+  const char *signal;    /* exit: the signal's name, or NULL */
 } tend_event;
 
-#define TEND_EVENT_INIT(kind, a)                                     \
-  {                                                                  \
-    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1, \
-    .incarnation = -1, .delay_ns = -1, .draw = -1                    \
+#define TEND_EVENT_INIT(kind, a)                                           \
+  {                                                                        \
+    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1,       \
+    .incarnation = -1, .delay_ns = -1, .draw = -1, .pid = -1, .status = -1 \
   }
 
 /* The name of an event in the trace ("spawn", "dead_letter", ...). */

@@ -287,6 +287,9 @@ void tend_host_close(tend_host *h) {
   if (h->L) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
+    if (h->process_close_all)
+      h->process_close_all(h); /* no program
+                                   outlives it */
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, supervision state */
     for (uint32_t i = 1; i < h->ids.n; i++) {

@@ -66,6 +66,8 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
+typedef struct tend_process tend_process; /* process.h */
+
 /* A send filter (tend.chaos): v goes from (sender_id, sender_gen) to
  * (to_id, to_gen), an actor or a pending ask (a reply; a request has the
  * ask as its sender). Returns 1 when it took the message (v consumed:
@@ -159,6 +161,18 @@ struct tend_host {
   tend_front front;                   /* the command line's hooks */
   tend_send_filter send_filter;       /* tend.chaos, or NULL */
   tend_receive_filter receive_filter; /* tend.chaos, or NULL */
+
+  tend_process *processes; /* OS process records (process.c) */
+  int life_fd[2];          /* [1]: the pipe to the group watcher, once
+                              life_made (process.c, base/oschild.h) */
+  int life_made;           /* 1: the watcher runs */
+  uv_signal_t *sigchld;    /* SIGCHLD watcher, referenced while some program
+                              runs (process.c), or NULL */
+  uint32_t running;        /* programs not yet reaped */
+  /* Set by process.c at its first spawn (as the owner of a timer kind
+   * registers it): an owner of programs died; the host closes. */
+  void (*process_owner_died)(tend_host *h, const tend_actor *a);
+  void (*process_close_all)(tend_host *h);
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

@@ -355,6 +355,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
   }
+  if ((a->flags & TEND_AF_PROCESS) && h->process_owner_died)
+    h->process_owner_died(h, a); /* its programs are killed */
   tend_watch_target_died(L, h, a, -2, -1);
   tend_watch_watcher_died(L, h, a);
   tend_backoff_free(L, h, a);

@@ -1,0 +1,370 @@
+-- OS processes in the supervision tree: real programs in real time, with
+-- short delays. Run with the real clock: `tend --real-time test
+-- spec/process_spec.lua` (scripts/test and make check do; under `tend test
+-- spec`, whose clock is virtual, this file defines no test).
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+local tk = tend.testkit
+
+if tend.virtual_time() then return end
+
+TestProcess = {}
+
+local function line(text)
+  return function(m) return type(m) == "table" and m.line == text end
+end
+
+-- Is pid alive? (kill -0 through tend.process.run)
+local function alive(pid)
+  return tend.process.run({ "kill", "-0", tostring(pid) }, { stderr = "null" }).status == 0
+end
+
+-- Waits (up to 5 s) until pred() holds.
+local function eventually(pred)
+  for _ = 1, 500 do
+    if pred() then return true end
+    tend.sleep(0.01)
+  end
+  return pred()
+end
+
+function TestProcess:tearDown()
+  -- a process actor stops once its program is gone: that takes real time
+  eventually(function() return tend.stats().actors == 1 end)
+  H.assert_clean()
+end
+
+-- ------------------------------------------------------------ run
+
+function TestProcess:test_run_returns_status_and_output()
+  local r = tend.process.run({ "sh", "-c", "echo out; echo err >&2; exit 3" })
+  lu.assertEquals({ r.status, r.signal, r.stdout, r.stderr, r.timed_out },
+    { 3, nil, "out\n", "err\n", false })
+  r = tend.process.run("echo $FOO-$BAR", { env = { FOO = "x" }, inherit_env = false })
+  lu.assertEquals(r.stdout, "x-\n")
+  r = tend.process.run({ "pwd" }, { cwd = "/tmp" })
+  lu.assertEquals(r.stdout, "/tmp\n")
+  r = tend.process.run({ "cat" }, { input = "a\nb" })
+  lu.assertEquals(r.stdout, "a\nb")
+  r = tend.process.run({ "sh", "-c", "kill -KILL $$" })
+  lu.assertEquals({ r.status, r.signal }, { nil, "KILL" })
+end
+
+function TestProcess:test_run_times_out_with_the_kill_sequence()
+  local t0 = tend.now()
+  local r = tend.process.run({ "sh", "-c", "trap '' TERM; sleep 5" }, { timeout = 0.1, shutdown = 0.2 })
+  lu.assertTrue(r.timed_out)
+  lu.assertEquals(r.signal, "KILL")
+  lu.assertTrue(tend.now() - t0 >= 0.3)
+  r = tend.process.run({ "sleep", "5" }, { timeout = 0.1 })
+  lu.assertEquals({ r.signal, r.timed_out }, { "TERM", true })
+end
+
+function TestProcess:test_run_does_not_block_other_actors()
+  local ticks = 0
+  local ticker = tend.spawn(function(ctx)
+    ctx:every(0.01, "tick")
+    return function() ticks = ticks + 1 end
+  end)
+  local r = tend.process.run({ "sleep", "0.3" })
+  lu.assertEquals(r.status, 0)
+  lu.assertTrue(ticks >= 10, "ticks while run waited: " .. ticks)
+  H.stop_all(ticker)
+end
+
+-- ------------------------------------------------------------ bad input
+
+local function spawn_error(opts)
+  local ok, err = pcall(function() local f = tend.process(opts) return f end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "process_spec.lua:") -- the caller's line
+  return err
+end
+
+function TestProcess:test_bad_input_is_a_named_error_at_the_callers_line()
+  local before = tend.stats().spawned
+  lu.assertStrContains(spawn_error { cmd = { "no-such-program-xyz" } },
+    "tend.process: option 'cmd': cannot run 'no-such-program-xyz': No such file or directory (ENOENT)")
+  local plain = os.tmpname() -- a file without execute permission
+  lu.assertStrContains(spawn_error { cmd = { plain } }, "Permission denied (EACCES)")
+  os.remove(plain)
+  lu.assertStrContains(spawn_error { cmd = { "ls", 42 } },
+    "option 'cmd': element 2: expected a string, got an integer")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, kill_signal = "NOPE" },
+    "option 'kill_signal': expected a signal name such as \"TERM\", got NOPE")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, cwd = "/no/such/dir" },
+    "option 'cwd': '/no/such/dir' is not a directory")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, env = { A = 1 } },
+    "option 'env': value of A: expected a string, got an integer")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, stdout = "lnes" },
+    "option 'stdout': expected \"lines\", \"chunks\", \"log\", \"inherit\", \"null\" or a file path")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = 1, tcp = 2 } },
+    "option 'ready.line': expected a Lua pattern")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, colour = "red" }, "colour")
+  local ok, err = pcall(function() local r = tend.process.run({ "true" }, { timeout = -1 }) return r end)
+  lu.assertStrContains(err, "tend.process.run: option 'timeout': expected a number of seconds > 0")
+  lu.assertEquals(tend.stats().spawned, before) -- nothing spawned
+end
+
+function TestProcess:test_a_spawn_error_at_start_is_an_InitError_naming_the_os_error()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("#!/bin/sh\nexit 0\n")
+  f:close()
+  tend.process.run({ "chmod", "+x", path })
+  local factory = tend.process { cmd = { path } }
+  os.remove(path) -- gone by the time it starts
+  local seen
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(factory)
+    return function() end
+  end, { supervisor = tend.one_for_one { decider = function(err) seen = err return "stop" end } })
+  lu.assertTrue(eventually(function() return seen ~= nil end))
+  lu.assertEquals(seen.kind, "InitError")
+  lu.assertEquals(seen.cause.kind, "SpawnError")
+  lu.assertStrContains(seen.cause.message, "ENOENT")
+  H.stop_all(sup)
+end
+
+-- ------------------------------------------------------------ life
+
+function TestProcess:test_output_lines_go_to_the_owner_and_exit_codes_decide()
+  local p = tk.probe()
+  local ok = tend.spawn(tend.process { cmd = { "sh", "-c", "echo one; echo two >&2; echo three" }, to = p.ref })
+  p:watch(ok)
+  local got = p:receive_while(function(m) return m.tend ~= "terminated" end, 5)
+  table.sort(got, function(a, b) return a.line < b.line end)
+  lu.assertEquals(got, { { tend = "stdout", line = "one" }, { tend = "stdout", line = "three" },
+    { tend = "stderr", line = "two" } })
+  lu.assertEquals(p:expect_terminated(ok, 5).reason, "normal")
+  local bad = tend.spawn(tend.process { cmd = { "sh", "-c", "exit 4" } }, { restart = "temporary" })
+  p:watch(bad)
+  local err = p:expect_terminated(bad, 5).reason
+  lu.assertEquals({ err.kind, err.status }, { "ProcessExit", 4 })
+  lu.assertStrContains(err.message, "'sh' exited with status 4")
+  local seg = tend.spawn(tend.process { cmd = { "sh", "-c", "kill -SEGV $$" } }, { restart = "temporary" })
+  p:watch(seg)
+  err = p:expect_terminated(seg, 5).reason
+  lu.assertEquals({ err.kind, err.signal, type(err.core_dump) }, { "ProcessSignal", "SEGV", "boolean" })
+  H.stop_all(p.ref)
+end
+
+function TestProcess:test_permanent_restarts_a_clean_exit_and_the_supervisor_limit_applies()
+  local p = tk.probe()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.process { cmd = { "echo", "hello" }, to = p.ref }, { restart = "permanent" })
+    return function() end
+  end, { supervisor = tend.one_for_one { max_retries = 2, within = 60 } })
+  for _ = 1, 3 do p:fish_for(line("hello"), 5) end
+  H.stop_all(sup, p.ref)
+end
+
+function TestProcess:test_messages_write_close_stdin_signal_and_pid()
+  local p = tk.probe()
+  local cat = tend.spawn(tend.process { cmd = { "cat" }, stdin = "pipe", to = p.ref })
+  p:watch(cat)
+  cat:send { write = "hello\nwor" }
+  cat:send { write = "ld\n" }
+  p:expect_msg(line("hello"), 5)
+  p:expect_msg(line("world"), 5)
+  cat:send { close_stdin = true }
+  lu.assertEquals(p:expect_terminated(cat, 5).reason, "normal")
+  local sh = tend.spawn(tend.process { to = p.ref,
+    cmd = { "sh", "-c", "trap 'echo got hup' HUP; echo pid $$; while true; do sleep 0.02; done" } })
+  local first = p:expect_msg(function(m) return m.line and m.line:match("^pid ") end, 5)
+  local pid = tend.ask(sh, "pid", 1)
+  lu.assertEquals(first.line, "pid " .. pid)
+  sh:send { signal = "HUP" }
+  p:fish_for(line("got hup"), 5)
+  lu.assertStrContains(tend.tree(), "pid=" .. pid)
+  local row
+  for _, r in ipairs(tend.ps()) do if r.ref == sh then row = r end end
+  lu.assertEquals(row.pid, pid)
+  H.stop_all(sh)
+  lu.assertTrue(eventually(function() return not alive(pid) end))
+  H.stop_all(p.ref)
+end
+
+function TestProcess:test_ready_line_tcp_and_after()
+  local p = tk.probe()
+  local r = tend.spawn(tend.process { to = p.ref, ready = { line = "^listening" },
+    cmd = { "sh", "-c", "sleep 0.2; echo listening; sleep 5" } })
+  local state
+  for _, row in ipairs(tend.ps()) do if row.ref == r then state = row.state end end
+  tend.sleep(0.05)
+  for _, row in ipairs(tend.ps()) do if row.ref == r then state = row.state end end
+  lu.assertEquals(state, "starting")
+  p:expect_msg(line("listening"), 5)
+  lu.assertTrue(eventually(function()
+    for _, row in ipairs(tend.ps()) do if row.ref == r then return row.state == "running" end end
+  end))
+  H.stop_all(r)
+  local seen = {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.process { cmd = { "sleep", "5" }, ready = { tcp = 1 }, ready_timeout = 0.2 })
+    ctx:spawn(tend.process { cmd = { "sh", "-c", "exit 1" }, ready = { after = 0.5 } })
+    return function() end
+  end, { supervisor = tend.one_for_one { decider = function(err) seen[#seen + 1] = err return "stop" end } })
+  lu.assertTrue(eventually(function() return #seen == 2 end))
+  table.sort(seen, function(a, b) return a.cause.kind < b.cause.kind end)
+  lu.assertEquals({ seen[1].kind, seen[1].cause.kind, seen[1].cause.status }, { "InitError", "ProcessExit", 1 })
+  lu.assertStrContains(seen[1].cause.message, "before it was ready")
+  lu.assertEquals(seen[2].cause.kind, "ReadyTimeout")
+  lu.assertStrContains(seen[2].cause.message, "was not ready within 0.2 s (ready.tcp 1)")
+  H.stop_all(sup, p.ref)
+end
+
+function TestProcess:test_a_process_ignoring_TERM_is_killed_after_shutdown()
+  local p = tk.probe()
+  local deaf = tend.spawn(tend.process { to = p.ref, shutdown = 0.3,
+    cmd = { "sh", "-c", "trap '' TERM; echo up; sleep 30" } })
+  p:expect_msg(line("up"), 5)
+  local pid = tend.ask(deaf, "pid", 1)
+  p:watch(deaf)
+  local t0 = tend.now()
+  tend.stop(deaf)
+  p:expect_terminated(deaf, 5)
+  local took = tend.now() - t0
+  lu.assertTrue(took >= 0.3 and took < 4, "stopped after " .. took .. " s")
+  lu.assertFalse(alive(pid))
+  -- the group went with it: no `sleep 30` left
+  lu.assertEquals(tend.process.run({ "sh", "-c", "ps -o pid= -g " .. pid .. " || true" }).stdout, "")
+  H.stop_all(p.ref)
+end
+
+function TestProcess:test_chaos_signal_and_kill_act_on_a_real_process()
+  local p = tk.probe()
+  local r = tend.spawn(tend.process { cmd = { "sleep", "30" } }, { restart = "temporary" })
+  p:watch(r)
+  tend.sleep(0.05)
+  tend.chaos.signal(r, "SEGV")
+  local err = p:expect_terminated(r, 5).reason
+  lu.assertEquals({ err.kind, err.signal }, { "ProcessSignal", "SEGV" })
+  local k = tend.spawn(tend.process { cmd = { "sleep", "30" } })
+  p:watch(k)
+  tend.sleep(0.05)
+  local pid = tend.ask(k, "pid", 1)
+  tend.chaos.kill(k)
+  lu.assertEquals(p:expect_terminated(k, 5).reason.kind, "Killed")
+  lu.assertFalse(alive(pid))
+  local plain = tend.spawn(function() return function() end end)
+  local ok, e = pcall(tend.chaos.signal, plain, "HUP")
+  lu.assertStrContains(e, "runs no OS process")
+  H.stop_all(plain, p.ref)
+end
+
+-- ------------------------------------------------------------ output
+
+function TestProcess:test_a_long_line_is_cut_and_memory_stays_bounded()
+  local p = tk.probe()
+  local r = tend.spawn(tend.process { to = p.ref,
+    cmd = { "sh", "-c", "head -c 150000 /dev/zero | tr '\\0' a; echo; echo end" } })
+  p:watch(r)
+  local got = p:receive_while(function(m) return m.tend ~= "terminated" end, 5)
+  local sizes = {}
+  for _, m in ipairs(got) do sizes[#sizes + 1] = #m.line .. (m.partial and "+" or "") end
+  lu.assertEquals(sizes, { "65536+", "65536+", "18928", "3" })
+  H.stop_all(p.ref)
+end
+
+function TestProcess:test_back_pressure_stops_reading_while_the_owner_lags()
+  local p = tk.probe()
+  local slow = tend.spawn(function(ctx)
+    return function(msg, c) if msg == "nap" then c:sleep(0.5) end end
+  end)
+  slow:send("nap")
+  local yes = tend.spawn(tend.process { cmd = { "yes" }, to = slow })
+  tend.sleep(0.2)
+  local function mailbox()
+    for _, row in ipairs(tend.ps()) do if row.ref == slow then return row.mailbox end end
+  end
+  local a = mailbox()
+  tend.sleep(0.1)
+  local b = mailbox()
+  lu.assertEquals(a, b)          -- not growing: reads stopped
+  lu.assertTrue(a >= 1000 and a < 1000 + 32768, "mailbox " .. a)
+  H.stop_all(yes, slow, p.ref)
+end
+
+function TestProcess:test_output_to_the_log_and_to_a_file()
+  local path = os.tmpname()
+  local script = H.script(string.format([[
+    local tend = require "tend"
+    tend.spawn(tend.process { cmd = { "sh", "-c", "echo to-log; echo to-file >&2" },
+      stdout = "log", stderr = %q }, { name = "svc" })
+  ]], path))
+  local r = tend.process.run({ require("tend.internal").executable(), "--log-level", "info", script })
+  local err = r.stderr
+  lu.assertEquals(r.status, 0)
+  lu.assertStrMatches(err, ".*info  /user/svc: to%-log\n.*")
+  local f = io.open(path)
+  lu.assertEquals(f:read("a"), "to-file\n")
+  f:close()
+  os.remove(path)
+  os.remove(script)
+end
+
+-- ------------------------------------------------------------ no orphans
+
+-- Runs a tend script in the background, sends it `signal` after `delay`
+-- seconds; returns the process groups it printed and what is left of them.
+local function orphans(body, signal, delay)
+  local script = H.script(body)
+  local out = os.tmpname()
+  local tendbin = require("tend.internal").executable()
+  local r = tend.process.run(string.format(
+    "%s %s > %s 2>/dev/null & t=$!; sleep %s; kill -%s $t; wait $t; echo status $?; sleep 0.3; " ..
+    "for g in $(cat %s); do ps -o pid=,comm= -g $g; done; true",
+    tendbin, script, out, delay, signal, out), { timeout = 10 })
+  os.remove(script)
+  local groups = io.open(out):read("a")
+  os.remove(out)
+  return groups, r.stdout
+end
+
+local body = [[
+  local tend = require "tend"
+  local function show(ref)
+    io.stdout:write(tend.ask(ref, "pid", 2), "\n") io.stdout:flush()
+  end
+  local a = tend.spawn(tend.process { cmd = { "sh", "-c", "sleep 30 & sleep 30" } })
+  local b = tend.spawn(tend.process { cmd = { "sleep", "30" }, process_group = false })
+  local c = tend.spawn(tend.process { cmd = { "sh", "-c", "trap '' TERM; sleep 30 & sleep 30" }, shutdown = 0.2 })
+  tend.sleep(0.1)
+  show(a) show(b) show(c)
+  tend.sleep(30)
+]]
+
+function TestProcess:test_sigkill_of_tend_leaves_no_child()
+  local groups, out = orphans(body, "KILL", 0.5)
+  lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
+  lu.assertEquals(out, "status 137\n") -- nothing left in any group
+end
+
+function TestProcess:test_sigterm_and_sighup_stop_the_tree_and_every_process()
+  local groups, out = orphans(body, "TERM", 0.5)
+  lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
+  lu.assertEquals(out, "status 143\n")
+  groups, out = orphans(body, "HUP", 0.5)
+  lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
+  lu.assertEquals(out, "status 129\n")
+  groups, out = orphans(body:gsub("tend.sleep%(30%)", "tend.sleep(0.2) error('boom')"), "CONT", 1)
+  lu.assertEquals(out, "status 1\n") -- an error that ends the host
+end
+
+function TestProcess:test_a_closed_stdout_does_not_kill_tend_with_SIGPIPE()
+  local script = H.script([[
+    local tend = require "tend"
+    tend.spawn(function(ctx)
+      ctx:spawn(tend.process { cmd = { "yes" } })
+      return function(msg) if msg.line then print(msg.line) end end
+    end)
+  ]])
+  local r = tend.process.run(string.format("(%s %s; echo status $? >&2) | head -1",
+    require("tend.internal").executable(), script), { timeout = 10 })
+  os.remove(script)
+  lu.assertEquals(r.stdout, "y\n")
+  lu.assertStrContains(r.stderr, "status 141") -- 128 + SIGPIPE, after a graceful stop
+  lu.assertFalse(r.timed_out)
+end
