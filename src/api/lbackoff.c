@@ -12,6 +12,7 @@
 #include "runtime/backoff_sup.h"
 #include "runtime/copy.h"
 #include "runtime/error.h"
+#include "runtime/stash.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
 
@@ -451,7 +452,8 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
     child.strategy = tend_strategy_test(L, strategy);
     child.decider = tend_strategy_push_decider(L, strategy);
   }
-  tend_backoff_spawn(L, h, parent, &cfg, &child, &o, fn);
+  tend_actor *a = tend_backoff_spawn(L, h, parent, &cfg, &child, &o, fn);
+  if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;
 }
 

@@ -3,6 +3,7 @@
  * (lbackoff.c) or a typed actor (ltyped.c). */
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/stash.h"
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
                      const char *fn) {
@@ -20,7 +21,8 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
   tend_spawn_opts o;
   tend_spawn_parse(L, 2 + off, fn, &o);
   tend_actor_check_spawn(L, h, parent, o.name, fn);
-  tend_actor_spawn(L, h, parent, 1 + off, &o);
+  tend_actor *a = tend_actor_spawn(L, h, parent, 1 + off, &o);
+  if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;
 }
 

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/stash.h"
 #include "runtime/typed.h"
 
 #define ACTION_MT "tend.TypedAction"
@@ -202,7 +203,8 @@ int tend_typed_spawn_spec(lua_State *L, tend_actor *parent, int off,
     lua_pop(L, 1);
     c[i].action = s->actions[i];
   }
-  tend_typed_spawn(L, h, parent, factory, c, s->n, &o);
+  tend_actor *a = tend_typed_spawn(L, h, parent, factory, c, s->n, &o);
+  if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;
 }
 

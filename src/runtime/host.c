@@ -207,6 +207,7 @@ static void register_timer_kinds(tend_host *h) {
   tend_backoff_init(h);
   tend_typed_init(h);
   tend_rtimeout_init(h);
+  tend_stash_init(h);
 }
 
 tend_host *tend_host_open(const tend_host_config *cfg) {

@@ -13,6 +13,7 @@
 #define TEND_HOST_H
 
 #include <lua.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,10 @@ typedef struct tend_front {
   void (*close)(tend_host *h);             /* the host closes: its handles go */
   void *data;                              /* theirs */
 } tend_front;
+
+/* What a feature does to an actor (see on_rebuild, on_death below). */
+typedef void (*tend_actor_fn)(lua_State *L, tend_host *h, tend_actor *a);
+#define TEND_FEATURES 4
 
 typedef struct tend_process tend_process; /* process.h */
 
@@ -173,6 +178,13 @@ struct tend_host {
    * registers it): an owner of programs died; the host closes. */
   void (*process_owner_died)(tend_host *h, const tend_actor *a);
   void (*process_close_all)(tend_host *h);
+  /* Per-actor features above the actor machine (the stash, receive
+   * timeouts) register what they do when a restart builds an actor's new
+   * instance and when an actor dies (tend_host_add_feature); lifecycle.c
+   * calls them, so the actor machine never calls the features' files. */
+  tend_actor_fn on_rebuild[TEND_FEATURES];
+  tend_actor_fn on_death[TEND_FEATURES];
+  int n_features;
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */
@@ -207,6 +219,16 @@ void tend_host_close(tend_host *h);
 
 /* Starts stopping the whole tree; the host exits with `code` after
  * (lifecycle.c). */
+/* Registers a feature's hooks (either may be NULL); at most TEND_FEATURES
+ * (more is a programming error). Inline: the features' files then call
+ * nothing of host.c, which calls their init. */
+static inline void tend_host_add_feature(tend_host *h, tend_actor_fn rebuild,
+                                         tend_actor_fn death) {
+  if (h->n_features >= TEND_FEATURES) abort();
+  h->on_rebuild[h->n_features] = rebuild;
+  h->on_death[h->n_features] = death;
+  h->n_features++;
+}
 void tend_host_shutdown(tend_host *h, int code);
 /* A failure no supervisor can handle (the main chunk's, or one escalated
  * past a guardian): prints what+the error at err and its traceback to

@@ -13,11 +13,9 @@
 #include "runtime/names.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
-#include "runtime/rtimeout.h"
 #include "runtime/runq.h"
 #include "runtime/send.h"
 #include "runtime/sched.h"
-#include "runtime/stash.h"
 #include "runtime/supervise.h"
 #include "runtime/timers.h"
 #include "runtime/typed.h"
@@ -97,7 +95,6 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     tend_advice_spawned(h, a); /* a leaf with a strategy gets a warning */
   }
   a->restart_type = (uint8_t)o->restart;
-  if (o->stash) tend_stash_enable(L, a, o->stash); /* stash.h */
   if (o->max_message_ns) {
     tend_actor_ext *x = tend_actor_ext_get(a);
     if (x) x->max_ns = o->max_message_ns;
@@ -124,10 +121,9 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
 /* ------------------------------------------------------------ start */
 
 int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->state == TEND_ACTOR_RESTARTING) { /* a new instance: */
-    tend_stash_drop(L, h, a);              /* the old stash to dead letters */
-    tend_rtimeout_restart(L, h, a);        /* the receive timeout goes on */
-  }
+  if (a->state == TEND_ACTOR_RESTARTING)    /* a new instance: the features */
+    for (int i = 0; i < h->n_features; i++) /* (stash, receive timeout) */
+      if (h->on_rebuild[i]) h->on_rebuild[i](L, h, a);
   tend_actor_push_ctx(L, h, a);
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
@@ -361,9 +357,9 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_watch_watcher_died(L, h, a);
   tend_backoff_free(L, h, a);
   tend_typed_free(a);
-  tend_names_forget(L, h, a);  /* its registered name goes (names.c) */
-  tend_stash_free(L, h, a);    /* its stash to dead letters (stash.c) */
-  tend_rtimeout_free(L, h, a); /* rtimeout.c */
+  tend_names_forget(L, h, a); /* its registered name goes (names.c) */
+  for (int i = 0; i < h->n_features; i++) /* its stash, receive timeout */
+    if (h->on_death[i]) h->on_death[i](L, h, a);
   tend_actor_ext_free(L, h, a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);

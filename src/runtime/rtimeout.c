@@ -97,4 +97,5 @@ static void on_fire(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
 
 void tend_rtimeout_init(tend_host *h) {
   h->on_fire[TEND_TIMER_RECEIVE_TIMEOUT] = on_fire;
+  tend_host_add_feature(h, tend_rtimeout_restart, tend_rtimeout_free);
 }

@@ -97,3 +97,7 @@ void tend_stash_free(lua_State *L, tend_host *h, tend_actor *a) {
   free(a->ext->stash);
   a->ext->stash = NULL;
 }
+
+void tend_stash_init(tend_host *h) {
+  tend_host_add_feature(h, tend_stash_drop, tend_stash_free);
+}

@@ -44,5 +44,7 @@ void tend_stash_drop(lua_State *L, tend_host *h, tend_actor *a);
 /* Drops a's stash and frees its record (at death or close, before the
  * ext goes). */
 void tend_stash_free(lua_State *L, tend_host *h, tend_actor *a);
+/* Registers the stash's restart and death hooks (tend_host_add_feature). */
+void tend_stash_init(tend_host *h);
 
 #endif
