@@ -483,3 +483,59 @@ tend.stop(a)
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
     "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 0)\n")
 end
+
+------------------------------------------------------------ found by trying tend as a new user
+
+-- Watching an actor that is already dead: the notice's ref is the very ref
+-- the watcher gave (its path, and a key of the watcher's tables).
+function TestSemantics:test_watching_a_dead_actor_gives_back_its_own_ref()
+  local d = tend.spawn(function() return function() end end, { name = "gone" })
+  tend.stop(d)
+  H.settle()
+  local got
+  local w = tend.spawn(function()
+    return function(m, ctx)
+      if m == "watch" then ctx:watch(d) else got = m end
+    end
+  end)
+  w:send("watch")
+  H.settle()
+  lu.assertTrue(rawequal(got.ref, d))
+  lu.assertEquals(got.ref:path(), "/user/gone")
+  lu.assertEquals(({ [d] = "A" })[got.ref], "A")
+  lu.assertFalse(got.existence_confirmed)
+  H.stop_all(w)
+end
+
+-- The warn line says what was done: a typed limit reached stops, a backoff
+-- supervisor at max_retries stops.
+function TestSemantics:test_a_limit_reached_is_logged_as_a_stop()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(tend.supervise(function() return function() error("x") end end)
+  :on_failure("*", tend.restart_with_limit(1, 10)), { name = "t" })
+a:send(1) tend.sleep(0.1) a:send(2) tend.sleep(0.1)
+tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0, reset_after = 100 }):with_max_retries(1), { name = "b" })
+tend.sleep(0.1)
+tend.send("/user/b", 1) tend.sleep(2)
+tend.send("/user/b", 1) tend.sleep(2)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/t: Error: F:2: x; restart_with_limit (restarts 0)\n"
+    .. "[0.100] warn  /user/t: Error: F:2: x; restart_with_limit: limit reached; stop (restarts 1)\n"
+    .. "[0.300] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 0)\n"
+    .. "[2.300] warn  /user/b/c: Error: F:5: y; max_retries reached; the supervisor stops (restarts 1)\n")
+end
+
+-- Asking yourself fails at once (OTP's calling_self), not after the timeout.
+function TestSemantics:test_asking_yourself_fails_at_once()
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, tend.self(), "x", 5)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed")
+  lu.assertEquals(tend.now(), t0)
+end

@@ -7,8 +7,9 @@ M.docs = {
   ["tend.spawn"] = [=[tend.spawn(factory [, opts]) -> ref
   Starts an actor under /user. factory(ctx, args...) returns its behavior
   (a function (msg, ctx) or a hook table); it runs again at each restart.
-  opts: name, args, mailbox = {capacity, overflow}, shutdown, supervisor,
-  restart ("permanent"|"transient"|"temporary"), max_message_time.]=],
+  opts: name, args, mailbox = {capacity, overflow}, shutdown, children
+  (the strategy for its children; supervisor is the old name), restart
+  ("permanent"|"transient"|"temporary"), max_message_time, stash.]=],
   ["tend.send"] = [=[tend.send(ref, msg)
   Sends msg to ref (also ref:send(msg)); inside an actor it is the sender.]=],
   ["tend.ask"] = [=[tend.ask(ref, msg [, timeout]) -> reply
@@ -52,8 +53,9 @@ M.docs = {
   ["tend.ps"] = [=[tend.ps() -> {{path, state, restarts, mailbox, depth, ref}, ...}
   The actors as rows, in tree order. ps() at the REPL prints them.]=],
   ["tend.watch"] = [=[tend.watch(ref [, msg]) -> ref
-  DeathWatch: the running actor gets {terminated = ref, reason = ...}
-  (or msg) when ref dies. ctx:watch(ref [, msg]) inside an actor.]=],
+  DeathWatch: the running actor gets {tend = "terminated", ref = ref,
+  reason = ..., existence_confirmed = ...} (or msg) when ref dies.
+  ctx:watch(ref [, msg]) inside an actor.]=],
   ["tend.unwatch"] = [=[tend.unwatch(ref) -> ref
   Stops watching ref; a notice not yet read is dropped.]=],
   ["tend.describe"] = [=[tend.describe(strategy_or_backoff) -> text

@@ -78,7 +78,8 @@ end
 
 -- Every event the host traces (--only takes these names).
 local known = { "trace", "spawn", "start", "fail", "directive", "restart", "backoff", "reset",
-  "give_up", "stop", "terminated", "escalate", "dead_letter", "stash_drop", "chaos" }
+  "give_up", "stop", "terminated", "escalate", "dead_letter", "stash_drop", "chaos",
+  "spawn_os", "ready", "exit" }
 
 local function fail_usage(msg)
   io.stderr:write("tend scenario: " .. msg .. "\n")

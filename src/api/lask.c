@@ -83,6 +83,14 @@ static int l_ask(lua_State *L) {
     lua_setfield(L, -2, "where");
     return lua_error(L);
   }
+  if (target == a) { /* it would wait for its own reply: OTP's calling_self */
+    tend_error_new(L, "AskFailed",
+                   "an actor cannot ask itself: it would wait for its own "
+                   "reply (OTP: calling_self)");
+    luaL_where(L, 1);
+    lua_setfield(L, -2, "where");
+    return lua_error(L);
+  }
   tend_promise *p = tend_promise_new(
       L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
   if (target) tend_promise_hold(h, p, target);

@@ -59,8 +59,8 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
     if (s > TEND_MAX_SECONDS)
       tend_bad_option(L, fn, k, "a number of seconds <= 1e9", -1);
   } else if (def < 0) {
-    luaL_error(L, "%s: option '%s' is required (a number of seconds > 0)", fn,
-               k);
+    luaL_error(L, "%s: option '%s' is required (a number of seconds %s)", fn, k,
+               zero ? ">= 0" : "> 0");
   }
   lua_pop(L, 1);
   int64_t ns = tend_clock_ns(s);

@@ -155,7 +155,7 @@ static int watch(lua_State *L, int ctx_form, const char *fn) {
   int at = ctx_form ? 2 : 1;
   tend_ref *r = tend_check_ref(L, at, fn, "ref");
   if (w->state == TEND_ACTOR_DEAD) return 0;
-  tend_watch_add(L, h, w, r->id, r->gen,
+  tend_watch_add(L, h, w, r->id, r->gen, at,
                  lua_isnoneornil(L, at + 1) ? 0 : at + 1);
   lua_pushvalue(L, at);
   return 1;

@@ -274,9 +274,13 @@ static int l_process_check(lua_State *L) {
   }
   if (h->clock.is_virtual && !sim)
     luaL_error(L,
-               "%s: a real command cannot run under the virtual clock "
-               "(--virtual-time): give sim = function(p) ... end to simulate "
-               "the process",
+               run ? "%s: a real command cannot run under the virtual clock "
+                     "(--virtual-time): tend.process.run runs real programs "
+                     "only; in a scenario, spawn tend.process{ sim = "
+                     "function(p) ... end } instead"
+                   : "%s: a real command cannot run under the virtual clock "
+                     "(--virtual-time): give sim = function(p) ... end to "
+                     "simulate the process",
                fn);
   if (!h->clock.is_virtual || !sim) {
     if (!lua_isnil(L, 3) || !sim) check_cmd(L, 3, shell, spec, fn);

@@ -65,7 +65,8 @@ static const char usage_scenario[] =
     "  --trace OUT     write the events as JSON lines\n"
     "  --only EV,...   show only these events (fail, directive, restart,\n"
     "                  backoff, reset, give_up, terminated, escalate, chaos,\n"
-    "                  start, stop, spawn, dead_letter, stash_drop, trace)\n"
+    "                  start, stop, spawn, dead_letter, stash_drop, trace,\n"
+    "                  spawn_os, ready, exit)\n"
     "  --path /user/x  show only the events of /user/x and below\n"
     "  -- ARGS...      the rest goes to FILE's `arg` and `...`\n"
     "  --help          print this help\n";

@@ -153,6 +153,12 @@ static void start_child(lua_State *L, tend_host *h, tend_actor *a) {
   lua_settop(L, top);
 }
 
+int tend_backoff_exhausted(const tend_actor *a) {
+  const tend_backoff_sup *b = B(a);
+  return b && b->cfg.max_retries >= 0 &&
+         b->restarts >= (uint64_t)b->cfg.max_retries;
+}
+
 int tend_backoff_on_failure(const tend_actor *a) {
   const tend_backoff_sup *b = B(a);
   return b && b->cfg.mode == TEND_BACKOFF_ON_FAILURE;

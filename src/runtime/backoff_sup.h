@@ -51,6 +51,8 @@ tend_actor *tend_backoff_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                                const tend_backoff_cfg *cfg,
                                const tend_backoff_child *child,
                                const tend_spawn_opts *o, const char *fn);
+/* Has a's child used up max_retries? (its next failure stops a) */
+int tend_backoff_exhausted(const tend_actor *a);
 /* Is a a backoff supervisor in on_failure mode? */
 int tend_backoff_on_failure(const tend_actor *a);
 /* The number of children backoff supervisor a has started. */

@@ -323,7 +323,10 @@ static void backoff_restart(lua_State *L, tend_host *h, tend_actor *p,
   emit_directive(L, h, c, ok ? "restart" : "restart limit reached", clause, w,
                  &s->limit);
   if (ok) {
-    log_directive(L, h, s, c, "restart after a backoff");
+    log_directive(L, h, s, c,
+                  tend_backoff_exhausted(p)
+                      ? "max_retries reached; the supervisor stops"
+                      : "restart after a backoff");
     tend_backoff_child_failed(L, h, p, c);
   } else if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
     log_directive(L, h, s, c, "restart limit reached; escalate");

@@ -115,13 +115,6 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   e.directive = names[act->what];
   e.clause = c->kind;
   tend_event_emit(L, h, &e);
-  if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
-    tend_actor_push_path(L, h, a);
-    tend_error_describe(L, err);
-    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s; %s (restarts %u)",
-                  lua_tostring(L, -1), names[act->what], (unsigned)a->restarts);
-    lua_pop(L, 2);
-  }
   switch (act->what) {
     case TEND_TYPED_RESUME: break;
     case TEND_TYPED_STOP: tend_actor_stop(L, h, a, TEND_STOP_FAILURE); break;
@@ -138,6 +131,17 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
       tend_supervise_restart_self(h, a);
       break;
     case TEND_TYPED_RESTART_WITH_BACKOFF: back_off(L, h, a, act); break;
+  }
+  if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
+    int gave_up =
+        act->what != TEND_TYPED_STOP && a->state >= TEND_ACTOR_STOPPING;
+    tend_actor_push_path(L, h, a); /* what was actually done */
+    tend_error_describe(L, err);
+    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
+                  "%s; %s%s (restarts %u)", lua_tostring(L, -1),
+                  names[act->what], gave_up ? ": limit reached; stop" : "",
+                  (unsigned)a->restarts);
+    lua_pop(L, 2);
   }
   lua_settop(L, err - 1);
   return 1;

@@ -97,8 +97,9 @@ static void push_terminated(lua_State *L, int ref, int reason, int confirmed) {
 }
 
 void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
-                    uint32_t gen, int msg_idx) {
+                    uint32_t gen, int ref_idx, int msg_idx) {
   if (msg_idx) msg_idx = lua_absindex(L, msg_idx);
+  if (ref_idx) ref_idx = lua_absindex(L, ref_idx);
   tend_actor_ext *wx = tend_actor_ext_get(w);
   if (wx == NULL) luaL_error(L, "watch: out of memory");
   tend_watch *r = find(w, id, gen);
@@ -131,8 +132,12 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
     tx->watchers = r;
     return;
   }
-  /* already dead: notify at once */
-  tend_ref_push(L, h, id, gen);
+  /* already dead: notify at once, with the very ref the caller gave (it
+   * keeps the path; the notice's ref is the one the watcher holds) */
+  if (ref_idx)
+    lua_pushvalue(L, ref_idx);
+  else
+    tend_ref_push(L, h, id, gen);
   lua_pushliteral(L, "unknown");
   push_terminated(L, lua_gettop(L) - 1, lua_gettop(L), 0);
   notify(L, h, r, lua_gettop(L));

@@ -23,10 +23,11 @@ struct tend_watch {
   tend_watch *w_prev, *w_next; /* on the watcher's list */
 };
 
-/* w watches (id, gen); msg_idx: stack index of a custom message or 0.
+/* w watches (id, gen), whose ref is at stack index ref_idx (or 0: one is
+ * made); msg_idx: stack index of a custom message or 0.
  * A dead target is notified at once (existence_confirmed = false). */
 void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
-                    uint32_t gen, int msg_idx);
+                    uint32_t gen, int ref_idx, int msg_idx);
 /* w stops watching (id, gen); no notification comes afterwards. */
 void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                        uint32_t gen);
