@@ -103,3 +103,23 @@ tend.stop(worker)
 ]]
   lu.assertEquals(out, "busy\ttrue\nrunning\tfalse\nrunning\tfalse\n")
 end
+
+-- A task whose call never ends (the main chunk, the REPL's loop) is busy
+-- while it runs long, and no longer once it waits.
+function TestInspect:test_a_task_that_waits_is_not_busy()
+  local out = run_real [[
+local tend = require "tend"
+local t0 = tend.now()
+while tend.now() - t0 < 0.2 do end -- long enough for the watchdog to mark it busy
+local seen
+tend.after(0.05, function()
+  for _, r in ipairs(tend.ps()) do if r.path == "/user/main" then seen = r.state end end
+end)
+tend.sleep(0.2) -- main waits
+local now
+for _, r in ipairs(tend.ps()) do if r.path == "/user/main" then now = r.state end end
+print(seen, now) -- busy no more once it waited (the REPL's loop after Ctrl-C)
+tend.shutdown(0)
+]]
+  lu.assertEquals(out, "waiting\trunning\n")
+end

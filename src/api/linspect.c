@@ -26,8 +26,9 @@ const char *tend_state_name(const tend_actor *a) {
   if (a->failure == TEND_FAILURE_PENDING) return "failed";
   if (a->suspends) return "suspended";
   switch ((tend_actor_state)a->state) {
-    case TEND_ACTOR_STARTING:
-      return a->op == TEND_OP_TASK ? "running" : "starting";
+    case TEND_ACTOR_STARTING: /* a task runs its function as it starts */
+      if (a->op != TEND_OP_TASK) return "starting";
+      /* fall through */
     case TEND_ACTOR_RUNNING:
       if (busy_seconds(a) >= 0) return "busy";
       return a->wait != TEND_WAIT_NONE ? "waiting" : "running";

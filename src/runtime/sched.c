@@ -484,6 +484,9 @@ int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
                     lua_KFunction k) {
   tend_actor *a = h->current;
   a->wait = (uint8_t)wait;
+  if (a->ext)
+    a->ext->busy_since = 0; /* waiting, not busy (a task's loop,
+                               the REPL's, never ends its call) */
   h->yield = TEND_YIELD_BLOCK;
   return lua_yieldk(L, 0, 0, k);
 }
