@@ -33,6 +33,11 @@ function TestReplHelp:test_every_tend_function_has_help()
   lu.assertEquals(missing, {})
 end
 
+function TestReplHelp:test_help_by_name_reaches_every_module_function()
+  lu.assertStrMatches(help.text("tend.chaos.freeze"), "tend%.chaos%.freeze%(ref, seconds%)\n  defined at .*chaos%.lua:%d+")
+  lu.assertStrMatches(help.text("tend.testkit.probe"), "tend%.testkit%.probe%(name%)\n.*")
+end
+
 function TestReplHelp:test_help_on_a_lua_function_gives_its_parameters_and_place()
   local function area(width, height, ...) return width * height end
   lu.assertStrMatches(help.text(area), "function%(width, height, %.%.%.%)\n  defined at .*repl_help_spec%.lua:%d+")

@@ -204,6 +204,21 @@ function M.text(v, helpers)
   local name = type(v) == "string" and v or name_of(v, helpers)
   if name and M.docs[name] then return M.docs[name] end
   if name and M.docs["tend." .. name] then return M.docs["tend." .. name] end
+  if type(v) == "string" then -- "tend.chaos.freeze": the function at that path
+    local f, first = nil, true
+    for part in v:gmatch("[^.]+") do
+      if first then
+        f = part == "tend" and require "tend" or nil
+        first = false
+      elseif type(f) == "table" then
+        local ok, x = pcall(function() return f[part] end)
+        f = ok and x or nil
+      else
+        f = nil
+      end
+    end
+    if type(f) == "function" then v = f end
+  end
   if type(v) == "function" then
     local info = debug.getinfo(v, "Su")
     if info.what == "C" then
