@@ -65,7 +65,7 @@ end
 local s = tend.spawn(sender, {
   name = "sender", args = { 30 },
   -- a failing child stops (quietly); the sender watches it
-  supervisor = tend.one_for_one { decider = { ["*"] = "stop" }, log = false },
+  children = tend.one_for_one { decider = { ["*"] = "stop" }, log = false },
 })
 tend.sleep(60)
 print(string.format("sent %d, acknowledged %d, dropped %d, children %d (seed %d)",

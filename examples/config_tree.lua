@@ -36,7 +36,7 @@ local app = tend.spawn(function(ctx)
   ctx:spawn(cache, { name = "cache", restart = "permanent" })
   ctx:spawn(api, { name = "api", restart = "permanent" })
   return function() end
-end, { name = "app", supervisor = tend.rest_for_one{ max_retries = 5, within = 60 } })
+end, { name = "app", children = tend.rest_for_one{ max_retries = 5, within = 60 } })
 
 local function restarts()
   local out = {}

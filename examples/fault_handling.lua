@@ -43,7 +43,7 @@ local function supervisor(keep_children)
 end
 
 print("strategy: " .. tend.describe(strategy))
-local sup = tend.spawn(supervisor(false), { name = "supervisor", supervisor = strategy })
+local sup = tend.spawn(supervisor(false), { name = "supervisor", children = strategy })
 local c = new_child(sup)
 c:send(42)
 print("set 42, get -> " .. get(c))
@@ -63,7 +63,7 @@ print("Exception: escalate; the guardian restarts the supervisor, whose pre_rest
   .. t.reason)
 print("the supervisor works again: new child, get -> " .. get(new_child(sup)))
 
-local sup2 = tend.spawn(supervisor(true), { name = "supervisor2", supervisor = strategy })
+local sup2 = tend.spawn(supervisor(true), { name = "supervisor2", children = strategy })
 local c3 = new_child(sup2)
 c3:send(23)
 print("supervisor2 keeps its children: set 23, get -> " .. get(c3))

@@ -28,12 +28,12 @@ end
 local function app(ctx)
   starts.app = (starts.app or 0) + 1
   ctx:spawn(counted("db"), { name = "db" })
-  ctx:spawn(pool, { name = "pool", supervisor = tend.all_for_one {
+  ctx:spawn(pool, { name = "pool", children = tend.all_for_one {
     decider = tend.decider { WorkerGlitch = "restart", ["*"] = "escalate" } } })
   return function(msg, ctx) ctx:reply(ctx:children()) end
 end
 
-local a = tend.spawn(app, { name = "app", supervisor = tend.one_for_one {
+local a = tend.spawn(app, { name = "app", children = tend.one_for_one {
   decider = tend.decider { ["*"] = "escalate" } } })
 local function workers()
   local kids = tend.ask(a, "children", 1)

@@ -15,7 +15,7 @@ end
 
 local sup = tend.spawn(function(ctx)
   return function(msg, ctx) ctx:reply(ctx:spawn(worker, { name = "worker" })) end
-end, { name = "pool", supervisor = tend.one_for_one {
+end, { name = "pool", children = tend.one_for_one {
   max_retries = 3, within = 10, decider = tend.decider { PoisonError = "restart" } } })
 
 local probe = tend.testkit.probe()
