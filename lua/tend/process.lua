@@ -29,6 +29,14 @@ local function program_name(spec)
 end
 
 -- The error of an exit that was not a clean one.
+-- Raises ReadyTimeout with msg, with no position: the place is the
+-- program's, not a line of this file.
+local function ready_timeout(msg)
+  local e = core.error("ReadyTimeout", msg)
+  e.where = nil
+  error(e, 0)
+end
+
 local function exit_error(name, status, signal, core_dump, before_ready)
   local e
   local when = before_ready and " before it was ready" or ""
@@ -96,7 +104,7 @@ local function real_factory(spec)
       local r = h:wait(spec.ready_timeout, true)
       if r == "timeout" then
         stop_program(h, spec, name)
-        core.raise("ReadyTimeout", string.format("'%s' was not ready within %g s (%s)",
+        ready_timeout(string.format("'%s' was not ready within %g s (%s)",
           name, spec.ready_timeout, spec.ready_line and ("ready.line '" .. spec.ready_line .. "'")
           or ("ready.tcp " .. spec.ready_tcp)))
       end
@@ -250,7 +258,7 @@ local function sim_factory(spec)
         signal(spec.kill_signal_name)
         if not st.exited then ctx:sleep(spec.shutdown) exit_with(nil, "KILL") end
         report_exit()
-        core.raise("ReadyTimeout", string.format("'%s' was not ready within %g s (ready.line '%s')",
+        ready_timeout(string.format("'%s' was not ready within %g s (ready.line '%s')",
           name, spec.ready_timeout, spec.ready_line))
       end
       ctx:sleep(wait)
