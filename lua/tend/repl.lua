@@ -83,7 +83,10 @@ local helpers = {
       print(m.how == "code_change" and ("reload: " .. m.path .. " moved to the new code (code_change)")
         or ("reload: " .. m.path .. " restarts with the new code (CodeChange: " .. m.reason .. ")"))
     end
-    local r = tend.reload(mod)
+    local ok, r = pcall(tend.reload, mod)
+    if not ok then -- the error at the prompt's line, not at this file's
+      error((tostring(r):gsub("^%[tend%][^:]*:%d+: ", "")), 2)
+    end
     local lines = { string.format("reload: %s from %s: %d actor(s) move at their next message%s",
       r.module, r.file, #r.moving, #r.moving > 0 and (": " .. table.concat(r.moving, " ")) or "") }
     for _, f in ipairs(r.failed) do lines[#lines + 1] = "reload: not moved: " .. f.path .. ": " .. f.reason end
