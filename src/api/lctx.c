@@ -10,6 +10,9 @@
 
 tend_actor *tend_check_ctx(lua_State *L, int idx) {
   tend_actor *a = lua_touserdata(L, idx);
+  tend_actor *running = tend_host_of(L)->current;
+  if (a != NULL && a == running) /* the hot path: the running actor's own */
+    return a; /* record (Lua code cannot make a light userdata with it) */
   if (a == NULL || lua_islightuserdata(L, idx) ||
       lua_rawlen(L, idx) != sizeof *a || a->magic != TEND_ACTOR_MAGIC)
     luaL_error(L, "expected a ctx (call it as ctx:method(...)), got %s",
@@ -19,10 +22,6 @@ tend_actor *tend_check_ctx(lua_State *L, int idx) {
 
 tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
-  /* the hot path: the running actor's own record (Lua code cannot make a
-   * light userdata with its address) */
-  if (h->current && lua_touserdata(L, idx) == (void *)h->current)
-    return h->current;
   tend_actor *a = tend_check_ctx(L, idx);
   if (h->current == a) return a;
   idx = lua_absindex(L, idx);
@@ -121,9 +120,7 @@ static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
  * skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = h->current && lua_touserdata(L, 1) == (void *)h->current
-                      ? h->current /* its own ctx: the hot path */
-                      : tend_check_ctx(L, 1);
+  tend_actor *a = tend_check_ctx(L, 1);
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   if (k == h->ctx_keys[0]) {
     tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);

@@ -215,6 +215,16 @@ static int in_group(const tend_strategy *s, const tend_actor *c,
   return m->seq >= c->seq; /* rest_for_one: c and those started after it */
 }
 
+/* Stops the members of the group of c under strategy s (see in_group). */
+static void stop_group(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
+                       const tend_strategy *s) {
+  tend_actor *next;
+  for (tend_actor *m = p->first_child; m; m = next) {
+    next = m->next_sibling;
+    if (in_group(s, c, m)) stop_member(L, h, m);
+  }
+}
+
 /* ------------------------------------------------------------ groups */
 
 /* A group restart (OTP's one_for_all and rest_for_one): the members stop
@@ -348,11 +358,12 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
   int top = lua_gettop(L);
   tend_strategy strategy = strategy_of(p);
   const tend_strategy *s = &strategy;
-  tend_actor *next;
+  const char *stop_words = "stop";
   if (d == TEND_RESTART && c->restart_type == TEND_TEMPORARY &&
       s->kind == TEND_ONE_FOR_ONE && !tend_backoff_on_failure(p)) {
     d = TEND_STOP; /* what is done, in the log and the trace */
     clause = "temporary";
+    stop_words = "stop (temporary: never restarted)";
   }
   if (d != TEND_RESTART)
     emit_directive(L, h, c, tend_directive_name(d), clause, NULL, NULL);
@@ -372,14 +383,8 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       }
       break;
     case TEND_STOP:
-      log_directive(L, h, s, c,
-                    strcmp(clause, "temporary") == 0
-                        ? "stop (temporary: never restarted)"
-                        : "stop");
-      for (tend_actor *m = p->first_child; m; m = next) {
-        next = m->next_sibling;
-        if (in_group(s, c, m)) stop_member(L, h, m);
-      }
+      log_directive(L, h, s, c, stop_words);
+      stop_group(L, h, p, c, s);
       break;
     case TEND_RESTART: {
       if (tend_backoff_on_failure(p)) { /* stop it, start anew after a delay */
@@ -403,10 +408,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
           break;
         }
         log_directive(L, h, s, c, "restart limit reached; stop");
-        for (tend_actor *m = p->first_child; m; m = next) {
-          next = m->next_sibling;
-          if (in_group(s, c, m)) stop_member(L, h, m);
-        }
+        stop_group(L, h, p, c, s);
         break;
       }
       if (exited) {
@@ -604,7 +606,19 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
   return tend_supervise_restart_continue(L, h, a);
 }
 
-static int build(lua_State *L, tend_host *h, tend_actor *a);
+/* The restart builds a's new instance (its old one and its children are
+ * gone). */
+static int build(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
+    tend_supervise_restart_done(L, h, a);
+    tend_backoff_restarted(L, h, a);
+    return -1;
+  }
+  a->restart = TEND_RESTART_FACTORY;
+  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+    c->flags |= TEND_AF_SURVIVOR; /* restarted after the new instance */
+  return tend_lifecycle_push_factory(L, h, a);
+}
 
 int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state != TEND_ACTOR_RESTARTING) return -1;
@@ -625,20 +639,6 @@ int tend_supervise_restart_go(lua_State *L, tend_host *h, tend_actor *a) {
   a->flags &= ~(TEND_AF_HELD | TEND_AF_GROUP);
   if (a->state != TEND_ACTOR_RESTARTING) return -1;
   return build(L, h, a);
-}
-
-/* The restart builds a's new instance (its old one and its children are
- * gone). */
-static int build(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
-    tend_supervise_restart_done(L, h, a);
-    tend_backoff_restarted(L, h, a);
-    return -1;
-  }
-  a->restart = TEND_RESTART_FACTORY;
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
-    c->flags |= TEND_AF_SURVIVOR; /* restarted after the new instance */
-  return tend_lifecycle_push_factory(L, h, a);
 }
 
 int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
