@@ -52,12 +52,13 @@ void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
 }
 
 int tend_actor_push_cached_path(lua_State *L, int ctx) {
+  int top = lua_gettop(L);
   if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TUSERDATA &&
       lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
     lua_remove(L, -2);
     return 1;
   }
-  lua_settop(L, lua_gettop(L) - (lua_type(L, -1) == LUA_TUSERDATA ? 1 : 2));
+  lua_settop(L, top); /* what was pushed, one value or two */
   return 0;
 }
 
@@ -91,13 +92,7 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
     return;
   }
   tend_actor_push_ctx(L, h, a);
-  if (lua_getiuservalue(L, -1, TEND_UV_REF) == LUA_TNIL) {
-    lua_pop(L, 1);
-    tend_ref_new(L, a->id, a->gen);
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, -3, TEND_UV_REF); /* cache it */
-  }
-  lua_replace(L, -2); /* leave the ref */
+  to_canonical_ref(L, a);
 }
 
 int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
