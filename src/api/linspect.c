@@ -133,9 +133,7 @@ static int l_kill(lua_State *L) {
   tend_actor *a = tend_ref_actor(h, r);
   if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
   if (a == h->current && (a->flags & TEND_AF_TASK)) {
-    tend_actor_push_path(L, h, a);
-    lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
-    tend_error_new(L, "Killed", lua_tostring(L, -1));
+    tend_actor_push_killed(L, h, a);
     return lua_error(L);
   }
   tend_actor_send_kill(h, a);

@@ -51,11 +51,7 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (m->kind == TEND_MSG_KILL) { /* fails here, in mailbox order */
     tend_msg_release(&h->msgs, m);
     h->stats.messages++;
-    tend_actor_push_path(L, h, a);
-    lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
-    tend_error_new(L, "Killed", lua_tostring(L, -1));
-    lua_replace(L, -3);
-    lua_settop(L, -2);
+    tend_actor_push_killed(L, h, a);
     tend_actor_fail(L, h, a); /* pops the error */
     return -1;
   }

@@ -27,6 +27,14 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
   tend_runq_push(h, a);
 }
 
+void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_push_path(L, h, a);
+  lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
+  tend_error_new(L, "Killed", lua_tostring(L, -1));
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
 void tend_actor_send_kill(tend_host *h, tend_actor *a) {
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) return; /* out of memory: the kill is lost */

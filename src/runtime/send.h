@@ -19,6 +19,8 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
 void tend_actor_send_value(lua_State *L, tend_host *h, uint32_t id,
                            uint32_t gen, tend_value v, uint32_t sender_id,
                            uint32_t sender_gen);
+/* Pushes the Killed error of a ("/user/a was killed"). */
+void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a);
 /* Queues a Kill in a's user queue (past its bound and the send filter):
  * a fails with Killed when it reaches it. */
 void tend_actor_send_kill(tend_host *h, tend_actor *a);
