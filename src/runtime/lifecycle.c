@@ -305,15 +305,10 @@ const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
 
 /* Pushes what watchers see as the reason a stopped. */
 static void push_reason(lua_State *L, tend_actor *a) {
-  switch ((tend_stop_reason)a->stop_reason) {
-    case TEND_STOP_NORMAL: lua_pushliteral(L, "normal"); return;
-    case TEND_STOP_BY_PARENT:
-    case TEND_STOP_SHUTDOWN: lua_pushliteral(L, "shutdown"); return;
-    case TEND_STOP_KILLED: lua_pushliteral(L, "killed"); return;
-    case TEND_STOP_FAILURE:
-      tend_actor_push_ext(L, a, TEND_EXT(error_ref));
-      return;
-  }
+  if (a->stop_reason == TEND_STOP_FAILURE) /* the error value itself */
+    tend_actor_push_ext(L, a, TEND_EXT(error_ref));
+  else /* the names of tend_actor_reason_name */
+    lua_pushstring(L, tend_actor_reason_name(L, a));
 }
 
 static void unlink_child(tend_actor *a) {
