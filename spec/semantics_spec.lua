@@ -539,3 +539,26 @@ function TestSemantics:test_asking_yourself_fails_at_once()
   lu.assertEquals(err.kind, "AskFailed")
   lu.assertEquals(tend.now(), t0)
 end
+
+-- Akka's PoisonPill: the messages before it are processed, post_stop runs,
+-- the ones after it are dead letters; a watcher sees reason "normal".
+function TestSemantics:test_a_PoisonPill_stops_after_the_messages_before_it()
+  local got = {}
+  local a = tend.spawn(function()
+    return { receive = function(_, m) got[#got + 1] = m end,
+             post_stop = function() got[#got + 1] = "post_stop" end }
+  end)
+  local dead0 = tend.stats().dead_letters
+  local w = tend.spawn(function(ctx)
+    ctx:watch(a)
+    return function(m) if m.tend == "terminated" then got[#got + 1] = m.reason end end
+  end)
+  tend.sleep(0)
+  a:send(1) a:send(2) tend.poison(a) a:send(3)
+  tend.sleep(0.01)
+  lu.assertEquals(got, { 1, 2, "post_stop", "normal" })
+  lu.assertFalse(tend.alive(a))
+  lu.assertEquals(tend.stats().dead_letters - dead0, 1)
+  tend.stop(w)
+  tend.poison(a) -- a dead actor: nothing
+end

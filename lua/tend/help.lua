@@ -20,6 +20,11 @@ M.docs = {
   to it; nothing after timeout seconds (default: wait as long as it takes).]=],
   ["tend.stop"] = [=[tend.stop(ref)
   Stops an actor (children first, post_stop runs).]=],
+  ["tend.poison"] = [=[tend.poison(ref)
+  Queues a PoisonPill (Akka's): the actor processes the messages sent before
+  it, then stops normally (post_stop runs, watchers see reason "normal"), as
+  if its behavior had returned tend.stopped there; later messages are dead
+  letters. A task stops at once. A dead actor: nothing.]=],
   ["tend.kill"] = [=[tend.kill(ref)
   Queues a Kill: the actor fails with Killed when it reaches it.]=],
   ["tend.alive"] = [=[tend.alive(ref) -> boolean

@@ -7,6 +7,7 @@
 #include "runtime/error.h"
 #include "runtime/process.h"
 #include "runtime/supervise.h"
+#include "runtime/sched.h"
 #include "runtime/send.h"
 #include "runtime/watch.h"
 
@@ -140,6 +141,24 @@ static int l_kill(lua_State *L) {
   return 0;
 }
 
+/* tend.poison(ref): queues a PoisonPill (Akka): the actor stops normally
+ * when it reaches it, after the messages sent before it. A task has no
+ * behavior to reach it: it stops at once (as with tend.stop). */
+static int l_poison(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "tend.poison", "ref");
+  tend_actor *a = tend_ref_actor(h, r);
+  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  if (a->flags & TEND_AF_TASK) {
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+    if (a == h->current && lua_isyieldable(L))
+      return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
+    return 0;
+  }
+  tend_actor_send_poison(h, a);
+  return 0;
+}
+
 /* The watcher for a watch call: ctx at 1 (ctx form) or the running actor. */
 static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
                            const char *fn) {
@@ -188,7 +207,7 @@ static int l_unwatch(lua_State *L) {
 
 void tend_open_inspect(lua_State *L) {
   static const luaL_Reg fns[] = {{"tree", l_tree},       {"ps", l_ps},
-                                 {"kill", l_kill},       {"watch", l_watch},
+                                 {"kill", l_kill}, {"poison", l_poison},       {"watch", l_watch},
                                  {"unwatch", l_unwatch}, {NULL, NULL}};
   static const luaL_Reg ctx[] = {
       {"watch", l_ctx_watch}, {"unwatch", l_ctx_unwatch}, {NULL, NULL}};

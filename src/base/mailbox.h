@@ -36,6 +36,9 @@ typedef enum tend_msg_kind {
   TEND_MSG_TERMINATED,   /* user queue: a watched actor (sender) died */
   TEND_MSG_KILL,         /* user queue: tend.kill; fails the actor with
                             Killed when reached, in order (Akka's Kill) */
+  TEND_MSG_POISON,       /* user queue: tend.poison; stops the actor (as its
+                            behavior returning tend.stopped) when reached,
+                            in order (Akka's PoisonPill) */
   TEND_MSG_START,        /* run the factory (first thing an actor does) */
   TEND_MSG_STOP,         /* stop: children first, then post_stop, then die */
   TEND_MSG_CHILD_GONE,   /* a child died; a stopping actor may go on */

@@ -421,7 +421,8 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
                                         : TEND_RESTART_FOR_GROUP);
     case TEND_MSG_USER:
     case TEND_MSG_TERMINATED:
-    case TEND_MSG_KILL: break;
+    case TEND_MSG_KILL:
+    case TEND_MSG_POISON: break;
   }
   return -1;
 }

@@ -54,6 +54,11 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_push_killed(L, h, a);
     tend_actor_fail(L, h, a); /* pops the error */
     return -1;
+  } else if (m->kind == TEND_MSG_POISON) { /* stops here, in mailbox order */
+    tend_msg_release(&h->msgs, m);
+    h->stats.messages++;
+    tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+    return -1;
   }
   /* a backoff supervisor, or a receive filter, looks at the message first */
   int early = (a->flags & TEND_AF_BACKOFF) ||

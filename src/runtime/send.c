@@ -35,15 +35,24 @@ void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pop(L, 1);
 }
 
-void tend_actor_send_kill(tend_host *h, tend_actor *a) {
+/* Queues a marker message of kind (Kill, PoisonPill) past the bound. */
+static void send_marker(tend_host *h, tend_actor *a, tend_msg_kind kind) {
   tend_msg *m = tend_msg_alloc(&h->msgs);
-  if (m == NULL) return; /* out of memory: the kill is lost */
-  m->kind = TEND_MSG_KILL;
+  if (m == NULL) return; /* out of memory: the marker is lost */
+  m->kind = kind;
   m->sender_id = m->sender_gen = 0;
   m->value.type = TEND_VALUE_NIL;
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;
   if (tend_actor_takes_mail(a)) tend_runq_push(h, a);
+}
+
+void tend_actor_send_kill(tend_host *h, tend_actor *a) {
+  send_marker(h, a, TEND_MSG_KILL);
+}
+
+void tend_actor_send_poison(tend_host *h, tend_actor *a) {
+  send_marker(h, a, TEND_MSG_POISON);
 }
 
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,

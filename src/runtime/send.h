@@ -24,6 +24,9 @@ void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a);
 /* Queues a Kill in a's user queue (past its bound and the send filter):
  * a fails with Killed when it reaches it. */
 void tend_actor_send_kill(tend_host *h, tend_actor *a);
+/* Queues a PoisonPill the same way: a stops normally when it reaches it,
+ * as if its behavior had returned tend.stopped there. */
+void tend_actor_send_poison(tend_host *h, tend_actor *a);
 /* Same, to r, the ref at (absolute) stack index ref: when its actor is
  * dead, the dead-letter log names it by the ref's path. */
 void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
