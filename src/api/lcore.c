@@ -25,6 +25,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_stash(L);
   tend_open_backoff_query(L);
   tend_open_process(L);
+  tend_open_tcp(L);
   return 1;
 }
 

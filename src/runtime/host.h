@@ -69,7 +69,7 @@ typedef struct tend_front {
 
 /* What a feature does to an actor (see on_rebuild, on_death below). */
 typedef void (*tend_actor_fn)(lua_State *L, tend_host *h, tend_actor *a);
-#define TEND_FEATURES 4
+#define TEND_FEATURES 6
 
 typedef struct tend_process tend_process; /* process.h */
 
@@ -178,6 +178,8 @@ struct tend_host {
    * registers it): an owner of programs died; the host closes. */
   void (*process_owner_died)(tend_host *h, const tend_actor *a);
   void (*process_close_all)(tend_host *h);
+  struct tcp_state *tcp; /* sockets and listeners (tcprec.h), or NULL */
+  void (*tcp_close_all)(tend_host *h); /* set by tcp.c at its first use */
   /* Per-actor features above the actor machine (the stash, receive
    * timeouts) register what they do when a restart builds an actor's new
    * instance and when an actor dies (tend_host_add_feature); lifecycle.c
