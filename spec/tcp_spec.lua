@@ -1,0 +1,390 @@
+-- TCP servers and clients on real loopback sockets (127.0.0.1). Run with
+-- the real clock: `tend --real-time test spec/tcp_spec.lua` (scripts/test
+-- and make check do; under `tend test spec`, whose clock is virtual, this
+-- file defines no test: the simulated network has its own spec).
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if tend.virtual_time() then return end
+
+TestTcp = {}
+
+-- Waits (up to 5 s) until pred() holds.
+local function eventually(pred)
+  for _ = 1, 500 do
+    if pred() then return true end
+    tend.sleep(0.01)
+  end
+  return pred()
+end
+
+-- Drops what earlier tests left in the test's own mailbox (late closed
+-- messages of their connections).
+local function flush()
+  tend.sleep(0.01)
+  while select("#", tend.receive(0)) > 0 do end
+end
+
+function TestTcp:setUp() flush() end
+
+-- Nothing left behind (sockets close asynchronously: waits a little);
+-- what is left is stopped so one failure does not spoil the next test.
+function TestTcp:tearDown()
+  local clean = eventually(function() return tend.stats().actors == 1 end)
+  local left = tend.stats().actors - 1
+  for _, row in ipairs(tend.children("/user")) do
+    if row.ref ~= tend.self() then tend.stop(row.ref) end
+  end
+  eventually(function() return tend.stats().actors == 1 end)
+  lu.assertTrue(clean, "actors left behind: " .. left)
+  H.assert_clean()
+end
+
+-- The next message for the running task (within 5 s), or nil.
+local function next_msg(t)
+  return (tend.receive(t or 5))
+end
+
+-- A line echo server; `seen` gets what each handler saw, in order.
+local function echo_server(seen, opts)
+  opts = opts or {}
+  opts.port = 0
+  opts.handler = opts.handler or function(ctx, peer)
+    seen[#seen + 1] = "open " .. (peer:match("^127%.0%.0%.1:%d+$") and "127.0.0.1" or peer)
+    return function(msg, ctx)
+      if msg.tend == "data" then
+        seen[#seen + 1] = msg.data
+        ctx:write(msg.data)
+      elseif msg.tend == "closed" then
+        seen[#seen + 1] = "closed " .. msg.reason
+      end
+    end
+  end
+  local l = tend.tcp.listen(opts)
+  return l, tend.ask(l, "port")
+end
+
+function TestTcp:test_a_line_echo_round_trip_and_the_ends_of_both_sides()
+  local seen = {}
+  local l, port = echo_server(seen)
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(c, "one")
+  tend.tcp.write(c, "two\nthree") -- one write, two lines
+  local got = {}
+  for _ = 1, 3 do
+    local m = next_msg()
+    got[#got + 1] = m.tend .. ":" .. m.data
+  end
+  lu.assertEquals(got, { "data:one", "data:two", "data:three" })
+  lu.assertEquals(tend.ask(l, "connections"), 1)
+  tend.tcp.close(c)
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "closed" })
+  lu.assertTrue(eventually(function() return not tend.alive(c) end))
+  lu.assertTrue(eventually(function() return seen[#seen] == "closed eof" end))
+  lu.assertEquals(seen, { "open 127.0.0.1", "one", "two", "three", "closed eof" })
+  lu.assertTrue(eventually(function() return tend.ask(l, "connections") == 0 end))
+  H.stop_all(l)
+end
+
+function TestTcp:test_the_server_closing_tells_the_client_eof_and_the_handler_stops()
+  local handlers = {}
+  local l = tend.tcp.listen({ port = 0, handler = function(ctx)
+    handlers[#handlers + 1] = ctx.self
+    return function(msg, ctx) if msg.data == "bye" then ctx:write("later") ctx:close() end end
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port") })
+  tend.tcp.write(c, "bye")
+  local m1, m2 = next_msg(), next_msg()
+  lu.assertEquals({ m1.tend, m1.data }, { "data", "later" }) -- written before the close
+  lu.assertEquals({ m2.tend, m2.reason }, { "closed", "eof" })
+  lu.assertTrue(eventually(function() return not tend.alive(handlers[1]) end))
+  lu.assertTrue(eventually(function() return not tend.alive(c) end))
+  H.stop_all(l)
+end
+
+function TestTcp:test_length_framing_keeps_binary_frames_whole()
+  local l = tend.tcp.listen({ port = 0, framing = "length", max_line = 1 << 20, handler = function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(#msg.data .. ":" .. msg.data) end end
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port"), framing = "length",
+    max_line = 1 << 20 })
+  local big = string.rep("\0\n\r\255", 50000) -- 200 kB with newlines and zeros
+  tend.tcp.write(c, "a\nb")
+  tend.tcp.write(c, "")
+  tend.tcp.write(c, big)
+  lu.assertEquals(next_msg().data, "3:a\nb")
+  lu.assertEquals(next_msg().data, "0:")
+  lu.assertEquals(next_msg().data, "200000:" .. big)
+  H.stop_all(c, l)
+end
+
+function TestTcp:test_raw_framing_passes_bytes_as_they_come()
+  local l = tend.tcp.listen({ port = 0, framing = "raw", handler = function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data:upper()) end end
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port"), framing = "raw" })
+  tend.tcp.write(c, "no newline here")
+  local got = ""
+  while #got < 15 do got = got .. next_msg().data end
+  lu.assertEquals(got, "NO NEWLINE HERE")
+  H.stop_all(c, l)
+end
+
+function TestTcp:test_a_line_over_max_line_closes_the_connection_with_frame_too_long()
+  local seen = {}
+  local l, port = echo_server(seen, { max_line = 10 })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(c, "short")
+  lu.assertEquals(next_msg().data, "short")
+  tend.tcp.write(c, "this line is too long")
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "eof" })
+  lu.assertTrue(eventually(function() return seen[#seen] == "closed frame_too_long" end))
+  H.stop_all(l)
+end
+
+-- 100 MB without a newline: the server closes at max_line; its memory
+-- never holds more than max_line of it.
+function TestTcp:test_a_flood_without_newline_is_cut_at_max_line()
+  local seen = {}
+  local l, port = echo_server(seen, { max_line = 65536 })
+  local lua0 = tend.stats().lua_bytes
+  local sender = tend.spawn(function()
+    local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+    local chunk = string.rep("x", 1 << 20)
+    return function()
+      for _ = 1, 100 do
+        if not pcall(tend.tcp.write, c, chunk) then return tend.stopped end
+      end
+    end
+  end)
+  sender:send("go")
+  lu.assertTrue(eventually(function() return seen[#seen] == "closed frame_too_long" end))
+  lu.assertTrue(tend.stats().lua_bytes - lua0 < 8 << 20)
+  lu.assertTrue(eventually(function() return not tend.alive(sender) end))
+  H.stop_all(l)
+end
+
+function TestTcp:test_writing_to_a_closed_connection_is_NotConnected()
+  local l, port = echo_server({})
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.close(c)
+  lu.assertEquals(next_msg().reason, "closed")
+  local ok, err = pcall(tend.tcp.write, c, "late")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "NotConnected")
+  lu.assertStrContains(err.message, "tend.tcp.write: ")
+  ok, err = pcall(tend.tcp.write, tend.self(), "x")
+  lu.assertEquals(err.kind, "NotConnected")
+  lu.assertStrContains(err.message, "is not a connection")
+  tend.tcp.close(c) -- closing twice: nothing
+  H.stop_all(l)
+end
+
+function TestTcp:test_connect_errors_are_ConnectError_with_the_os_reason()
+  local l, port = echo_server({})
+  H.stop_all(l) -- nobody listens there now
+  local ok, err = pcall(tend.tcp.connect, { host = "127.0.0.1", port = port })
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.reason }, { "ConnectError", "connection refused" })
+  lu.assertEquals(err.message, "tend.tcp.connect: 127.0.0.1:" .. port .. ": connection refused")
+  ok, err = pcall(tend.tcp.connect, { host = "no-such-host.invalid", port = 80 })
+  lu.assertEquals({ err.kind, err.reason }, { "ConnectError", "host not found" })
+  -- a timeout shorter than the name lookup: abandoned, "timed out"
+  ok, err = pcall(tend.tcp.connect, { host = "localhost", port = 9, timeout = 1e-9 })
+  lu.assertEquals({ err.kind, err.reason }, { "ConnectError", "timed out" })
+  lu.assertEquals(tend.stats().timers, 0)
+end
+
+function TestTcp:test_a_name_is_resolved_for_connect_and_listen()
+  local seen = {}
+  local l = tend.tcp.listen({ host = "localhost", port = 0, handler = function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
+  end })
+  local port = tend.ask(l, "port")
+  local c = tend.tcp.connect({ host = "localhost", port = port })
+  tend.tcp.write(c, "by name")
+  lu.assertEquals(next_msg().data, "by name")
+  lu.assertStrContains(tend.tcp.peer(c), ":" .. port)
+  H.stop_all(c, l)
+  lu.assertEquals(#seen, 0)
+end
+
+function TestTcp:test_bad_options_name_the_option()
+  local h = function() end
+  local cases = {
+    { { port = 70000, handler = h }, "tend.tcp.listen: port: expected an integer 0-65535, got 70000" },
+    { { port = -1, handler = h }, "tend.tcp.listen: port: expected an integer 0-65535, got -1" },
+    { { port = 0 }, "tend.tcp.listen: handler: expected a factory function(ctx, peer) returning a behavior, got nil" },
+    { { port = 0, handler = h, framing = "lines" }, 'tend.tcp.listen: framing: expected "line", "length" or "raw", got "lines"' },
+    { { port = 0, handler = h, max_line = 0 }, "tend.tcp.listen: max_line: expected a positive integer (bytes), got 0" },
+    { { port = 0, handler = h, max_connections = 1.5 }, "tend.tcp.listen: max_connections: expected a positive integer, got 1.5" },
+    { { port = 0, handler = h, colour = 1 }, "tend.tcp.listen: unknown option 'colour' (known: backlog, framing, handler, host, max_connections, max_line, port)" },
+  }
+  for _, case in ipairs(cases) do
+    local ok, err = pcall(tend.tcp.listen, case[1])
+    lu.assertFalse(ok)
+    lu.assertEquals(err, case[2])
+  end
+  local ok, err = pcall(tend.tcp.connect, { port = 80 })
+  lu.assertEquals(err, "tend.tcp.connect: host: expected a host name or address, got nil")
+  ok, err = pcall(tend.tcp.connect, { host = "127.0.0.1", port = 80, timeout = 0 })
+  lu.assertEquals(err, "tend.tcp.connect: timeout: expected seconds > 0, got 0")
+  ok, err = pcall(tend.tcp.listen, { host = "no-such-host.invalid", handler = h })
+  lu.assertEquals({ err.kind, err.reason }, { "ListenError", "host not found" })
+  local l = tend.tcp.listen({ port = 0, handler = h })
+  ok, err = pcall(tend.tcp.listen, { port = tend.ask(l, "port"), handler = h })
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.reason }, { "ListenError", "address already in use" })
+  lu.assertTrue(eventually(function() return #tend.children("/user") == 2 end)) -- runner, l
+  H.stop_all(l)
+end
+
+-- A handler that fails closes its connection (the peer sees eof) and
+-- nothing else: the listener and the other connections go on.
+function TestTcp:test_a_failing_handler_closes_only_its_connection()
+  local l = tend.tcp.listen({ port = 0, handler = function()
+    return function(msg, ctx)
+      if msg.data == "boom" then error("handler failed") end
+      if msg.tend == "data" then ctx:write(msg.data) end
+    end
+  end })
+  local port = tend.ask(l, "port")
+  local a = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  local b = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(a, "boom")
+  local m, from = tend.receive(5)
+  lu.assertEquals({ m.tend, m.reason, from }, { "closed", "eof", a })
+  tend.tcp.write(b, "still here")
+  lu.assertEquals(next_msg().data, "still here")
+  lu.assertTrue(tend.alive(l))
+  H.stop_all(b, l)
+end
+
+-- Over max_connections a new connection is closed at once and counted.
+function TestTcp:test_connections_over_max_connections_are_refused_and_counted()
+  local l = tend.tcp.listen({ port = 0, max_connections = 2, handler = function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
+  end })
+  local port = tend.ask(l, "port")
+  local a = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  local b = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(a, "a") tend.tcp.write(b, "b")
+  lu.assertEquals(next_msg().data, "a")
+  lu.assertEquals(next_msg().data, "b")
+  local burst = {}
+  for i = 1, 200 do burst[i] = tend.tcp.connect({ host = "127.0.0.1", port = port }) end
+  local closed = 0
+  while closed < 200 do
+    local m = next_msg()
+    if m and m.tend == "closed" then closed = closed + 1 end
+    if not m then break end
+  end
+  lu.assertEquals(closed, 200)
+  lu.assertEquals(tend.ask(l, "refused"), 200)
+  lu.assertEquals(tend.ask(l, "connections"), 2)
+  H.stop_all(a, b, l)
+end
+
+-- A peer that connects and sends nothing costs a connection and nothing
+-- else; the listener stopping closes it.
+function TestTcp:test_an_idle_peer_is_closed_when_the_listener_stops()
+  local l, port = echo_server({})
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  lu.assertTrue(eventually(function() return tend.ask(l, "connections") == 1 end))
+  H.stop_all(l)
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "eof" })
+  lu.assertTrue(eventually(function() return not tend.alive(c) end))
+end
+
+-- Reading pauses while the reader's mailbox is over 1000 messages: a slow
+-- reader never holds more than the mark plus one read's lines.
+function TestTcp:test_reading_pauses_while_the_mailbox_is_over_its_mark()
+  local most, count = 0, 0
+  local l = tend.tcp.listen({ port = 0, handler = function(ctx)
+    return function(msg, ctx)
+      if msg.tend ~= "data" then return end
+      count = count + 1
+      local n = tend.ps and 0
+      for _, row in ipairs(tend.ps()) do
+        if row.ref == ctx.self then n = row.mailbox end
+      end
+      if n > most then most = n end
+      if count % 1000 == 0 then ctx:sleep(0.001) end -- slow
+      if count == 50000 then ctx:write("done") end
+    end
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port") })
+  local lines = string.rep("line\n", 10000)
+  for _ = 1, 5 do tend.tcp.write(c, lines) end -- 50,000 lines at once
+  local m = next_msg(30)
+  lu.assertEquals(m and m.data, "done")
+  lu.assertTrue(most >= 1000)
+  lu.assertTrue(most < 1000 + 65536 / 5, "mailbox peaked at " .. most)
+  H.stop_all(c, l)
+end
+
+-- A writer waits (its actor yields, others run) while more than 1 MiB is
+-- queued for a peer that does not read; it goes on once the peer reads.
+function TestTcp:test_a_writer_waits_while_the_peer_does_not_read()
+  local go, lines = false, 0
+  local l = tend.tcp.listen({ port = 0, handler = function(ctx)
+    return function(msg, ctx)
+      while not go do ctx:sleep(0.01) end -- its mailbox fills, reading pauses
+      if msg.tend == "data" then lines = lines + 1 end
+    end
+  end })
+  local port = tend.ask(l, "port")
+  local progress = 0
+  local writer = tend.spawn(function()
+    local c = tend.tcp.connect({ host = "127.0.0.1", port = port, framing = "raw" })
+    return function()
+      local chunk = string.rep(string.rep("y", 1023) .. "\n", 1024) -- 1 MiB, 1024 lines
+      for i = 1, 32 do tend.tcp.write(c, chunk) progress = i end
+    end
+  end)
+  writer:send("write")
+  lu.assertTrue(eventually(function() return progress > 0 end))
+  tend.sleep(0.3)
+  local stalled = progress
+  lu.assertTrue(stalled < 32, "the writer never waited")
+  go = true
+  lu.assertTrue(eventually(function() return progress == 32 end))
+  lu.assertTrue(eventually(function() return lines == 32 * 1024 end))
+  H.stop_all(writer, l)
+end
+
+-- A client connection is a child of the actor that made it: when that
+-- actor stops, the connection closes (the server sees eof).
+function TestTcp:test_a_client_connection_closes_with_its_owner()
+  local seen = {}
+  local l, port = echo_server(seen)
+  local owner = tend.spawn(function()
+    local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+    tend.tcp.write(c, "hi")
+    return function() end
+  end)
+  lu.assertTrue(eventually(function() return seen[2] == "hi" end))
+  lu.assertEquals(#tend.children(owner), 1) -- the connection
+  H.stop_all(owner)
+  lu.assertTrue(eventually(function() return seen[3] == "closed eof" end))
+  H.stop_all(l)
+end
+
+-- The connection is an actor: watching it tells when it ends.
+function TestTcp:test_a_connection_can_be_watched()
+  local l, port = echo_server({})
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.watch(c)
+  tend.tcp.close(c)
+  local got = {}
+  for _ = 1, 2 do
+    local m = next_msg()
+    got[#got + 1] = m.tend .. ":" .. tostring(m.reason)
+  end
+  lu.assertEquals(got, { "closed:closed", "terminated:normal" })
+  H.stop_all(l)
+end
