@@ -160,6 +160,29 @@ M.docs = {
   io.popen for actors. opts: timeout, input, env, cwd, stdout, stderr...]=],
   ["tend.process.is_sim"] = [=[tend.process.is_sim(factory) -> boolean
   Whether a tend.process factory runs a simulated process (sim).]=],
+  ["tend.tcp.listen"] = [=[tend.tcp.listen{host, port, handler, framing, max_connections, backlog, max_line} [, spawn opts] -> listener ref
+  Listens (a taken port raises ListenError here) and spawns the listener
+  as a child of the caller. Each connection is a temporary child running
+  handler(ctx, peer): it gets {tend="data", data=...} per line or frame,
+  then {tend="closed", reason=...}, and stops. tend.ask(l, "port").]=],
+  ["tend.tcp.server"] = [=[tend.tcp.server{host, port, handler, framing, ...} -> factory
+  The listener as a factory (for tend.spawn, ctx:spawn, children);
+  a taken port is then an InitError of the listener.]=],
+  ["tend.tcp.connect"] = [=[tend.tcp.connect{host, port, framing, timeout, max_line, to} -> connection ref
+  Connects (the caller waits; others run). Data and closed go to the
+  caller, or to `to`. Raises ConnectError (.reason: "connection refused",
+  "timed out", "host not found", ...).]=],
+  ["tend.tcp.write"] = [=[tend.tcp.write(conn, data) -> true
+  Sends data, framed (line: data.."\n"; length: a 4-byte prefix). Waits
+  while over 1 MiB is queued; NotConnected once closed. In a handler:
+  ctx:write(data).]=],
+  ["tend.tcp.close"] = [=[tend.tcp.close(conn)
+  Sends what is queued, then closes; the reader gets closed, reason
+  "closed". In a handler: ctx:close().]=],
+  ["tend.tcp.peer"] = [=[tend.tcp.peer(conn) -> "address:port"
+  The other end of a connection.]=],
+  ["tend.tcp.socket_of"] = [=[tend.tcp.socket_of(conn) -> socket or nil
+  The socket behind a connection ref (its transport's object; for chaos).]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],
