@@ -11,6 +11,7 @@
 #include "base/slots.h"
 #include "base/strategy.h"
 #include "base/backoff.h"
+#include "base/frame.h"
 #include "base/timer.h"
 
 static int passed, failed; /* tests (functions) */
@@ -381,6 +382,47 @@ static void test_window_special_values(void) {
   tend_window_free(&w2);
 }
 
+/* Frames collected by the framer tests, joined with '|'. */
+static char frames[256];
+
+static int collect(void *ud, const char *f, size_t n) {
+  (void)ud;
+  size_t at = strlen(frames);
+  if (at > 0 && at < sizeof frames - 1) frames[at++] = '|';
+  snprintf(frames + at, sizeof frames - at, "%.*s", (int)n, f);
+  return 0;
+}
+
+static void test_frame_lines_and_lengths(void) {
+  tend_framer f;
+  tend_framer_init(&f, TEND_FRAME_LINE, 8);
+  frames[0] = 0; /* lines split across feeds; "\r\n" ends one too */
+  CHECK(tend_framer_feed(&f, "ab\ncd", 5, collect, NULL) == 0);
+  CHECK(tend_framer_feed(&f, "e\r\n\nfg", 7, collect, NULL) == 0);
+  CHECK(strcmp(frames, "ab|cde|") == 0);
+  tend_framer_end(&f, collect, NULL); /* the last line without "\n" */
+  CHECK(strcmp(frames, "ab|cde||fg") == 0);
+  tend_framer_init(&f, TEND_FRAME_LINE, 8); /* over the bound: -1 */
+  CHECK(tend_framer_feed(&f, "12345", 5, collect, NULL) == 0);
+  CHECK(tend_framer_feed(&f, "6789", 4, collect, NULL) == -1);
+  tend_framer_free(&f);
+  tend_framer_init(&f, TEND_FRAME_LENGTH, 10);
+  frames[0] = 0; /* a header cut in two, an empty frame, two in one feed */
+  CHECK(tend_framer_feed(&f, "\0\0", 2, collect, NULL) == 0);
+  CHECK(tend_framer_feed(&f, "\0\3abc\0\0\0\0\0\0\0\2x", 14, collect, NULL) ==
+        0);
+  CHECK(strcmp(frames, "abc|") == 0);
+  CHECK(tend_framer_feed(&f, "y", 1, collect, NULL) == 0);
+  CHECK(strcmp(frames, "abc||xy") == 0);
+  CHECK(tend_framer_feed(&f, "\0\0\0\13", 4, collect, NULL) == -1); /* 11 */
+  tend_framer_free(&f);
+  char head[4];
+  tend_frame_header(TEND_FRAME_LENGTH, 0x01020304, head);
+  CHECK(head[0] == 1 && head[1] == 2 && head[2] == 3 && head[3] == 4);
+  CHECK(strcmp(tend_frame_trailer(TEND_FRAME_LINE), "\n") == 0);
+  CHECK(strcmp(tend_frame_trailer(TEND_FRAME_RAW), "") == 0);
+}
+
 int main(void) {
   RUN(test_slots_generations);
   RUN(test_timer_heap_order);
@@ -394,6 +436,7 @@ int main(void) {
   RUN(test_timer_pool_generations);
   RUN(test_backoff_delays);
   RUN(test_backoff_known_delays);
+  RUN(test_frame_lines_and_lengths);
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

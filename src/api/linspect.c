@@ -206,9 +206,10 @@ static int l_unwatch(lua_State *L) {
 }
 
 void tend_open_inspect(lua_State *L) {
-  static const luaL_Reg fns[] = {{"tree", l_tree},       {"ps", l_ps},
-                                 {"kill", l_kill}, {"poison", l_poison},       {"watch", l_watch},
-                                 {"unwatch", l_unwatch}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"tree", l_tree},   {"ps", l_ps},
+                                 {"kill", l_kill},   {"poison", l_poison},
+                                 {"watch", l_watch}, {"unwatch", l_unwatch},
+                                 {NULL, NULL}};
   static const luaL_Reg ctx[] = {
       {"watch", l_ctx_watch}, {"unwatch", l_ctx_unwatch}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

@@ -15,7 +15,7 @@
 
 /* Raises an error of kind with message "fn: text" and e.reason = reason. */
 static int raise_named(lua_State *L, const char *kind, const char *fn,
-                 const char *text, const char *reason) {
+                       const char *text, const char *reason) {
   lua_pushfstring(L, "%s: %s", fn, text);
   tend_error_new(L, kind, lua_tostring(L, -1));
   lua_pushstring(L, reason);
@@ -72,7 +72,7 @@ static int l_listen(lua_State *L) {
     const char *why = lua_tostring(L, -1);
     const char *colon = strrchr(why, ':');
     return raise_named(L, "ListenError", "tend.tcp.listen", why,
-                 colon ? colon + 2 : why);
+                       colon ? colon + 2 : why);
   }
   tend_tcp_listener_set_handle(L, *ud, -1);
   return 1;
@@ -133,7 +133,8 @@ static int connect_k(lua_State *L, int status, lua_KContext k) {
   lua_getfield(L, 1, "port");
   lua_pushfstring(L, "%s:%d: %s", lua_tostring(L, -2),
                   (int)lua_tointeger(L, -1), why);
-  return raise_named(L, "ConnectError", "tend.tcp.connect", lua_tostring(L, -1), why);
+  return raise_named(L, "ConnectError", "tend.tcp.connect", lua_tostring(L, -1),
+                     why);
 }
 
 /* core.tcp_connect{ host, port, timeout } -> socket (the actor waits). */
@@ -152,8 +153,8 @@ static int l_connect(lua_State *L) {
   luaL_setmetatable(L, TEND_SOCKET_MT);
   *ud = tend_tcp_connect(L, h, a, host, port, tend_clock_ns(t));
   if (*ud == NULL)
-    return raise_named(L, "ConnectError", "tend.tcp.connect", lua_tostring(L, -1),
-                 lua_tostring(L, -1));
+    return raise_named(L, "ConnectError", "tend.tcp.connect",
+                       lua_tostring(L, -1), lua_tostring(L, -1));
   tend_tcp_set_handle(L, *ud, 2);
   return tend_sched_wait(L, h, TEND_WAIT_ASK, connect_k);
 }
@@ -206,19 +207,19 @@ static int l_write(lua_State *L) {
   int r = tend_tcp_write(s, data, n);
   if (r == UV_ENOTCONN)
     return raise_named(L, "NotConnected", "tend.tcp.write",
-                 "write on a closed connection", "closed");
+                       "write on a closed connection", "closed");
   if (r < 0)
     return raise_named(L, "NotConnected", "tend.tcp.write", uv_strerror(r),
-                 uv_strerror(r));
+                       uv_strerror(r));
   if (r == 1) { /* over the mark */
     tend_actor *a = h->current;
     int w = a && lua_isyieldable(L) ? tend_tcp_wait_drain(L, h, a, s) : -1;
     if (w == 0) return tend_sched_wait(L, h, TEND_WAIT_ASK, write_k);
     if (w < 0)
       return raise_named(L, "Overloaded", "tend.tcp.write",
-                   "over 1 MiB queued for this connection and the caller "
-                   "cannot wait (the data is queued; slow down)",
-                   "overloaded");
+                         "over 1 MiB queued for this connection and the caller "
+                         "cannot wait (the data is queued; slow down)",
+                         "overloaded");
   }
   lua_pushboolean(L, 1);
   return 1;
@@ -242,7 +243,9 @@ static int l_closed(lua_State *L) {
 static int l_peer(lua_State *L) {
   char buf[80];
   int r = tend_tcp_peer(check_sock(L), buf, sizeof buf);
-  if (r != 0) return raise_named(L, "NotConnected", "tend.tcp.peer", uv_strerror(r), "closed");
+  if (r != 0)
+    return raise_named(L, "NotConnected", "tend.tcp.peer", uv_strerror(r),
+                       "closed");
   lua_pushstring(L, buf);
   return 1;
 }
@@ -314,10 +317,10 @@ static int l_is_ref(lua_State *L) {
 }
 
 void tend_open_tcp(lua_State *L) {
-  static const luaL_Reg sock[] = {
-      {"start", l_start},   {"write", l_write}, {"close", l_close},
-      {"reset", l_reset},   {"peer", l_peer},   {"closed", l_closed},
-      {NULL, NULL}};
+  static const luaL_Reg sock[] = {{"start", l_start}, {"write", l_write},
+                                  {"close", l_close}, {"reset", l_reset},
+                                  {"peer", l_peer},   {"closed", l_closed},
+                                  {NULL, NULL}};
   static const luaL_Reg lst[] = {{"port", l_listener_port},
                                  {"refused", l_listener_refused},
                                  {"close", l_listener_close},

@@ -17,7 +17,6 @@ void tend_tcp_poke(tcp_state *st) {
   if (st && st->h) tend_host_poke(st->h);
 }
 
-
 static void owner_died(lua_State *L, tend_host *h, tend_actor *a);
 static void close_all(tend_host *h);
 
@@ -136,12 +135,10 @@ void tend_tcp_resolve(tend_sock *s, int code) {
 
 int tend_tcp_wait_drain(lua_State *L, tend_host *h, tend_actor *a,
                         tend_sock *s) {
-  if (s->phase != TCP_OPEN ||
-      uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) <=
-          TEND_TCP_WRITE_LOW)
+  if (s->phase != TCP_OPEN || uv_stream_get_write_queue_size(
+                                  (uv_stream_t *)&s->tcp) <= TEND_TCP_WRITE_LOW)
     return 1;
-  if (s->wait_id && tend_slots_get(&h->ids, s->wait_id, s->wait_gen))
-    return -1;
+  if (s->wait_id && tend_slots_get(&h->ids, s->wait_id, s->wait_gen)) return -1;
   tend_promise *pr = tend_promise_new(L, h, a, -1, "tend.tcp.write");
   s->wait_id = pr->id;
   s->wait_gen = pr->gen;
@@ -239,11 +236,17 @@ void tend_tcp_drop(tend_sock *s) {
   tend_tcp_end(s, "closed", 0, 0);
 }
 
-void tend_tcp_close(tend_sock *s) { tend_tcp_end(s, "closed", 1, 0); }
+void tend_tcp_close(tend_sock *s) {
+  tend_tcp_end(s, "closed", 1, 0);
+}
 
-void tend_tcp_reset(tend_sock *s) { tend_tcp_end(s, "reset", 0, 1); }
+void tend_tcp_reset(tend_sock *s) {
+  tend_tcp_end(s, "reset", 0, 1);
+}
 
-int tend_tcp_is_closed(const tend_sock *s) { return s->phase == TCP_CLOSED; }
+int tend_tcp_is_closed(const tend_sock *s) {
+  return s->phase == TCP_CLOSED;
+}
 
 void tend_tcp_release(tend_sock *s) {
   s->lua_gone = 1;
@@ -269,7 +272,9 @@ static void owner_died(lua_State *L, tend_host *h, tend_actor *a) {
   tend_tcp_listener_owner_died(st, a->id, a->gen);
 }
 
-static void free_handle(uv_handle_t *handle) { free(handle); }
+static void free_handle(uv_handle_t *handle) {
+  free(handle);
+}
 
 static void close_all(tend_host *h) {
   tcp_state *st = h->tcp;
@@ -422,9 +427,10 @@ static void on_write(uv_write_t *req, int status) {
   s->pending--;
   tend_tcp_poke(s->st);
   if (status < 0 && status != UV_ECANCELED && s->phase == TCP_OPEN) {
-    tend_tcp_end(s, status == UV_ECONNRESET || status == UV_EPIPE
-                        ? "reset"
-                        : uv_strerror(status),
+    tend_tcp_end(s,
+                 status == UV_ECONNRESET || status == UV_EPIPE
+                     ? "reset"
+                     : uv_strerror(status),
                  0, 0);
   } else if (s->phase == TCP_OPEN && s->wait_id &&
              uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) <=
@@ -449,10 +455,10 @@ int tend_tcp_write(tend_sock *s, const char *data, size_t n) {
   int done = uv_try_write((uv_stream_t *)&s->tcp, bufs, (unsigned)nb);
   if (done == UV_EAGAIN || done == UV_ENOSYS) done = 0;
   if (done < 0) {
-    tend_tcp_end(s, done == UV_ECONNRESET || done == UV_EPIPE
-                        ? "reset"
-                        : uv_strerror(done),
-                 0, 0);
+    tend_tcp_end(
+        s,
+        done == UV_ECONNRESET || done == UV_EPIPE ? "reset" : uv_strerror(done),
+        0, 0);
     return done;
   }
   if ((size_t)done == total) return 0;

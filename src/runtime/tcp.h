@@ -36,10 +36,12 @@
 #define TEND_SOCKET_MT "tend.Socket"     /* userdata: a tend_sock * */
 #define TEND_LISTENER_MT "tend.Listener" /* userdata: a tend_listener * */
 
-#define TEND_TCP_READ_HIGH 1000         /* `to` mailbox size that pauses reads */
-#define TEND_TCP_READ_LOW 500           /* ... and resumes them */
-#define TEND_TCP_WRITE_HIGH (1u << 20)  /* queued bytes that make writers wait */
-#define TEND_TCP_WRITE_LOW (256u << 10) /* ... until they are down to this */
+/* The marks (see above): mailbox sizes for reading, queued bytes for
+ * writing. */
+#define TEND_TCP_READ_HIGH 1000
+#define TEND_TCP_READ_LOW 500
+#define TEND_TCP_WRITE_HIGH (1u << 20)
+#define TEND_TCP_WRITE_LOW (256u << 10)
 
 typedef struct tend_sock tend_sock;
 typedef struct tend_listener tend_listener;

@@ -115,9 +115,9 @@ static int bind_listen(tend_listener *l, const struct sockaddr *sa,
   int len = sizeof me;
   r = uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&me, &len);
   if (r != 0) return r;
-  l->port = ntohs(me.ss_family == AF_INET6
-                      ? ((struct sockaddr_in6 *)&me)->sin6_port
-                      : ((struct sockaddr_in *)&me)->sin_port);
+  l->port =
+      ntohs(me.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&me)->sin6_port
+                                     : ((struct sockaddr_in *)&me)->sin_port);
   return 0;
 }
 
@@ -183,7 +183,9 @@ void tend_tcp_listener_set_handle(lua_State *L, tend_listener *l, int ud) {
   l->ud_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-int tend_tcp_listener_port(const tend_listener *l) { return l->port; }
+int tend_tcp_listener_port(const tend_listener *l) {
+  return l->port;
+}
 
 uint64_t tend_tcp_listener_refused(const tend_listener *l) {
   return l->refused;

@@ -15,12 +15,12 @@ enum tcp_phase {
 };
 
 struct tend_sock {
-  uv_tcp_t tcp;             /* the handle (handle_open) */
-  struct tcp_state *st;     /* the host's tcp state (NULL after close_all) */
-  tend_sock *prev, *next;   /* in st->socks */
-  tend_sock *owner_next;    /* the next socket of the same owner */
-  tend_listener *listener;  /* accepted by it, while counted, else NULL */
-  tend_sock *pend_next;     /* accepted and not started (listener's list) */
+  uv_tcp_t tcp;            /* the handle (handle_open) */
+  struct tcp_state *st;    /* the host's tcp state (NULL after close_all) */
+  tend_sock *prev, *next;  /* in st->socks */
+  tend_sock *owner_next;   /* the next socket of the same owner */
+  tend_listener *listener; /* accepted by it, while counted, else NULL */
+  tend_sock *pend_next;    /* accepted and not started (listener's list) */
   uint32_t owner_id, owner_gen; /* owner (0: none) */
   uint32_t to_id, to_gen;       /* who reads (0: not started) */
   uint32_t wait_id, wait_gen;   /* a waiter's promise (connect, drain), or 0 */
@@ -44,9 +44,9 @@ struct tend_listener {
   uint32_t owner_id, owner_gen;
   int port;
   int max_connections;
-  int live;          /* accepted connections not yet ended */
-  uint64_t refused;  /* closed at once, over max_connections */
-  uint8_t open;      /* 1: listening */
+  int live;         /* accepted connections not yet ended */
+  uint64_t refused; /* closed at once, over max_connections */
+  uint8_t open;     /* 1: listening */
   uint8_t handle_open;
   uint8_t lua_gone;
   int ud_ref;
@@ -61,8 +61,8 @@ typedef struct tcp_state {
   tend_sock *paused;        /* sockets paused for back-pressure */
   uv_check_t *drain;        /* while some are paused: resumes them */
   int drain_active;
-  char *rbuf;               /* the read buffer (TCP_READ_SIZE) */
-  void **by_owner;          /* actor id -> first socket/listener it owns */
+  char *rbuf;      /* the read buffer (TCP_READ_SIZE) */
+  void **by_owner; /* actor id -> first socket/listener it owns */
   uint32_t n_by_owner;
 } tcp_state;
 
