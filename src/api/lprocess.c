@@ -686,6 +686,8 @@ void tend_open_process(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pushliteral(L, "tend.Process");
   lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 1); /* an identity: --copy-messages keeps it */
+  lua_setfield(L, -2, "__tend_handle");
   lua_pop(L, 1);
   luaL_setfuncs(L, fns, 0);
 }

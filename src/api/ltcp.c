@@ -332,12 +332,16 @@ void tend_open_tcp(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pushcfunction(L, l_sock_tostring);
   lua_setfield(L, -2, "__tostring");
+  lua_pushboolean(L, 1); /* an identity: --copy-messages keeps it */
+  lua_setfield(L, -2, "__tend_handle");
   lua_pop(L, 1);
   luaL_newmetatable(L, TEND_LISTENER_MT);
   luaL_newlib(L, lst);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_listener_gc);
   lua_setfield(L, -2, "__gc");
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "__tend_handle");
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"tcp_listen", l_listen},
                                  {"tcp_connect", l_connect},

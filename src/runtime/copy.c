@@ -13,6 +13,17 @@
 #define PATH_DEPTH 64    /* levels the search for a bad value's place walks */
 #define SCRATCH_MAX 4096 /* work-list entries kept for the next copy */
 
+/* Is the userdata at idx a handle of an outside thing (a socket, a
+ * listener, a process: its metatable has __tend_handle = true)? A handle
+ * is an identity, as a ref is: it goes as it is. */
+static int handle(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  int yes = lua_getfield(L, -1, "__tend_handle") == LUA_TBOOLEAN &&
+            lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return yes;
+}
+
 /* Values that travel as they are: immutable or identities. */
 static int kept(lua_State *L, tend_host *h, int idx) {
   switch (lua_type(L, idx)) {
@@ -28,7 +39,7 @@ static int kept(lua_State *L, tend_host *h, int idx) {
       }
       return sentinel;
     }
-    case LUA_TUSERDATA: return tend_ref_test(L, idx) != NULL;
+    case LUA_TUSERDATA: return tend_ref_test(L, idx) != NULL || handle(L, idx);
     case LUA_TFUNCTION:
     case LUA_TTHREAD:
     case LUA_TLIGHTUSERDATA: return 0;

@@ -6,8 +6,10 @@
  * such bugs show up as a difference. What is copied: tables, deeply, with
  * cycles and shared sub-tables kept as they were (one copy per original
  * table) and the same metatable; nil, booleans, numbers and strings are
- * immutable and go as they are; refs, error values and tend.stopped /
- * tend.unhandled go as they are (they are identities). Functions,
+ * immutable and go as they are; refs, error values, tend.stopped /
+ * tend.unhandled and handles (sockets, listeners, processes: userdata whose
+ * metatable has __tend_handle = true) go as they are (they are
+ * identities). Functions,
  * coroutines and other userdata (a ctx, a file, a timer) cannot be copied:
  * the send raises NotCopyable, naming what and where in the message. */
 #ifndef TEND_COPY_H

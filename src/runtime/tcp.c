@@ -147,18 +147,35 @@ int tend_tcp_wait_drain(lua_State *L, tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ ending */
 
-/* Sends `to` a { tend = kind, key = text } message from the owner. */
+typedef struct telling {
+  tend_sock *s;
+  const char *kind, *key, *text;
+  size_t n;
+} telling;
+
+static int tell_p(lua_State *L) {
+  const telling *t = lua_touserdata(L, 1);
+  tend_sock *s = t->s;
+  tend_host *h = s->st->h;
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, t->kind);
+  lua_setfield(L, -2, "tend");
+  lua_pushlstring(L, t->text, t->n);
+  lua_setfield(L, -2, t->key);
+  tend_actor_send(L, h, s->to_id, s->to_gen, -1, s->owner_id, s->owner_gen);
+  return 0;
+}
+
+/* Sends `to` a { tend = kind, key = text } message from the owner. It runs
+ * in a uv callback, outside any protected call: protected here (out of
+ * memory loses the message, nothing else). */
 static void tell(tend_sock *s, const char *kind, const char *key,
                  const char *text, size_t n) {
-  tend_host *h = s->st->h;
-  lua_State *L = h->L;
-  lua_createtable(L, 0, 2);
-  lua_pushstring(L, kind);
-  lua_setfield(L, -2, "tend");
-  lua_pushlstring(L, text, n);
-  lua_setfield(L, -2, key);
-  tend_actor_send(L, h, s->to_id, s->to_gen, -1, s->owner_id, s->owner_gen);
-  lua_pop(L, 1);
+  lua_State *L = s->st->h->L;
+  telling t = {s, kind, key, text, n};
+  lua_pushcfunction(L, tell_p);
+  lua_pushlightuserdata(L, &t);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 static void stop_reading(tend_sock *s) {

@@ -55,8 +55,11 @@ void tend_tcp_listener_lost(tend_listener *l, tend_sock *s) {
   l->live--;
 }
 
-/* Pushes { tend = "accept", socket = <handle>, peer = "a:p" } for s. */
-static void push_accept(lua_State *L, tend_sock *s) {
+/* Sends l's actor { tend = "accept", socket = <handle>, peer = "a:p" }
+ * for s (a protected call: uv callbacks run outside any). */
+static int accept_p(lua_State *L) {
+  tend_listener *l = lua_touserdata(L, 1);
+  tend_sock *s = lua_touserdata(L, 2);
   lua_createtable(L, 0, 3);
   lua_pushliteral(L, "accept");
   lua_setfield(L, -2, "tend");
@@ -70,6 +73,9 @@ static void push_accept(lua_State *L, tend_sock *s) {
     lua_pushstring(L, peer);
     lua_setfield(L, -2, "peer");
   }
+  tend_actor_send(L, l->st->h, l->owner_id, l->owner_gen, -1, l->owner_id,
+                  l->owner_gen);
+  return 0;
 }
 
 static void on_connection(uv_stream_t *server, int status) {
@@ -98,10 +104,14 @@ static void on_connection(uv_stream_t *server, int status) {
   l->pending = s;
   tend_tcp_own(s, l->owner_id, l->owner_gen); /* until started */
   lua_State *L = h->L;
-  push_accept(L, s);
-  tend_actor_send(L, h, l->owner_id, l->owner_gen, -1, l->owner_id,
-                  l->owner_gen);
-  lua_pop(L, 1);
+  lua_pushcfunction(L, accept_p);
+  lua_pushlightuserdata(L, l);
+  lua_pushlightuserdata(L, s);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) { /* out of memory: it goes */
+    lua_pop(L, 1);
+    tend_tcp_listener_lost(l, s);
+    tend_tcp_drop(s);
+  }
   tend_tcp_poke(st);
 }
 
