@@ -285,7 +285,15 @@ function TestTcp:test_connections_over_max_connections_are_refused_and_counted()
   lu.assertEquals(closed, 200)
   lu.assertEquals(tend.ask(l, "refused"), 200)
   lu.assertEquals(tend.ask(l, "connections"), 2)
-  H.stop_all(a, b, l)
+  -- the two end: two places are free again
+  tend.tcp.close(a) tend.tcp.close(b)
+  lu.assertTrue(eventually(function() return tend.ask(l, "connections") == 0 end))
+  flush()
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(c, "c")
+  lu.assertEquals(next_msg().data, "c")
+  lu.assertEquals(tend.ask(l, "refused"), 200)
+  H.stop_all(c, l)
 end
 
 -- A peer that connects and sends nothing costs a connection and nothing
