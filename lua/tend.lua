@@ -25,10 +25,10 @@ tend.pg = require "tend.pg"
 tend.process = require "tend.process"
 tend.tcp = require "tend.tcp"
 
--- tend.testkit and tend.chaos load on first use.
+-- tend.testkit, tend.chaos and tend.simnet load on first use.
 setmetatable(tend, {
   __index = function(t, k)
-    if k == "testkit" or k == "chaos" then
+    if k == "testkit" or k == "chaos" or k == "simnet" then
       local m = require("tend." .. k)
       rawset(t, k, m)
       return m

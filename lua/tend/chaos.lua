@@ -184,6 +184,26 @@ function M.freeze(ref, seconds)
 end
 
 -- heal(): every rule goes, every frozen actor thaws.
+-- The network (the simulated one, under --virtual-time; turmoil's verbs):
+-- a and b are host names or actor refs (the host each lives on).
+local function simnet() return require "tend.simnet" end
+function M.partition(a, b) return simnet().partition(a, b) end
+function M.repair(a, b) return simnet().repair(a, b) end
+function M.hold(a, b) return simnet().hold(a, b) end
+function M.release(a, b) return simnet().release(a, b) end
+function M.latency(a, b, seconds, jitter) return simnet().latency(a, b, seconds, jitter) end
+
+-- reset(conn): the connection ends abruptly (RST): both ends see `closed`
+-- with reason "reset". A real connection or a simulated one.
+function M.reset(conn)
+  local s = require("tend.tcp").socket_of(conn)
+  if s == nil then
+    error("tend.chaos.reset: conn: expected a live connection ref (tend.tcp.connect, "
+      .. "or a handler's ctx.self), got " .. tostring(conn), 2)
+  end
+  s:reset()
+end
+
 function M.heal()
   crash_rules, link_rules = {}, {}
   install()

@@ -172,10 +172,10 @@ M.docs = {
   Connects (the caller waits; others run). Data and closed go to the
   caller, or to `to`. Raises ConnectError (.reason: "connection refused",
   "timed out", "host not found", ...).]=],
-  ["tend.tcp.write"] = [=[tend.tcp.write(conn, data) -> true
+  ["tend.tcp.write"] = [=[tend.tcp.write(conn, data) -> true | false, "closed"
   Sends data, framed (line: data.."\n"; length: a 4-byte prefix). Waits
-  while over 1 MiB is queued; NotConnected once closed. In a handler:
-  ctx:write(data).]=],
+  while over 1 MiB is queued; false, "closed" once the connection ended.
+  In a handler: ctx:write(data).]=],
   ["tend.tcp.close"] = [=[tend.tcp.close(conn)
   Sends what is queued, then closes; the reader gets closed, reason
   "closed". In a handler: ctx:close().]=],

@@ -198,19 +198,21 @@ static int write_k(lua_State *L, int status, lua_KContext k) {
   return 1;
 }
 
-/* s:write(data) -> true (waits while the queue is over its mark). */
+/* s:write(data) -> true (waits while the queue is over its mark), or
+ * false, "closed" when the connection has ended (gen_tcp's {error,
+ * closed}: a peer that closes while a reply is being written is a race,
+ * not a bug of the writer). */
 static int l_write(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_sock *s = check_sock(L);
   size_t n;
   const char *data = luaL_checklstring(L, 2, &n);
   int r = tend_tcp_write(s, data, n);
-  if (r == UV_ENOTCONN)
-    return raise_named(L, "NotConnected", "tend.tcp.write",
-                       "write on a closed connection", "closed");
-  if (r < 0)
-    return raise_named(L, "NotConnected", "tend.tcp.write", uv_strerror(r),
-                       uv_strerror(r));
+  if (r < 0) { /* closed, or it failed and is now closed */
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, r == UV_ENOTCONN ? "closed" : uv_strerror(r));
+    return 2;
+  }
   if (r == 1) { /* over the mark */
     tend_actor *a = h->current;
     int w = a && lua_isyieldable(L) ? tend_tcp_wait_drain(L, h, a, s) : -1;

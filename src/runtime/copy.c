@@ -13,9 +13,9 @@
 #define PATH_DEPTH 64    /* levels the search for a bad value's place walks */
 #define SCRATCH_MAX 4096 /* work-list entries kept for the next copy */
 
-/* Is the userdata at idx a handle of an outside thing (a socket, a
- * listener, a process: its metatable has __tend_handle = true)? A handle
- * is an identity, as a ref is: it goes as it is. */
+/* Is the value at idx a handle of an outside thing (a socket, a listener,
+ * a process, real or simulated: its metatable has __tend_handle = true)?
+ * A handle is an identity, as a ref is: it goes as it is. */
 static int handle(lua_State *L, int idx) {
   if (!lua_getmetatable(L, idx)) return 0;
   int yes = lua_getfield(L, -1, "__tend_handle") == LUA_TBOOLEAN &&
@@ -30,7 +30,7 @@ static int kept(lua_State *L, tend_host *h, int idx) {
     case LUA_TTABLE: {
       if (!lua_getmetatable(L, idx)) return 0; /* a plain table: copied */
       lua_pop(L, 1);
-      if (tend_error_is(L, idx)) return 1;
+      if (tend_error_is(L, idx) || handle(L, idx)) return 1;
       int sentinel = 0;
       for (int s = TEND_SENTINEL_STOPPED; s <= TEND_SENTINEL_UNHANDLED; s++) {
         tend_push_sentinel(L, h, (tend_sentinel)s);

@@ -1,0 +1,487 @@
+-- tend.simnet: the simulated network of --virtual-time. The transport of
+-- tend.tcp under the virtual clock (the same listeners and sockets as the
+-- real one: lua/tend/tcp.lua calls either), simulated HTTP servers for
+-- tend.http, and the network faults of tend.chaos (turmoil's verbs).
+--
+-- Hosts are names: any string; "localhost", "127.0.0.1" and "::1" are one
+-- host. Each has its own port table. An actor lives on a host: the one
+-- set for it or an ancestor with place(ref, host) (a listener lives on the
+-- host it listens on, and so do its connections), else "localhost". Bytes
+-- go from one end of a connection to the other after the latency of the
+-- link between the two hosts (0 unless tend.chaos.latency set it, plus a
+-- seeded jitter), in order; a partition or a hold stops them until the
+-- repair or the release. Everything runs on the virtual clock and draws
+-- its randomness from tend's seeded generator, so a seed replays it.
+local core = require "tend.core"
+
+local M = {}
+
+local EOF = {} -- a connection's end, sent after its data
+
+local hosts = {}          -- name -> { ports = {port -> listener}, next = 49152 }
+local links = {}          -- "a\0b" -> { partitioned, held, latency, jitter }
+local place_of = {}       -- actor path -> host
+local stalled = {}        -- sending ends with bytes waiting on a blocked link, in order
+local servers = {}        -- "host:port" -> simulated HTTP handler
+
+local function norm(h)
+  if h == "127.0.0.1" or h == "::1" or h == "localhost" then return "localhost" end
+  return h
+end
+
+local function host(name)
+  local h = hosts[name]
+  if not h then
+    h = { ports = {}, next = 49152 }
+    hosts[name] = h
+  end
+  return h
+end
+
+local function free_port(h)
+  while h.ports[h.next] do h.next = h.next + 1 end
+  local p = h.next
+  h.next = h.next + 1
+  return p
+end
+
+local function link_key(a, b)
+  if a > b then a, b = b, a end
+  return a .. "\0" .. b
+end
+
+local function link(a, b)
+  local k = link_key(a, b)
+  local l = links[k]
+  if not l then
+    l = { partitioned = false, held = false, latency = 0, jitter = 0 }
+    links[k] = l
+  end
+  return l
+end
+
+local function blocked(l) return l.partitioned or l.held end
+
+-- The host an actor lives on (its own place, or its nearest ancestor's).
+local function host_of(ref)
+  if ref == nil then return "localhost" end
+  local p = ref:path()
+  while p and p ~= "" do
+    if place_of[p] then return place_of[p] end
+    p = p:match("^(.*)/[^/]*$")
+  end
+  return "localhost"
+end
+M.host_of = host_of
+
+-- place(ref, host): ref and its subtree live on the simulated host.
+function M.place(ref, name)
+  if not core.tcp_is_ref(ref) then
+    error("tend.simnet.place: ref: expected an actor ref, got " .. type(ref), 2)
+  end
+  if type(name) ~= "string" or name == "" then
+    error("tend.simnet.place: host: expected a host name, got " .. tostring(name), 2)
+  end
+  place_of[ref:path()] = norm(name)
+end
+
+-- The host named by a host name or an actor ref (chaos verbs).
+local function which(x, what, fn)
+  if type(x) == "string" and x ~= "" then return norm(x) end
+  if core.tcp_is_ref(x) then return host_of(x) end
+  error(string.format("%s: %s: expected a host name or an actor ref, got %s", fn, what,
+    type(x)), 3)
+end
+
+local function event(a, b, detail)
+  core.chaos_event("/net/" .. a, detail, b and ("/net/" .. b) or nil)
+end
+
+-- ------------------------------------------------------------ sockets
+
+local Sock = {}
+Sock.__index = Sock
+Sock.__name = "tend.SimSocket"
+Sock.__tend_handle = true
+
+local function new_sock(h, port, peer_host, peer_port)
+  return setmetatable({ host = h, port = port, peer_host = peer_host, peer_port = peer_port,
+    buf = "", early = {}, inflight = 0, last_due = 0, done = false }, Sock)
+end
+
+local function frames_of(s, data, out)
+  if s.framing == "raw" then
+    out[#out + 1] = data
+    return true
+  end
+  s.buf = s.buf .. data
+  if s.framing == "line" then
+    while true do
+      local i = s.buf:find("\n", 1, true)
+      if not i then break end
+      out[#out + 1] = s.buf:sub(1, i - 1):gsub("\r$", "")
+      s.buf = s.buf:sub(i + 1)
+    end
+    return #s.buf <= s.max_line
+  end
+  while #s.buf >= 4 do -- "length"
+    local n = string.unpack(">I4", s.buf)
+    if n > s.max_line then return false end
+    if #s.buf < 4 + n then break end
+    out[#out + 1] = s.buf:sub(5, 4 + n)
+    s.buf = s.buf:sub(5 + n)
+  end
+  return true
+end
+
+-- The end of s: its reader told, its owner ended (as the real transport).
+local function finish(s, reason)
+  if s.done then return end
+  s.done = true
+  if s.lst then
+    s.lst.live = s.lst.live - 1
+    s.lst = nil
+  end
+  if s.to and core.alive(s.to) then s.to:tell({ tend = "closed", reason = reason }, s.owner) end
+  if s.owner and s.to and core.alive(s.owner) then
+    if s.owner == s.to then core.poison(s.owner) else s.owner:tell(s) end
+  end
+end
+
+-- Bytes (or EOF) reached s.
+local function arrive(s, bytes)
+  if s.done then return end
+  if not s.to then
+    s.early[#s.early + 1] = bytes
+    return
+  end
+  if bytes == EOF then
+    if s.framing == "line" and #s.buf > 0 then
+      s.to:tell({ tend = "data", data = (s.buf:gsub("\r$", "")) }, s.owner)
+      s.buf = ""
+    end
+    return finish(s, "eof")
+  end
+  local out = {}
+  local ok = frames_of(s, bytes, out)
+  for _, f in ipairs(out) do s.to:tell({ tend = "data", data = f }, s.owner) end
+  if not ok then
+    finish(s, "frame_too_long")
+    if s.other then s.other:_send(EOF) end
+  end
+end
+
+-- Sends bytes from s to its peer over their link (in order).
+function Sock:_send(bytes)
+  local p = self.other
+  if p == nil then return end
+  local l = link(self.host, p.host)
+  if blocked(l) or self.stall then
+    if not self.stall then
+      self.stall = {}
+      stalled[#stalled + 1] = self
+    end
+    self.stall[#self.stall + 1] = bytes
+    return
+  end
+  local now = core.now()
+  local delay = l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
+  local due = math.max(now + delay, self.last_due)
+  self.last_due = due
+  if due <= now and self.inflight == 0 then return arrive(p, bytes) end
+  self.inflight = self.inflight + 1
+  core.after(due - now, function()
+    self.inflight = self.inflight - 1
+    arrive(p, bytes)
+  end)
+end
+
+-- Watches the owner: when it dies, the connection goes (the peer sees eof).
+local function watch_owner(s)
+  local owner = s.owner
+  core.after(0, function()
+    if s.done then return end
+    core.watch(owner)
+    while true do
+      local m = core.receive()
+      if type(m) == "table" and m.tend == "terminated" then break end
+    end
+    if not s.done then
+      finish(s, "closed")
+      s:_send(EOF)
+    end
+  end)
+end
+
+function Sock:start(o)
+  if self.done then return end
+  self.owner, self.to = o.owner, o.to
+  self.framing, self.max_line = o.framing or "line", o.max_line or 65536
+  if self.lst then -- no longer the listener's to close
+    self.lst.pending[self] = nil
+  end
+  watch_owner(self)
+  local early = self.early
+  self.early = {}
+  for _, b in ipairs(early) do arrive(self, b) end
+end
+
+function Sock:write(data)
+  if self.done then return false, "closed" end
+  local framing = self.framing or "raw"
+  if framing == "line" then data = data .. "\n"
+  elseif framing == "length" then data = string.pack(">I4", #data) .. data end
+  self:_send(data)
+  return true
+end
+
+function Sock:close()
+  if self.done then return end
+  finish(self, "closed")
+  self:_send(EOF)
+end
+
+function Sock:reset()
+  if self.done then return end
+  event(self.host, self.other and self.other.host, "reset")
+  finish(self, "reset")
+  if self.other then finish(self.other, "reset") end
+end
+
+function Sock:peer() return self.peer_host .. ":" .. self.peer_port end
+function Sock:closed() return self.done end
+function Sock:__tostring() return "SimSocket(" .. self:peer() .. ")" end
+
+-- ------------------------------------------------------------ listeners
+
+local Listener = {}
+Listener.__index = Listener
+Listener.__name = "tend.SimListener"
+Listener.__tend_handle = true
+
+function Listener:port() return self.port_n end
+function Listener:refused() return self.refused_n end
+function Listener:close()
+  if not self.open then return end
+  self.open = false
+  local h = host(self.host)
+  if h.ports[self.port_n] == self then h.ports[self.port_n] = nil end
+  local pending = {}
+  for s in pairs(self.pending) do pending[#pending + 1] = s end
+  table.sort(pending, function(a, b) return a.port < b.port end)
+  for _, s in ipairs(pending) do
+    s.done = true
+    if s.other then s:_send(EOF) end
+  end
+  self.pending = {}
+end
+
+local function listen_error(msg, reason)
+  local e = core.error("ListenError", "tend.tcp.listen: " .. msg)
+  e.reason = reason
+  error(e, 0)
+end
+
+local tcp = {}
+M.tcp = tcp
+
+function tcp.listen(o)
+  local name = norm(o.host)
+  local h = host(name)
+  local port = o.port
+  if port == 0 then
+    port = free_port(h)
+  elseif h.ports[port] then
+    listen_error(string.format("%s:%d: address already in use", o.host, port),
+      "address already in use")
+  end
+  local l = setmetatable({ host = name, port_n = port, listener = o.listener,
+    max = o.max_connections or 1024, live = 0, refused_n = 0, open = true,
+    pending = {} }, Listener)
+  h.ports[port] = l
+  place_of[o.listener:path()] = name
+  return l
+end
+
+local function connect_error(o, reason)
+  local e = core.error("ConnectError", string.format("tend.tcp.connect: %s:%d: %s",
+    o.host, o.port, reason))
+  e.reason = reason
+  error(e, 0)
+end
+
+-- Waits (the current actor sleeps) while the link is blocked, at most
+-- until the deadline; true when it is open again.
+local function wait_open(l, deadline)
+  while blocked(l) do
+    local left = deadline - core.now()
+    if left <= 0 then return false end
+    core.sleep(math.min(left, 0.01))
+  end
+  return true
+end
+
+function tcp.connect(o)
+  local src = o.from and norm(o.from) or host_of(core.self())
+  local dst = norm(o.host)
+  local l = link(src, dst)
+  local deadline = core.now() + o.timeout
+  if not wait_open(l, deadline) then connect_error(o, "timed out") end
+  local rtt = 2 * l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
+  if rtt > 0 then
+    if rtt >= deadline - core.now() then
+      core.sleep(math.max(0, deadline - core.now()))
+      connect_error(o, "timed out")
+    end
+    core.sleep(rtt)
+  end
+  local h = host(dst)
+  local lst = h.ports[o.port]
+  if not (hosts[dst] and lst and lst.open) then connect_error(o, "connection refused") end
+  local me = host(src)
+  local a = new_sock(src, free_port(me), dst, o.port)
+  local b = new_sock(dst, o.port, src, a.port)
+  a.other, b.other = b, a
+  if lst.live >= lst.max or not core.alive(lst.listener) then
+    lst.refused_n = lst.refused_n + 1
+    b.done = true
+    b:_send(EOF)
+    return a
+  end
+  lst.live = lst.live + 1
+  b.lst = lst
+  lst.pending[b] = true
+  lst.listener:tell({ tend = "accept", socket = b, peer = src .. ":" .. a.port }, lst.listener)
+  return a
+end
+
+-- ------------------------------------------------------------ faults
+
+local function check_virtual(fn)
+  if not core.virtual_time() then
+    error(fn .. ": only on the simulated network (under --virtual-time)", 3)
+  end
+end
+
+-- Sends what waited on links that are open again, in the order written.
+local function flush_stalled()
+  local waiting = stalled
+  stalled = {}
+  for _, s in ipairs(waiting) do
+    local bytes = s.stall
+    s.stall = nil
+    for _, b in ipairs(bytes) do s:_send(b) end
+  end
+end
+
+function M.partition(a, b)
+  check_virtual("tend.chaos.partition")
+  a, b = which(a, "a", "tend.chaos.partition"), which(b, "b", "tend.chaos.partition")
+  link(a, b).partitioned = true
+  event(a, b, "partition")
+end
+
+function M.repair(a, b)
+  check_virtual("tend.chaos.repair")
+  a, b = which(a, "a", "tend.chaos.repair"), which(b, "b", "tend.chaos.repair")
+  link(a, b).partitioned = false
+  event(a, b, "repair")
+  flush_stalled()
+end
+
+function M.hold(a, b)
+  check_virtual("tend.chaos.hold")
+  a, b = which(a, "a", "tend.chaos.hold"), which(b, "b", "tend.chaos.hold")
+  link(a, b).held = true
+  event(a, b, "hold")
+end
+
+function M.release(a, b)
+  check_virtual("tend.chaos.release")
+  a, b = which(a, "a", "tend.chaos.release"), which(b, "b", "tend.chaos.release")
+  link(a, b).held = false
+  event(a, b, "release")
+  flush_stalled()
+end
+
+function M.latency(a, b, seconds, jitter)
+  check_virtual("tend.chaos.latency")
+  a, b = which(a, "a", "tend.chaos.latency"), which(b, "b", "tend.chaos.latency")
+  if type(seconds) ~= "number" or seconds ~= seconds or seconds < 0 or seconds == math.huge then
+    error("tend.chaos.latency: seconds: expected a number >= 0, got " .. tostring(seconds), 2)
+  end
+  if jitter ~= nil and (type(jitter) ~= "number" or jitter ~= jitter or jitter < 0
+      or jitter == math.huge) then
+    error("tend.chaos.latency: jitter: expected a number >= 0, got " .. tostring(jitter), 2)
+  end
+  local l = link(a, b)
+  l.latency, l.jitter = seconds, jitter or 0
+  event(a, b, string.format("latency %g s%s", seconds, jitter and jitter > 0
+    and string.format(" +0-%g s", jitter) or ""))
+end
+
+-- ------------------------------------------------------------ HTTP
+
+local function http_error(reason, msg)
+  local e = core.error("HttpError", "tend.http.request: " .. msg)
+  e.reason = reason
+  error(e, 0)
+end
+
+-- http_serve{ host, port = 80, handler = function(req) return resp end }
+function M.http_serve(o)
+  if type(o) ~= "table" then
+    error("tend.http.serve: options: expected a table { host, port, handler }, got " .. type(o), 2)
+  end
+  if type(o.host) ~= "string" or o.host == "" then
+    error("tend.http.serve: host: expected a host name, got " .. tostring(o.host), 2)
+  end
+  local port = o.port or 80
+  if math.type(port) ~= "integer" or port < 1 or port > 65535 then
+    error("tend.http.serve: port: expected an integer 1-65535, got " .. tostring(port), 2)
+  end
+  if type(o.handler) ~= "function" then
+    error("tend.http.serve: handler: expected a function(req) returning { status, headers, body }, got "
+      .. type(o.handler), 2)
+  end
+  servers[norm(o.host) .. ":" .. port] = o.handler
+  host(norm(o.host))
+end
+
+-- What tend.http.request does under the virtual clock (opts are checked).
+function M.http_request(o)
+  local scheme, hostname, port, path = o.url:match("^(https?)://([^/:]+):?(%d*)(.*)$")
+  if not scheme then http_error("bad url", "url: cannot read " .. o.url) end
+  port = tonumber(port) or (scheme == "https" and 443 or 80)
+  local dst, src = norm(hostname), host_of(core.self())
+  local handler = servers[dst .. ":" .. port]
+  if not handler then
+    http_error("no simulated server", string.format("no simulated server at %s:%d (under "
+      .. "--virtual-time tend.http reaches only tend.http.serve servers)", hostname, port))
+  end
+  local timeout = o.timeout or 30
+  local l = link(src, dst)
+  local deadline = core.now() + timeout
+  if not wait_open(l, deadline) then
+    http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
+  end
+  local rtt = 2 * l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
+  if rtt >= deadline - core.now() then
+    core.sleep(math.max(0, deadline - core.now()))
+    http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
+  end
+  if rtt > 0 then core.sleep(rtt) end
+  local req = { method = o.method or "GET", url = o.url, path = path ~= "" and path or "/",
+    headers = o.headers or {}, body = o.body or "" }
+  local ok, resp = pcall(handler, req)
+  if not ok then
+    return { status = 500, headers = { ["content-type"] = "text/plain" },
+      body = tostring(type(resp) == "table" and resp.message or resp) }
+  end
+  if type(resp) ~= "table" then resp = { status = 200, body = tostring(resp or "") } end
+  local headers = {}
+  for k, v in pairs(resp.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
+  return { status = resp.status or 200, headers = headers, body = resp.body or "" }
+end
+
+return M
