@@ -15,14 +15,14 @@
 
 #define FN "tend.http.request"
 #define HTTP_REQUEST_MT "tend.HttpRequest"
-#define DEFAULT_TIMEOUT 30.0           /* seconds */
-#define DEFAULT_MAX_BODY (16 << 20)    /* bytes of a response body */
+#define DEFAULT_TIMEOUT 30.0        /* seconds */
+#define DEFAULT_MAX_BODY (16 << 20) /* bytes of a response body */
 #define HANDLE 10 /* stack index of the request's handle (after options) */
 
 static const char *const option_names[] = {
     "method", "url", "headers", "body", "timeout", "max_body", NULL};
-static const char *const methods[] = {"GET",    "HEAD",   "POST",    "PUT",
-                                      "PATCH",  "DELETE", "OPTIONS", NULL};
+static const char *const methods[] = {"GET",   "HEAD",   "POST",    "PUT",
+                                      "PATCH", "DELETE", "OPTIONS", NULL};
 
 /* The index in methods of the method at idx (nil: GET; any case), or -1. */
 static int method_at(lua_State *L, int idx) {
@@ -51,22 +51,20 @@ static const char *const *check_headers(lua_State *L, int idx) {
   int n = 0;
   if (!lua_isnil(L, idx)) {
     if (!lua_istable(L, idx))
-      tend_bad_option(L, FN, "headers", "a table of name = value strings",
-                      idx);
+      tend_bad_option(L, FN, "headers", "a table of name = value strings", idx);
     lua_pushnil(L);
     while (lua_next(L, idx)) {
       size_t kn, vn;
-      const char *k = lua_type(L, -2) == LUA_TSTRING
-                          ? lua_tolstring(L, -2, &kn)
-                          : NULL;
+      const char *k =
+          lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &kn) : NULL;
       if (k == NULL || !is_token(k, kn))
         luaL_error(L,
                    "%s: option 'headers': expected names that are HTTP "
                    "tokens (no space, ':' or control character), got %s",
                    FN, k ? k : tend_typename(L, -2));
       if (lua_type(L, -1) != LUA_TSTRING)
-        luaL_error(L, "%s: option 'headers': %s: expected a string, got %s",
-                   FN, k, tend_typename(L, -1));
+        luaL_error(L, "%s: option 'headers': %s: expected a string, got %s", FN,
+                   k, tend_typename(L, -1));
       const char *v = lua_tolstring(L, -1, &vn);
       if (strcspn(v, "\r\n") != vn)
         luaL_error(L,
@@ -108,11 +106,11 @@ static void check_options(lua_State *L, tend_http_spec *s) {
   if (m < 0)
     tend_bad_option(L, FN, "method",
                     "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", 2);
-  s->method = methods[m];
-  lua_getfield(L, 1, "url"); /* 3 */
+  s->method = methods[m < 0 ? 0 : m]; /* m < 0 raised above */
+  lua_getfield(L, 1, "url");          /* 3 */
   size_t un;
-  const char *url = lua_type(L, 3) == LUA_TSTRING ? lua_tolstring(L, 3, &un)
-                                                   : NULL;
+  const char *url =
+      lua_type(L, 3) == LUA_TSTRING ? lua_tolstring(L, 3, &un) : NULL;
   if (url == NULL || strlen(url) != un ||
       (strncasecmp(url, "http://", 7) != 0 &&
        strncasecmp(url, "https://", 8) != 0) ||
@@ -132,8 +130,7 @@ static void check_options(lua_State *L, tend_http_spec *s) {
   if (!lua_isnil(L, 5)) {
     t = lua_type(L, 5) == LUA_TNUMBER ? lua_tonumber(L, 5) : -1;
     if (!(t > 0 && t <= 1e9))
-      tend_bad_option(L, FN, "timeout", "a number of seconds > 0 (<= 1e9)",
-                      5);
+      tend_bad_option(L, FN, "timeout", "a number of seconds > 0 (<= 1e9)", 5);
   }
   s->timeout_ms = (int64_t)ceil(t * 1000);
   lua_getfield(L, 1, "max_body"); /* 6 */
@@ -143,7 +140,7 @@ static void check_options(lua_State *L, tend_http_spec *s) {
       tend_bad_option(L, FN, "max_body", "an integer number of bytes > 0", 6);
     s->max_body = (size_t)lua_tointeger(L, 6);
   }
-  lua_getfield(L, 1, "headers"); /* 7 */
+  lua_getfield(L, 1, "headers");    /* 7 */
   s->headers = check_headers(L, 7); /* 8, 9 */
 }
 
@@ -155,8 +152,7 @@ static int l_http_check(lua_State *L) {
 }
 
 /* Raises HttpError "FN: METHOD url: why" with e.reason = why, e.url. */
-static int raise_http(lua_State *L, const tend_http_spec *s,
-                      const char *why) {
+static int raise_http(lua_State *L, const tend_http_spec *s, const char *why) {
   lua_pushfstring(L, "%s: %s %s: %s", FN, s->method, s->url, why);
   tend_error_new(L, "HttpError", lua_tostring(L, -1));
   lua_pushstring(L, why);

@@ -34,10 +34,10 @@ typedef struct tend_http_state {
 
 /* A socket curl asked us to watch (curl_multi_assign'ed to it). */
 struct http_sock {
-  uv_poll_t poll;          /* first: the handle's memory is the record's */
-  curl_socket_t fd;        /* curl's socket */
-  http_state *st;          /* or NULL once the client is shut down */
-  http_sock *prev, *next;  /* st->socks */
+  uv_poll_t poll;         /* first: the handle's memory is the record's */
+  curl_socket_t fd;       /* curl's socket */
+  http_state *st;         /* or NULL once the client is shut down */
+  http_sock *prev, *next; /* st->socks */
 };
 
 /* A request. While HTTP_RUNNING it is in st->reqs and its easy handle in
@@ -45,22 +45,22 @@ struct http_sock {
  * Freed when it is no longer running and lua_gone. */
 struct tend_http_req {
   http_phase phase;
-  http_state *st;              /* while running */
-  CURL *easy;                  /* while running */
-  struct curl_slist *headers;  /* request headers, while running */
+  http_state *st;               /* while running */
+  CURL *easy;                   /* while running */
+  struct curl_slist *headers;   /* request headers, while running */
   uint32_t owner_id, owner_gen; /* the actor that made it */
-  uint32_t wait_id, wait_gen;  /* the promise it waits on, or 0 */
-  int lua_gone;                /* 1: the Lua handle was collected */
-  long status;                 /* HTTP status of the last response */
-  char *body;                  /* response body so far */
+  uint32_t wait_id, wait_gen;   /* the promise it waits on, or 0 */
+  int lua_gone;                 /* 1: the Lua handle was collected */
+  long status;                  /* HTTP status of the last response */
+  char *body;                   /* response body so far */
   size_t body_len, body_cap, max_body;
-  char *head;                  /* header lines of the last response */
+  char *head; /* header lines of the last response */
   size_t head_len, head_cap;
-  int head_lines;              /* their number */
-  const char *over;            /* the bound passed, or NULL */
-  const char *error;           /* why it failed, or NULL */
+  int head_lines;    /* their number */
+  const char *over;  /* the bound passed, or NULL */
+  const char *error; /* why it failed, or NULL */
   char errbuf[CURL_ERROR_SIZE];
-  tend_http_req *prev, *next;  /* st->reqs */
+  tend_http_req *prev, *next; /* st->reqs */
 };
 
 static void owner_gone(lua_State *L, tend_host *h, tend_actor *a);
@@ -138,7 +138,8 @@ static void check_done(http_state *st) {
   }
 }
 
-/* ------------------------------------------------------------ curl's sockets and timer */
+/* ------------------------------------------------------------ curl's sockets
+ * and timer */
 
 static void on_poll(uv_poll_t *handle, int status, int events) {
   http_sock *s = (http_sock *)handle;

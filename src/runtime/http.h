@@ -27,13 +27,13 @@
 
 /* What to send, checked by the API. */
 typedef struct tend_http_spec {
-  const char *method;           /* "GET", "POST", ... (upper case) */
-  const char *url;              /* http:// or https:// */
-  const char *const *headers;   /* "Name: value" lines (NULL-ended) */
-  const char *body;             /* or NULL */
-  size_t body_len;              /* its length */
-  int64_t timeout_ms;           /* whole request, > 0 */
-  size_t max_body;              /* response body bound, > 0 */
+  const char *method;         /* "GET", "POST", ... (upper case) */
+  const char *url;            /* http:// or https:// */
+  const char *const *headers; /* "Name: value" lines (NULL-ended) */
+  const char *body;           /* or NULL */
+  size_t body_len;            /* its length */
+  int64_t timeout_ms;         /* whole request, > 0 */
+  size_t max_body;            /* response body bound, > 0 */
 } tend_http_spec;
 
 typedef struct tend_http_req tend_http_req;
