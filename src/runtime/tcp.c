@@ -30,7 +30,7 @@ tcp_state *tend_tcp_state(tend_host *h) {
     free(st);
     return NULL;
   }
-  uv_check_init(&h->loop, st->drain);
+  uv_prepare_init(&h->loop, st->drain);
   st->drain->data = st;
   h->tcp = st;
   h->tcp_close_all = close_all;
@@ -332,7 +332,7 @@ static int deliver(void *ud, const char *frame, size_t n) {
   return s->phase != TCP_OPEN; /* a frame's receiver may have closed it */
 }
 
-static void check_drain(uv_check_t *c);
+static void check_drain(uv_prepare_t *c);
 
 static void pause(tend_sock *s) {
   tcp_state *st = s->st;
@@ -342,7 +342,7 @@ static void pause(tend_sock *s) {
   s->paused_next = st->paused;
   st->paused = s;
   if (!st->drain_active) {
-    uv_check_start(st->drain, check_drain);
+    uv_prepare_start(st->drain, check_drain);
     st->drain_active = 1;
   }
 }
@@ -386,9 +386,11 @@ static void read_frames(tend_sock *s, ssize_t nread, const uv_buf_t *buf) {
   }
 }
 
-/* After each loop turn while some are paused: resumes those whose reader
- * is down to the low mark (or gone). */
-static void check_drain(uv_check_t *c) {
+/* Before the loop would block (a prepare handle), while some are paused:
+ * resumes those whose reader is down to the low mark (or gone). A check
+ * handle would come after the block: a reader that drained its mailbox
+ * meanwhile would leave the loop waiting for data it does not read. */
+static void check_drain(uv_prepare_t *c) {
   tcp_state *st = c->data;
   tend_sock **p = &st->paused;
   while (*p) {
@@ -406,7 +408,7 @@ static void check_drain(uv_check_t *c) {
   }
   tend_tcp_poke(st);
   if (st->paused == NULL) {
-    uv_check_stop(c);
+    uv_prepare_stop(c);
     st->drain_active = 0;
   }
 }

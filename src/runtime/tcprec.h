@@ -59,7 +59,8 @@ typedef struct tcp_state {
   tend_sock *socks;         /* every socket record not yet closed */
   tend_listener *listeners; /* every listener not yet closed */
   tend_sock *paused;        /* sockets paused for back-pressure */
-  uv_check_t *drain;        /* while some are paused: resumes them */
+  uv_prepare_t *drain;      /* while some are paused: before the loop
+                              would block, resumes those drained */
   int drain_active;
   char *rbuf;      /* the read buffer (TCP_READ_SIZE) */
   void **by_owner; /* actor id -> first socket/listener it owns */
