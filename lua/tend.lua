@@ -6,10 +6,10 @@ local core = require "tend.core"
 
 local tend = {}
 for name, value in pairs(core) do
-  -- backoff_*, chaos_*, code_*, process_* and tcp_* are the plumbing of
-  -- tend.backoff, tend.chaos, tend.inspect, tend.process and tend.tcp
+  -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
+  -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http
   if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
-      or name:match("^process_") or name:match("^tcp_") or name == "signal_number") then
+      or name:match("^process_") or name:match("^tcp_") or name:match("^http_") or name == "signal_number") then
     tend[name] = value
   end
 end
@@ -24,6 +24,7 @@ tend.pool = require "tend.pool"
 tend.pg = require "tend.pg"
 tend.process = require "tend.process"
 tend.tcp = require "tend.tcp"
+tend.http = require "tend.http"
 
 -- tend.testkit, tend.chaos and tend.simnet load on first use.
 setmetatable(tend, {

@@ -183,6 +183,18 @@ M.docs = {
   The other end of a connection.]=],
   ["tend.tcp.socket_of"] = [=[tend.tcp.socket_of(conn) -> socket or nil
   The socket behind a connection ref (its transport's object; for chaos).]=],
+  ["tend.http.request"] = [=[tend.http.request{method, url, headers, body, timeout, max_body} -> {status, headers, body}
+  An HTTP(S) call through libcurl; the caller waits (others run). A 404
+  or 500 is a response; no response (refused, timed out, TLS, bounds)
+  raises HttpError (.reason: curl's text). Header names lowercased.
+  timeout 30 s, max_body 16 MiB. Under --virtual-time: simulated servers.]=],
+  ["tend.http.get"] = [=[tend.http.get(url [, opts]) -> {status, headers, body}
+  tend.http.request with method GET; opts: headers, timeout, max_body.]=],
+  ["tend.http.serve"] = [=[tend.http.serve{host, port, handler}
+  A simulated HTTP server (only under --virtual-time): handler(req)
+  returns {status, headers, body}. For a real one use tend.tcp.listen.]=],
+  ["tend.http.in_flight"] = [=[tend.http.in_flight() -> n
+  How many real HTTP requests are in flight now.]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],

@@ -289,9 +289,10 @@ void tend_host_close(tend_host *h) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
     if (h->process_close_all)
-      h->process_close_all(h);                 /* no program
-                                                   outlives it */
-    if (h->tcp_close_all) h->tcp_close_all(h); /* every socket closed */
+      h->process_close_all(h);                   /* no program
+                                                     outlives it */
+    if (h->tcp_close_all) h->tcp_close_all(h);   /* every socket closed */
+    if (h->http_close_all) h->http_close_all(h); /* curl shut down */
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, supervision state */
     for (uint32_t i = 1; i < h->ids.n; i++) {

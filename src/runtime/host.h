@@ -179,7 +179,9 @@ struct tend_host {
   void (*process_owner_died)(tend_host *h, const tend_actor *a);
   void (*process_close_all)(tend_host *h);
   struct tcp_state *tcp; /* sockets and listeners (tcprec.h), or NULL */
-  void (*tcp_close_all)(tend_host *h); /* set by tcp.c at its first use */
+  void (*tcp_close_all)(tend_host *h);  /* set by tcp.c at its first use */
+  struct tend_http_state *http;         /* the HTTP client (http.c), or NULL */
+  void (*http_close_all)(tend_host *h); /* set by http.c at its first use */
   /* Per-actor features above the actor machine (the stash, receive
    * timeouts) register what they do when a restart builds an actor's new
    * instance and when an actor dies (tend_host_add_feature); lifecycle.c

@@ -1,0 +1,369 @@
+-- tend.http: the real client (libcurl on the host's loop) against HTTP
+-- servers that the spec runs itself on 127.0.0.1 (tend.tcp.listen, raw
+-- framing). Run with the real clock: `tend --real-time test
+-- spec/http_spec.lua` (scripts/test and make check do). Under `tend test
+-- spec` (virtual clock) only the checks of bad input and of what
+-- tend.http does under the virtual clock run.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+-- Bad input: the same under both clocks (checked in C before anything).
+TestHttpOptions = {}
+
+local function err_of(fn, ...)
+  local ok, e = pcall(fn, ...)
+  lu.assertFalse(ok, "expected an error")
+  return tostring(e)
+end
+
+function TestHttpOptions:test_bad_options_name_the_function_and_the_option()
+  local R = tend.http.request
+  local url = "http://127.0.0.1:1/"
+  local cases = {
+    { { method = "FETCH", url = url }, "tend.http.request: option 'method': expected GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS, got FETCH (string)" },
+    { { method = 1, url = url }, "option 'method': expected GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS, got 1 (number)" },
+    { {}, "tend.http.request: option 'url': expected an http:// or https:// URL, got nil" },
+    { { url = 42 }, "option 'url': expected an http:// or https:// URL, got 42 (number)" },
+    { { url = "" }, "option 'url': expected an http:// or https:// URL, got  (string)" },
+    { { url = "ftp://example.com/" }, "option 'url': expected an http:// or https:// URL, got ftp://example.com/ (string)" },
+    { { url = "http://" }, "option 'url': expected an http:// or https:// URL, got http:// (string)" },
+    { { url = url, headers = "x" }, "option 'headers': expected a table of name = value strings, got x (string)" },
+    { { url = url, headers = { "a" } }, "option 'headers': expected names that are HTTP tokens (no space, ':' or control character), got an integer" },
+    { { url = url, headers = { ["a b"] = "1" } }, "option 'headers': expected names that are HTTP tokens (no space, ':' or control character), got a b" },
+    { { url = url, headers = { a = 1 } }, "tend.http.request: option 'headers': a: expected a string, got an integer" },
+    { { url = url, headers = { a = "x\r\nb: y" } }, "option 'headers': a: expected a value without CR, LF or NUL" },
+    { { url = url, body = {} }, "option 'body': expected a string, got a table" },
+    { { url = url, timeout = 0 }, "option 'timeout': expected a number of seconds > 0 (<= 1e9), got 0 (number)" },
+    { { url = url, timeout = -1 }, "option 'timeout': expected a number of seconds > 0 (<= 1e9), got -1 (number)" },
+    { { url = url, timeout = "1" }, "option 'timeout': expected a number of seconds > 0 (<= 1e9), got 1 (string)" },
+    { { url = url, timeout = 0 / 0 }, "option 'timeout': expected a number of seconds > 0" },
+    { { url = url, max_body = 0 }, "option 'max_body': expected an integer number of bytes > 0, got 0 (number)" },
+    { { url = url, max_body = 1.5 }, "option 'max_body': expected an integer number of bytes > 0, got 1.5 (number)" },
+    { { url = url, tiemout = 1 }, "tend.http.request: unknown option 'tiemout' (expected one of: method, url, headers, body, timeout, max_body)" },
+  }
+  for _, c in ipairs(cases) do
+    lu.assertStrContains(err_of(R, c[1]), c[2])
+  end
+  lu.assertStrContains(err_of(R, "http://x/"),
+    "tend.http.request: expected a table of options {method, url, ...}, got a string")
+  lu.assertStrContains(err_of(tend.http.get, 42), "tend.http.get: url: expected an http:// or https:// URL, got number")
+  lu.assertStrContains(err_of(tend.http.get, url, 5), "tend.http.get: opts: expected a table")
+  lu.assertStrContains(err_of(tend.http.get, url, { method = "POST" }), "tend.http.get: opts.method: expected nothing or GET, got POST")
+  lu.assertEquals(tend.http.in_flight(), 0)
+end
+
+if tend.virtual_time() then
+  TestHttpVirtual = {}
+
+  -- Without the simulated network in the build, a named error; never the
+  -- real network.
+  function TestHttpVirtual:test_under_the_virtual_clock_no_real_request_is_made()
+    if package.preload["tend.simnet"] then return end
+    local ok, e = pcall(tend.http.get, "http://127.0.0.1:1/")
+    lu.assertFalse(ok)
+    lu.assertEquals(e.kind, "HttpError")
+    lu.assertStrContains(e.message, "tend.http.request: under --virtual-time tend.http reaches only simulated servers (tend.http.serve)")
+    lu.assertEquals(tend.http.in_flight(), 0)
+  end
+  return
+end
+
+TestHttp = {}
+
+-- Waits (up to 5 s) until pred() holds.
+local function eventually(pred)
+  for _ = 1, 500 do
+    if pred() then return true end
+    tend.sleep(0.01)
+  end
+  return pred()
+end
+
+function TestHttp:setUp()
+  tend.sleep(0.01)
+  while select("#", tend.receive(0)) > 0 do end
+end
+
+-- Nothing left: no actor but the runner, no request in flight.
+function TestHttp:tearDown()
+  local clean = eventually(function() return tend.stats().actors == 1 end)
+  local left = tend.stats().actors - 1
+  for _, row in ipairs(tend.children("/user")) do
+    if row.ref ~= tend.self() then tend.stop(row.ref) end
+  end
+  eventually(function() return tend.stats().actors == 1 end)
+  lu.assertTrue(clean, "actors left behind: " .. left)
+  lu.assertEquals(tend.http.in_flight(), 0)
+  H.assert_clean()
+end
+
+-- A small HTTP/1.1 server on tend.tcp.listen (raw framing). route(req)
+-- gets { method, path, headers (lowercased names), body } and returns
+-- { status, headers, body }, or nil to never answer. Each response closes
+-- its connection. Returns the listener and its port.
+local function server(route)
+  local function handler(ctx)
+    local buf, req = "", nil
+    return function(msg, ctx)
+      if msg.tend ~= "data" then return end
+      buf = buf .. msg.data
+      if req == nil and not buf:match("^%u") then -- not HTTP (a TLS hello)
+        ctx:write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+        ctx:close()
+        return
+      end
+      if req == nil then
+        local head_end = buf:find("\r\n\r\n", 1, true)
+        if head_end == nil then return end
+        local head = buf:sub(1, head_end - 1)
+        buf = buf:sub(head_end + 4)
+        local method, path = head:match("^(%u+) (%S+) HTTP/1%.1")
+        req = { method = method, path = path, headers = {} }
+        for name, value in head:gmatch("\r\n([^:\r\n]+):[ \t]*([^\r\n]*)") do
+          req.headers[name:lower()] = value
+        end
+      end
+      if #buf < (tonumber(req.headers["content-length"]) or 0) then return end
+      req.body = buf
+      local res = route(req, ctx)
+      if res == nil then return end
+      local lines = { string.format("HTTP/1.1 %d X", res.status) }
+      for name, value in pairs(res.headers or {}) do
+        lines[#lines + 1] = name .. ": " .. value
+      end
+      lines[#lines + 1] = "Content-Length: " .. #(res.body or "")
+      lines[#lines + 1] = "Connection: close"
+      ctx:write(table.concat(lines, "\r\n") .. "\r\n\r\n" .. (res.body or ""))
+      ctx:close()
+    end
+  end
+  local l = tend.tcp.listen({ host = "127.0.0.1", port = 0, framing = "raw",
+    handler = handler })
+  return l, tend.ask(l, "port")
+end
+
+local function url(port, path) return "http://127.0.0.1:" .. port .. path end
+
+function TestHttp:test_get_returns_status_lowercased_headers_and_body()
+  local seen
+  local l, port = server(function(req)
+    seen = req
+    return { status = 200, body = "hello", headers = { ["Content-Type"] = "text/plain",
+      ["X-Server"] = "tend" } }
+  end)
+  local r = tend.http.get(url(port, "/hi?x=1"), { headers = { Accept = "text/plain" } })
+  lu.assertEquals(r.status, 200)
+  lu.assertEquals(r.body, "hello")
+  lu.assertEquals(r.headers["content-type"], "text/plain")
+  lu.assertEquals(r.headers["x-server"], "tend")
+  lu.assertEquals(r.headers["content-length"], "5")
+  lu.assertNil(r.headers["Content-Type"])
+  lu.assertEquals({ seen.method, seen.path, seen.headers.accept, seen.body },
+    { "GET", "/hi?x=1", "text/plain", "" })
+  lu.assertEquals(seen.headers["user-agent"], "tend/0.1.0")
+  lu.assertNil(seen.headers.expect)
+  tend.stop(l)
+end
+
+function TestHttp:test_post_put_delete_send_their_body_and_headers()
+  local l, port = server(function(req)
+    return { status = 201, body = req.method .. " " .. req.path .. " " .. req.body
+      .. " " .. tostring(req.headers["x-token"]) .. " " .. tostring(req.headers["content-type"]) }
+  end)
+  local big = string.rep("z", 100000) -- over curl's 1 KiB Expect threshold
+  local r = tend.http.request({ method = "POST", url = url(port, "/items"), body = "a=1",
+    headers = { ["X-Token"] = "t0k", ["Content-Type"] = "application/x-www-form-urlencoded" } })
+  lu.assertEquals({ r.status, r.body },
+    { 201, "POST /items a=1 t0k application/x-www-form-urlencoded" })
+  r = tend.http.request({ method = "put", url = url(port, "/items/1"), body = big })
+  lu.assertEquals(r.body, "PUT /items/1 " .. big .. " nil application/x-www-form-urlencoded")
+  r = tend.http.request({ method = "DELETE", url = url(port, "/items/1") })
+  lu.assertEquals(r.body, "DELETE /items/1  nil nil")
+  r = tend.http.request({ method = "POST", url = url(port, "/empty") })
+  lu.assertEquals(r.body, "POST /empty  nil application/x-www-form-urlencoded")
+  tend.stop(l)
+end
+
+function TestHttp:test_a_404_or_500_is_a_response_not_an_error()
+  local l, port = server(function(req)
+    if req.path == "/boom" then return { status = 500, body = "broken" } end
+    return { status = 404, body = "no " .. req.path }
+  end)
+  local r = tend.http.get(url(port, "/nothing"))
+  lu.assertEquals({ r.status, r.body }, { 404, "no /nothing" })
+  r = tend.http.get(url(port, "/boom"))
+  lu.assertEquals({ r.status, r.body }, { 500, "broken" })
+  r = tend.http.request({ method = "HEAD", url = url(port, "/nothing") })
+  lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 404, "", "11" })
+  tend.stop(l)
+end
+
+-- A port nobody listens on (a listener's, closed).
+local function free_port()
+  local l, port = server(function() end)
+  tend.stop(l)
+  eventually(function() return not tend.alive(l) end)
+  return port
+end
+
+function TestHttp:test_a_refused_connection_raises_HttpError_with_curls_text()
+  local port = free_port()
+  local ok, e = pcall(tend.http.get, url(port, "/"))
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "HttpError")
+  lu.assertStrContains(e.reason, "Couldn't connect to server")
+  lu.assertEquals(e.url, url(port, "/"))
+  lu.assertStrContains(e.message, "tend.http.request: GET " .. url(port, "/") .. ": Failed to connect")
+end
+
+function TestHttp:test_a_server_that_never_answers_times_out()
+  local got = 0
+  local l, port = server(function() got = got + 1 end) -- reads, never answers
+  local t0 = tend.now()
+  local ok, e = pcall(tend.http.get, url(port, "/slow"), { timeout = 0.2 })
+  local took = tend.now() - t0
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "HttpError")
+  lu.assertStrContains(e.reason, "timed out after")
+  lu.assertEquals(got, 1)
+  lu.assertTrue(took >= 0.2, "returned before its timeout: " .. took)
+  lu.assertEquals(tend.http.in_flight(), 0)
+  tend.stop(l)
+end
+
+function TestHttp:test_fifty_requests_in_flight_at_once_across_ten_actors()
+  -- The server holds every request until all 50 have arrived: they were
+  -- all in flight at the same time.
+  local held, peak = {}, nil
+  local l, port = server(function(req, ctx)
+    held[#held + 1] = { ctx = ctx, n = req.path:match("%d+") }
+    if #held == 50 then
+      peak = tend.http.in_flight()
+      for _, h in ipairs(held) do
+        h.ctx:write("HTTP/1.1 200 OK\r\nContent-Length: " .. #h.n .. "\r\nConnection: close\r\n\r\n" .. h.n)
+        h.ctx:close()
+      end
+    end
+    return nil
+  end)
+  local me = tend.self()
+  local callers = {}
+  for a = 1, 10 do
+    callers[a] = tend.spawn(function(ctx)
+      for i = 1, 5 do
+        local n = (a - 1) * 5 + i
+        ctx:spawn(function()
+          return function(msg, c)
+            local r = tend.http.get(url(port, "/" .. n))
+            tend.send(me, { n = n, status = r.status, body = r.body })
+            return tend.stopped
+          end
+        end):send("go")
+      end
+      return function() end
+    end)
+  end
+  local got = {}
+  for _ = 1, 50 do
+    local m = tend.receive(10)
+    lu.assertNotNil(m, "no answer within 10 s")
+    lu.assertEquals({ m.status, m.body }, { 200, tostring(m.n) })
+    got[m.n] = true
+  end
+  for n = 1, 50 do lu.assertTrue(got[n], "no answer for " .. n) end
+  lu.assertEquals(peak, 50)
+  for _, c in ipairs(callers) do tend.stop(c) end
+  tend.stop(l)
+end
+
+function TestHttp:test_an_actor_killed_mid_request_leaves_nothing_in_flight()
+  local me = tend.self()
+  local l, port = server(function(req, ctx)
+    tend.send(me, "arrived")
+    return nil -- never answers
+  end)
+  local caller = tend.spawn(function()
+    return function()
+      tend.http.get(url(port, "/forever"), { timeout = 30 })
+      tend.send(me, "woke") -- never
+    end
+  end)
+  caller:send("go")
+  lu.assertEquals(tend.receive(5), "arrived")
+  lu.assertEquals(tend.http.in_flight(), 1)
+  tend.stop(caller)
+  lu.assertTrue(eventually(function() return not tend.alive(caller) end))
+  lu.assertEquals(tend.http.in_flight(), 0) -- out of curl at its death
+  -- curl closed the connection: the server's handler sees it and goes
+  lu.assertTrue(eventually(function() return tend.ask(l, "connections") == 0 end))
+  tend.sleep(0.05)
+  lu.assertEquals(select("#", tend.receive(0)), 0) -- no late wake-up
+  tend.stop(l)
+end
+
+function TestHttp:test_a_restart_mid_request_drops_the_request()
+  local me = tend.self()
+  local l, port = server(function() tend.send(me, "arrived") end)
+  local starts = 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      starts = starts + 1
+      return function(msg)
+        if msg == "call" then tend.http.get(url(port, "/forever")) end
+      end
+    end, { name = "caller" })
+    return function() end
+  end)
+  lu.assertTrue(eventually(function() return #tend.children(sup) == 1 end))
+  local caller = tend.children(sup)[1].ref
+  caller:send("call")
+  lu.assertEquals(tend.receive(5), "arrived")
+  lu.assertEquals(tend.http.in_flight(), 1)
+  tend.chaos.crash(caller) -- fails now, mid-request: it restarts
+  lu.assertTrue(eventually(function() return starts == 2 end))
+  lu.assertEquals(tend.http.in_flight(), 0)
+  tend.stop(sup)
+  tend.stop(l)
+end
+
+function TestHttp:test_max_body_and_the_header_bound()
+  local l, port = server(function(req)
+    if req.path == "/many" then
+      local hs = {}
+      for i = 1, 300 do hs["X-H" .. i] = "v" end
+      return { status = 200, headers = hs, body = "" }
+    end
+    return { status = 200, body = string.rep("b", 100000) }
+  end)
+  local r = tend.http.get(url(port, "/big"), { max_body = 100000 })
+  lu.assertEquals(#r.body, 100000)
+  local ok, e = pcall(tend.http.get, url(port, "/big"), { max_body = 99999 })
+  lu.assertFalse(ok)
+  lu.assertEquals({ e.kind, e.reason }, { "HttpError", "response body over max_body" })
+  ok, e = pcall(tend.http.get, url(port, "/many"))
+  lu.assertFalse(ok)
+  lu.assertEquals(e.reason, "response headers over their bound (256 lines, 64 KiB)")
+  tend.stop(l)
+end
+
+function TestHttp:test_https_to_a_plain_server_is_a_tls_error()
+  local l, port = server(function() return { status = 200 } end)
+  local ok, e = pcall(tend.http.get, "https://127.0.0.1:" .. port .. "/", { timeout = 5 })
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "HttpError")
+  lu.assertTrue(e.reason:find("SSL") ~= nil or e.reason:find("TLS") ~= nil, e.reason)
+  tend.stop(l)
+end
+
+function TestHttp:test_where_it_cannot_wait_it_says_so()
+  local ok, e = pcall(string.gsub, "a", "a", function()
+    return tend.http.get("http://127.0.0.1:1/")
+  end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(e), "tend.http.request: cannot wait here")
+  ok, e = pcall(tend.http.serve, { host = "api", handler = function() end })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(e), "tend.http.serve: serves only on the simulated network (under --virtual-time); for a real server use tend.tcp.listen")
+  lu.assertEquals(tend.http.in_flight(), 0)
+end
