@@ -209,6 +209,7 @@ function M.heal()
   install()
   for _, ref in ipairs(frozen) do core.chaos_thaw(ref) end
   frozen = {}
+  if package.loaded["tend.simnet"] then simnet().heal() end -- links as new
   core.chaos_event("*", "heal")
 end
 

@@ -195,6 +195,25 @@ M.docs = {
   returns {status, headers, body}. For a real one use tend.tcp.listen.]=],
   ["tend.http.in_flight"] = [=[tend.http.in_flight() -> n
   How many real HTTP requests are in flight now.]=],
+  ["tend.chaos.partition"] = [=[tend.chaos.partition(a, b)
+  Under --virtual-time: nothing crosses between hosts a and b (names, or
+  actor refs: their hosts) until repair(a, b); bytes written meanwhile
+  wait, connects and HTTP calls time out. A trace event.]=],
+  ["tend.chaos.repair"] = [=[tend.chaos.repair(a, b)
+  Ends a partition: what waited goes, in order.]=],
+  ["tend.chaos.hold"] = [=[tend.chaos.hold(a, b)
+  Under --virtual-time: holds everything between a and b until release.]=],
+  ["tend.chaos.release"] = [=[tend.chaos.release(a, b)
+  Ends a hold: what was held goes, in order.]=],
+  ["tend.chaos.latency"] = [=[tend.chaos.latency(a, b, seconds [, jitter])
+  Under --virtual-time: bytes between hosts a and b take seconds (plus a
+  seeded 0..jitter) each way; a connection keeps its order.]=],
+  ["tend.chaos.reset"] = [=[tend.chaos.reset(conn)
+  Ends a connection (real or simulated) abruptly: both ends get closed
+  with reason "reset".]=],
+  ["tend.simnet.place"] = [=[tend.simnet.place(ref, host)
+  Under --virtual-time: ref and its subtree live on the simulated host
+  (connects go from there; partitions and latencies apply to it).]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],

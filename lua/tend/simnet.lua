@@ -167,7 +167,7 @@ local function arrive(s, bytes)
   for _, f in ipairs(out) do s.to:tell({ tend = "data", data = f }, s.owner) end
   if not ok then
     finish(s, "frame_too_long")
-    if s.other then s.other:_send(EOF) end
+    s:_send(EOF)
   end
 end
 
@@ -418,6 +418,13 @@ function M.latency(a, b, seconds, jitter)
   l.latency, l.jitter = seconds, jitter or 0
   event(a, b, string.format("latency %g s%s", seconds, jitter and jitter > 0
     and string.format(" +0-%g s", jitter) or ""))
+end
+
+-- heal(): every link as new (no partition, hold or latency); what waited
+-- goes (tend.chaos.heal).
+function M.heal()
+  links = {}
+  flush_stalled()
 end
 
 -- ------------------------------------------------------------ HTTP

@@ -1,0 +1,243 @@
+-- The simulated network (tend.simnet) under the virtual clock: tend.tcp and
+-- tend.http on simulated hosts, latency, partitions, holds, resets; times
+-- exact. Run by `tend test spec` (virtual clock).
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if not tend.virtual_time() then return end
+
+TestSimnet = {}
+
+-- The next message for the running task, within t virtual seconds.
+local function next_msg(t) return (tend.receive(t or 5)) end
+
+-- Lets the watcher tasks of closed connections end.
+local function settle() tend.sleep(0) H.settle() end
+
+function TestSimnet:setUp() while select("#", tend.receive(0)) > 0 do end end
+function TestSimnet:tearDown()
+  tend.chaos.heal()
+  tend.sleep(30) -- what is still in flight arrives
+  settle()
+  H.assert_clean()
+end
+
+local port_seq = 1000
+local function echo_server(host, opts)
+  port_seq = port_seq + 1
+  opts = opts or {}
+  opts.host, opts.port = host, port_seq
+  opts.handler = opts.handler or function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
+  end
+  return tend.tcp.listen(opts), port_seq
+end
+
+function TestSimnet:test_bytes_take_the_links_latency_each_way_in_order()
+  local l, port = echo_server("db")
+  tend.chaos.latency("web", "db", 0.25)
+  local t0 = tend.now()
+  local c = tend.tcp.connect({ host = "db", port = port, from = "web" })
+  lu.assertEquals(tend.now() - t0, 0.5) -- one round trip
+  lu.assertEquals(tend.tcp.peer(c), "db:" .. port)
+  tend.tcp.write(c, "one\ntwo")
+  tend.tcp.write(c, "three")
+  local got = {}
+  for _ = 1, 3 do
+    local m = next_msg()
+    got[#got + 1] = string.format("%s@%.2f", m.data, tend.now() - t0)
+  end
+  lu.assertEquals(got, { "one@1.00", "two@1.00", "three@1.00" })
+  tend.tcp.close(c)
+  lu.assertEquals(next_msg().reason, "closed")
+  H.stop_all(l)
+end
+
+function TestSimnet:test_jitter_never_reorders_a_connection()
+  local l, port = echo_server("db")
+  tend.chaos.latency("web", "db", 0.01, 0.5)
+  local c = tend.tcp.connect({ host = "db", port = port, from = "web" })
+  for i = 1, 50 do tend.tcp.write(c, tostring(i)) end
+  for i = 1, 50 do lu.assertEquals(next_msg().data, tostring(i)) end
+  tend.chaos.latency("web", "db", 0)
+  H.stop_all(c, l)
+end
+
+function TestSimnet:test_length_framing_and_frame_too_long()
+  local seen = {}
+  local l, port = echo_server("db", { framing = "length", max_line = 8, handler = function()
+    return function(msg, ctx)
+      if msg.tend == "data" then ctx:write(msg.data) else seen[#seen + 1] = msg.reason end
+    end
+  end })
+  local c = tend.tcp.connect({ host = "db", port = port, framing = "length" })
+  tend.tcp.write(c, "a\nb")
+  tend.tcp.write(c, "")
+  lu.assertEquals(next_msg().data, "a\nb")
+  lu.assertEquals(next_msg().data, "")
+  tend.tcp.write(c, "far too long")
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "eof" })
+  settle()
+  lu.assertEquals(seen, { "frame_too_long" })
+  lu.assertEquals({ tend.tcp.write(c, "late") }, { false, "closed" })
+  H.stop_all(l)
+end
+
+-- A partition stalls the bytes (TCP retransmits) and new connects; the
+-- repair lets them through in order; a connect that outlasts its timeout
+-- fails with "timed out" at exactly its timeout.
+function TestSimnet:test_a_partition_stalls_until_the_repair()
+  local l, port = echo_server("db")
+  local c = tend.tcp.connect({ host = "db", port = port, from = "web" })
+  tend.chaos.partition("web", "db")
+  tend.tcp.write(c, "during")
+  lu.assertEquals(select("#", tend.receive(10)), 0)
+  local t0 = tend.now()
+  local ok, err = pcall(tend.tcp.connect, { host = "db", port = port, from = "web", timeout = 2 })
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.reason }, { "ConnectError", "timed out" })
+  lu.assertEquals(tend.now() - t0, 2)
+  -- another pair of hosts is not affected
+  local other = tend.tcp.connect({ host = "db", port = port, from = "cache" })
+  tend.tcp.write(other, "x")
+  lu.assertEquals(next_msg().data, "x")
+  tend.after(1, function() tend.chaos.repair("web", "db") end)
+  t0 = tend.now()
+  local late = tend.tcp.connect({ host = "db", port = port, from = "web", timeout = 5 })
+  lu.assertEquals(tend.now() - t0, 1) -- it got through at the repair
+  lu.assertEquals(next_msg().data, "during")
+  H.stop_all(c, other, late, l)
+end
+
+function TestSimnet:test_hold_keeps_everything_until_release()
+  local l, port = echo_server("db")
+  local c = tend.tcp.connect({ host = "db", port = port, from = "web" })
+  tend.chaos.hold("web", "db")
+  tend.tcp.write(c, "1") tend.tcp.write(c, "2")
+  lu.assertEquals(select("#", tend.receive(3)), 0)
+  tend.chaos.release("web", "db")
+  lu.assertEquals(next_msg().data, "1")
+  lu.assertEquals(next_msg().data, "2")
+  H.stop_all(c, l)
+end
+
+function TestSimnet:test_reset_ends_both_sides_with_reset()
+  local reasons = {}
+  local l, port = echo_server("db", { handler = function()
+    return function(msg) if msg.tend == "closed" then reasons[#reasons + 1] = msg.reason end end
+  end })
+  local c = tend.tcp.connect({ host = "db", port = port })
+  tend.sleep(0)
+  tend.chaos.reset(c)
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "reset" })
+  settle()
+  lu.assertEquals(reasons, { "reset" })
+  H.stop_all(l)
+end
+
+function TestSimnet:test_refused_in_use_and_max_connections()
+  local l, port = echo_server("db", { max_connections = 1 })
+  local ok, err = pcall(tend.tcp.connect, { host = "db", port = port + 500 })
+  lu.assertEquals({ err.kind, err.reason }, { "ConnectError", "connection refused" })
+  ok, err = pcall(tend.tcp.listen, { host = "db", port = port, handler = function() end })
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.reason }, { "ListenError", "address already in use" })
+  local a = tend.tcp.connect({ host = "db", port = port })
+  local b = tend.tcp.connect({ host = "db", port = port })
+  local m = next_msg()
+  lu.assertEquals({ m.tend, m.reason }, { "closed", "eof" }) -- b, refused
+  lu.assertEquals(tend.ask(l, "refused"), 1)
+  lu.assertEquals(tend.ask(l, "connections"), 1)
+  local p0 = tend.tcp.listen({ host = "db", port = 0, handler = function() end })
+  lu.assertTrue(tend.ask(p0, "port") >= 49152)
+  H.stop_all(a, b, l, p0)
+end
+
+function TestSimnet:test_an_owners_death_closes_its_connection()
+  local seen = {}
+  local l, port = echo_server("db", { handler = function()
+    return function(msg) if msg.tend == "closed" then seen[#seen + 1] = msg.reason end end
+  end })
+  local owner = tend.spawn(function()
+    tend.tcp.connect({ host = "db", port = port, from = "web" })
+    return function() end
+  end)
+  tend.sleep(1)
+  H.stop_all(owner)
+  tend.sleep(1)
+  lu.assertEquals(seen, { "eof" })
+  H.stop_all(l)
+end
+
+function TestSimnet:test_network_faults_are_trace_events()
+  local seen = {}
+  tend.trace(function(e)
+    if e.ev == "chaos" then seen[#seen + 1] = e.path .. " " .. e.detail .. " " .. tostring(e.to) end
+  end)
+  tend.chaos.partition("a", "b")
+  tend.chaos.repair("a", "b")
+  tend.chaos.latency("a", "b", 0.5, 0.1)
+  tend.chaos.latency("a", "b", 0)
+  tend.chaos.hold("b", "c")
+  tend.chaos.release("b", "c")
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "/net/a partition /net/b", "/net/a repair /net/b",
+    "/net/a latency 0.5 s +0-0.1 s /net/b", "/net/a latency 0 s /net/b",
+    "/net/b hold /net/c", "/net/b release /net/c" })
+end
+
+function TestSimnet:test_chaos_verbs_check_their_arguments()
+  local ok, err = pcall(tend.chaos.partition, "a", 42)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "tend.chaos.partition: b: expected a host name or an actor ref, got number")
+  ok, err = pcall(tend.chaos.latency, "a", "b", -1)
+  lu.assertStrContains(err, "tend.chaos.latency: seconds: expected a number >= 0, got -1")
+  ok, err = pcall(tend.chaos.reset, tend.self())
+  lu.assertStrContains(err, "tend.chaos.reset: conn: expected a live connection ref")
+end
+
+function TestSimnet:test_simulated_http_servers()
+  tend.http.serve({ host = "api", handler = function(req)
+    if req.path == "/boom" then error("handler failed") end
+    return { status = 200, headers = { ["X-Seen"] = req.method }, body = "hello " .. req.body }
+  end })
+  tend.chaos.latency("localhost", "api", 0.1)
+  local t0 = tend.now()
+  local r = tend.http.request({ method = "POST", url = "http://api/x", body = "you" })
+  lu.assertEquals({ r.status, r.body, r.headers["x-seen"] }, { 200, "hello you", "POST" })
+  lu.assertAlmostEquals(tend.now() - t0, 0.2, 1e-6)
+  lu.assertEquals(tend.http.get("http://api/boom").status, 500)
+  tend.chaos.partition("localhost", "api")
+  t0 = tend.now()
+  local ok, err = pcall(tend.http.get, "http://api/x", { timeout = 3 })
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.reason }, { "HttpError", "timed out" })
+  lu.assertEquals(tend.now() - t0, 3)
+  tend.chaos.repair("localhost", "api")
+  tend.chaos.latency("localhost", "api", 0)
+  ok, err = pcall(tend.http.get, "http://elsewhere.example/")
+  lu.assertEquals(err.reason, "no simulated server")
+end
+
+-- The partition scenario replays byte for byte: its trace and its output.
+function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
+  local runs = {}
+  for i = 1, 2 do
+    local trace = os.tmpname()
+    local out, err, code = H.run({ "scenario", "examples/scenarios/partition.lua", "--seed", "7",
+      "--trace", trace })
+    lu.assertEquals(code, 0, err)
+    local f = io.open(trace, "rb")
+    runs[i] = { out = out, trace = f:read("a") }
+    f:close()
+    os.remove(trace)
+  end
+  lu.assertStrContains(runs[1].out, "app2: 0 failures")
+  lu.assertStrContains(runs[1].trace, '"detail":"partition"')
+  lu.assertEquals(runs[2].trace, runs[1].trace)
+  lu.assertEquals(runs[2].out, runs[1].out)
+end
