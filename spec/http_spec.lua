@@ -73,9 +73,9 @@ end
 
 TestHttp = {}
 
--- Waits (up to 5 s) until pred() holds.
+-- Waits (up to 20 s: valgrind is slow) until pred() holds.
 local function eventually(pred)
-  for _ = 1, 500 do
+  for _ = 1, 2000 do
     if pred() then return true end
     tend.sleep(0.01)
   end

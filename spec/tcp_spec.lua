@@ -10,9 +10,9 @@ if tend.virtual_time() then return end
 
 TestTcp = {}
 
--- Waits (up to 5 s) until pred() holds.
+-- Waits (up to 20 s: valgrind is slow) until pred() holds.
 local function eventually(pred)
-  for _ = 1, 500 do
+  for _ = 1, 2000 do
     if pred() then return true end
     tend.sleep(0.01)
   end
@@ -43,7 +43,7 @@ end
 
 -- The next message for the running task (within 5 s), or nil.
 local function next_msg(t)
-  return (tend.receive(t or 5))
+  return (tend.receive(t or 20))
 end
 
 -- A line echo server; `seen` gets what each handler saw, in order.
