@@ -228,8 +228,16 @@ function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
   local runs = {}
   for i = 1, 2 do
     local trace = os.tmpname()
+    local svg = os.tmpname()
     local out, err, code = H.run({ "scenario", "examples/scenarios/partition.lua", "--seed", "7",
-      "--trace", trace })
+      "--trace", trace, "--svg", svg })
+    local g = io.open(svg, "rb")
+    local drawn = g:read("a")
+    g:close()
+    os.remove(svg)
+    lu.assertStrContains(drawn, "/net/app1") -- the network's lane, its two marks
+    lu.assertStrContains(drawn, "chaos partition")
+    lu.assertStrContains(drawn, "chaos repair")
     lu.assertEquals(code, 0, err)
     local f = io.open(trace, "rb")
     runs[i] = { out = out, trace = f:read("a") }

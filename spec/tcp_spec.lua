@@ -366,6 +366,30 @@ function TestTcp:test_a_writer_waits_while_the_peer_does_not_read()
   H.stop_all(writer, l)
 end
 
+-- Where the writer cannot wait (a C call that cannot yield, here a sort
+-- comparator), a write over the mark raises Overloaded; the data is queued.
+function TestTcp:test_a_write_over_the_mark_that_cannot_wait_is_Overloaded()
+  local go = false
+  local l = tend.tcp.listen({ port = 0, handler = function()
+    return function(msg, ctx) while not go do ctx:sleep(0.01) end end
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port"), framing = "raw" })
+  local chunk = string.rep(string.rep("z", 1023) .. "\n", 1024) -- 1 MiB of lines
+  local err
+  for _ = 1, 64 do -- fills the kernel's buffers, then the queue
+    local ok, e = pcall(table.sort, { 1, 2 }, function(a, b)
+      tend.tcp.write(c, chunk)
+      return a < b
+    end)
+    if not ok then err = e break end
+  end
+  lu.assertNotNil(err, "never over the mark")
+  lu.assertEquals(err.kind, "Overloaded")
+  lu.assertStrContains(err.message, "tend.tcp.write: over 1 MiB queued for this connection")
+  go = true
+  H.stop_all(c, l)
+end
+
 -- A client connection is a child of the actor that made it: when that
 -- actor stops, the connection closes (the server sees eof).
 function TestTcp:test_a_client_connection_closes_with_its_owner()
