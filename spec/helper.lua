@@ -33,6 +33,17 @@ function H.assert_clean()
   assert(s.timers == 0, "timers left behind: " .. s.timers)
 end
 
+-- Waits until pred() holds, sleeping 10 ms at a time, at most `seconds`
+-- (default 20: valgrind on a loaded machine is slow); returns whether it
+-- held. For specs in real time (sockets, processes).
+function H.eventually(pred, seconds)
+  for _ = 1, math.ceil((seconds or 20) / 0.01) do
+    if pred() then return true end
+    tend.sleep(0.01)
+  end
+  return pred()
+end
+
 -- Stops the given refs and waits until they are gone.
 function H.stop_all(...)
   for _, r in ipairs { ... } do tend.stop(r) end

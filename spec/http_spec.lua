@@ -73,14 +73,7 @@ end
 
 TestHttp = {}
 
--- Waits (up to 20 s: valgrind is slow) until pred() holds.
-local function eventually(pred)
-  for _ = 1, 2000 do
-    if pred() then return true end
-    tend.sleep(0.01)
-  end
-  return pred()
-end
+local eventually = H.eventually
 
 function TestHttp:setUp()
   tend.sleep(0.01)

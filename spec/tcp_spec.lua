@@ -10,14 +10,7 @@ if tend.virtual_time() then return end
 
 TestTcp = {}
 
--- Waits (up to 20 s: valgrind is slow) until pred() holds.
-local function eventually(pred)
-  for _ = 1, 2000 do
-    if pred() then return true end
-    tend.sleep(0.01)
-  end
-  return pred()
-end
+local eventually = H.eventually
 
 -- Drops what earlier tests left in the test's own mailbox (late closed
 -- messages of their connections).

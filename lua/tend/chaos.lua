@@ -187,11 +187,15 @@ end
 -- The network (the simulated one, under --virtual-time; turmoil's verbs):
 -- a and b are host names or actor refs (the host each lives on).
 local function simnet() return require "tend.simnet" end
-function M.partition(a, b) return simnet().partition(a, b) end
-function M.repair(a, b) return simnet().repair(a, b) end
-function M.hold(a, b) return simnet().hold(a, b) end
-function M.release(a, b) return simnet().release(a, b) end
-function M.latency(a, b, seconds, jitter) return simnet().latency(a, b, seconds, jitter) end
+local function net(verb, ...) -- its errors are the caller's
+  local ok, err = pcall(simnet()[verb], ...)
+  if not ok then error(err, 3) end
+end
+function M.partition(a, b) net("partition", a, b) end
+function M.repair(a, b) net("repair", a, b) end
+function M.hold(a, b) net("hold", a, b) end
+function M.release(a, b) net("release", a, b) end
+function M.latency(a, b, seconds, jitter) net("latency", a, b, seconds, jitter) end
 
 -- reset(conn): the connection ends abruptly (RST): both ends see `closed`
 -- with reason "reset". A real connection or a simulated one.

@@ -90,7 +90,7 @@ local function which(x, what, fn)
   if type(x) == "string" and x ~= "" then return norm(x) end
   if core.tcp_is_ref(x) then return host_of(x) end
   error(string.format("%s: %s: expected a host name or an actor ref, got %s", fn, what,
-    type(x)), 3)
+    type(x)), 0)
 end
 
 local function event(a, b, detail)
@@ -359,7 +359,7 @@ end
 
 local function check_virtual(fn)
   if not core.virtual_time() then
-    error(fn .. ": only on the simulated network (under --virtual-time)", 3)
+    error(fn .. ": only on the simulated network (under --virtual-time)", 0)
   end
 end
 
@@ -374,45 +374,33 @@ local function flush_stalled()
   end
 end
 
-function M.partition(a, b)
-  check_virtual("tend.chaos.partition")
-  a, b = which(a, "a", "tend.chaos.partition"), which(b, "b", "tend.chaos.partition")
-  link(a, b).partitioned = true
-  event(a, b, "partition")
+-- Sets one flag of the link between a and b (host names or refs), says
+-- so in the trace, and lets what waited go when the link opens.
+local function set_flag(verb, flag, on, a, b)
+  local fn = "tend.chaos." .. verb
+  check_virtual(fn)
+  a, b = which(a, "a", fn), which(b, "b", fn)
+  link(a, b)[flag] = on
+  event(a, b, verb)
+  if not on then flush_stalled() end
 end
 
-function M.repair(a, b)
-  check_virtual("tend.chaos.repair")
-  a, b = which(a, "a", "tend.chaos.repair"), which(b, "b", "tend.chaos.repair")
-  link(a, b).partitioned = false
-  event(a, b, "repair")
-  flush_stalled()
-end
-
-function M.hold(a, b)
-  check_virtual("tend.chaos.hold")
-  a, b = which(a, "a", "tend.chaos.hold"), which(b, "b", "tend.chaos.hold")
-  link(a, b).held = true
-  event(a, b, "hold")
-end
-
-function M.release(a, b)
-  check_virtual("tend.chaos.release")
-  a, b = which(a, "a", "tend.chaos.release"), which(b, "b", "tend.chaos.release")
-  link(a, b).held = false
-  event(a, b, "release")
-  flush_stalled()
-end
+function M.partition(a, b) set_flag("partition", "partitioned", true, a, b) end
+function M.repair(a, b) set_flag("repair", "partitioned", false, a, b) end
+function M.hold(a, b) set_flag("hold", "held", true, a, b) end
+function M.release(a, b) set_flag("release", "held", false, a, b) end
 
 function M.latency(a, b, seconds, jitter)
-  check_virtual("tend.chaos.latency")
+  if not core.virtual_time() then
+    error("tend.chaos.latency: only on the simulated network (under --virtual-time)", 0)
+  end
   a, b = which(a, "a", "tend.chaos.latency"), which(b, "b", "tend.chaos.latency")
   if type(seconds) ~= "number" or seconds ~= seconds or seconds < 0 or seconds == math.huge then
-    error("tend.chaos.latency: seconds: expected a number >= 0, got " .. tostring(seconds), 2)
+    error("tend.chaos.latency: seconds: expected a number >= 0, got " .. tostring(seconds), 0)
   end
   if jitter ~= nil and (type(jitter) ~= "number" or jitter ~= jitter or jitter < 0
       or jitter == math.huge) then
-    error("tend.chaos.latency: jitter: expected a number >= 0, got " .. tostring(jitter), 2)
+    error("tend.chaos.latency: jitter: expected a number >= 0, got " .. tostring(jitter), 0)
   end
   local l = link(a, b)
   l.latency, l.jitter = seconds, jitter or 0
