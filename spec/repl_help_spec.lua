@@ -16,12 +16,15 @@ function TestReplHelp:test_help_on_one_function()
   lu.assertEquals(help.text("tend.ask"), help.text(tend.ask))
   lu.assertEquals(help.text("ask"), help.text(tend.ask))
   lu.assertStrContains(help.text(repl.helpers.flush, repl.helpers), "flush()\n")
+  lu.assertStrContains(help.text(tend.tcp.connect), "tend.tcp.connect{host, port")
+  lu.assertStrContains(help.text(tend.http.get), "tend.http.get(")
+  lu.assertStrContains(help.text(tend.chaos.partition), "tend.chaos.partition(a, b)")
 end
 
 function TestReplHelp:test_every_tend_function_has_help()
   local missing = {}
   for prefix, t in pairs { ["tend."] = tend, ["tend.backoff."] = tend.backoff, ["tend.pg."] = tend.pg,
-    ["tend.process."] = tend.process, ["tend.tcp."] = tend.tcp } do
+    ["tend.process."] = tend.process, ["tend.tcp."] = tend.tcp, ["tend.http."] = tend.http } do
     for name, v in pairs(t) do
       if type(v) == "function" and not help.docs[prefix .. name] and not (prefix == "tend." and
           help.docs["tend.backoff." .. name]) then

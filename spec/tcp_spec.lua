@@ -71,6 +71,14 @@ function TestTcp:test_a_line_echo_round_trip_and_the_ends_of_both_sides()
   end
   lu.assertEquals(got, { "data:one", "data:two", "data:three" })
   lu.assertEquals(tend.ask(l, "connections"), 1)
+  -- ps and tree say what each socket is
+  local tree = tend.tree()
+  lu.assertStrContains(tree, "] restarts=0 mailbox=0 port=" .. port .. "\n")
+  lu.assertStrContains(tree, "] restarts=0 mailbox=0 peer=127.0.0.1:" .. port .. "\n") -- the client
+  lu.assertStrMatches(tree, ".*\n    %$%d+ %[running%] restarts=0 mailbox=0 peer=127%.0%.0%.1:%d+\n.*") -- a handler
+  for _, row in ipairs(tend.ps()) do
+    if row.ref == c then lu.assertEquals(row.socket, "peer=127.0.0.1:" .. port) end
+  end
   tend.tcp.close(c)
   local m = next_msg()
   lu.assertEquals({ m.tend, m.reason }, { "closed", "closed" })

@@ -236,8 +236,8 @@ M.docs = {
   from it moves to the new code at its next message boundary.]=],
 }
 
--- The name a function is known by: "tend.x", "tend.backoff.x" or a REPL
--- helper; nil when none.
+-- The name a function is known by: "tend.x", "tend.backoff.x" (and the
+-- other modules') or a REPL helper; nil when none.
 local function name_of(fn, helpers)
   local tend = require "tend"
   for k, v in pairs(helpers or {}) do
@@ -246,14 +246,15 @@ local function name_of(fn, helpers)
   for k, v in pairs(tend) do
     if rawequal(v, fn) then return "tend." .. k end
   end
-  for k, v in pairs(tend.backoff) do
-    if rawequal(v, fn) then return "tend.backoff." .. k end
+  for _, m in ipairs({ "backoff", "pg", "process", "tcp", "http" }) do
+    for k, v in pairs(tend[m]) do
+      if rawequal(v, fn) then return "tend." .. m .. "." .. k end
+    end
   end
-  for k, v in pairs(tend.pg) do
-    if rawequal(v, fn) then return "tend.pg." .. k end
-  end
-  for k, v in pairs(tend.process) do
-    if rawequal(v, fn) then return "tend.process." .. k end
+  for _, m in ipairs({ "chaos", "simnet" }) do -- loaded on first use: only when they are
+    for k, v in pairs(package.loaded["tend." .. m] or {}) do
+      if rawequal(v, fn) and M.docs["tend." .. m .. "." .. k] then return "tend." .. m .. "." .. k end
+    end
   end
   return nil
 end

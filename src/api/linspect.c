@@ -7,6 +7,7 @@
 #include "runtime/error.h"
 #include "runtime/process.h"
 #include "runtime/supervise.h"
+#include "runtime/tcp.h"
 #include "runtime/sched.h"
 #include "runtime/send.h"
 #include "runtime/watch.h"
@@ -66,6 +67,11 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_pushinteger(L, pid);
     lua_setfield(L, -2, "pid");
   }
+  char sock[96];
+  if (tend_tcp_describe(h, a, sock, sizeof sock) == 0) { /* a socket's */
+    lua_pushstring(L, sock);
+    lua_setfield(L, -2, "socket");
+  }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
   for (tend_actor *c = a->first_child; c; c = c->next_sibling)
     ps_walk(L, h, c, list, depth + 1);
@@ -98,10 +104,13 @@ static int l_tree(lua_State *L) {
     lua_getfield(L, -1, "depth");
     lua_Integer depth = lua_tointeger(L, -1);
     lua_getfield(L, -2, "pid");
-    char pid[32] = "";
-    if (lua_isinteger(L, -1))
-      snprintf(pid, sizeof pid, " pid=%lld", (long long)lua_tointeger(L, -1));
-    lua_pop(L, 3); /* balanced again: the buffer may be used */
+    lua_getfield(L, -3, "socket");
+    char pid[128] = "";
+    if (lua_isinteger(L, -2))
+      snprintf(pid, sizeof pid, " pid=%lld", (long long)lua_tointeger(L, -2));
+    else if (lua_isstring(L, -1))
+      snprintf(pid, sizeof pid, " %s", lua_tostring(L, -1));
+    lua_pop(L, 4); /* balanced again: the buffer may be used */
     for (lua_Integer d = depth; d > 0; d--) luaL_addstring(&b, "  ");
     lua_rawgeti(L, list, i);
     lua_getfield(L, -1, "path");

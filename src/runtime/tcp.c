@@ -3,6 +3,7 @@
 #include "runtime/tcprec.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,6 +508,25 @@ int tend_tcp_write(tend_sock *s, const char *data, size_t n) {
                  TEND_TCP_WRITE_HIGH
              ? 1
              : 0;
+}
+
+int tend_tcp_describe(tend_host *h, const tend_actor *a, char *buf,
+                      size_t size) {
+  tcp_state *st = h->tcp;
+  if (!(a->flags & TEND_AF_SOCKET) || st == NULL) return -1;
+  if (a->id < st->n_by_owner) {
+    for (tend_sock *s = st->by_owner[a->id]; s; s = s->owner_next) {
+      if (s->owner_gen != a->gen || s->to_id == 0) continue; /* not started */
+      char peer[80];
+      if (tend_tcp_peer(s, peer, sizeof peer) != 0) continue;
+      snprintf(buf, size, "peer=%s", peer);
+      return 0;
+    }
+  }
+  int port = tend_tcp_listener_port_of(st, a->id, a->gen);
+  if (port < 0) return -1;
+  snprintf(buf, size, "port=%d", port);
+  return 0;
 }
 
 int tend_tcp_peer(const tend_sock *s, char *buf, size_t size) {

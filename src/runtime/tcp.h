@@ -108,5 +108,9 @@ int tend_tcp_is_closed(const tend_sock *s);
 int tend_tcp_peer(const tend_sock *s, char *buf, size_t size);
 /* Its userdata was collected: closes it; freed when unused. */
 void tend_tcp_release(tend_sock *s);
+/* What the socket a owns is, for ps and tree: "peer=address:port" for a
+ * connection, "port=N" for a listener. 0, or -1 when a owns none. */
+int tend_tcp_describe(tend_host *h, const tend_actor *a, char *buf,
+                      size_t size);
 
 #endif

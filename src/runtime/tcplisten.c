@@ -242,6 +242,12 @@ void tend_tcp_listener_owner_died(tcp_state *st, uint32_t id, uint32_t gen) {
   }
 }
 
+int tend_tcp_listener_port_of(tcp_state *st, uint32_t id, uint32_t gen) {
+  for (tend_listener *l = st->listeners; l; l = l->next)
+    if (l->open && l->owner_id == id && l->owner_gen == gen) return l->port;
+  return -1;
+}
+
 void tend_tcp_listeners_close_all(tcp_state *st) {
   while (st->listeners) tend_tcp_listener_close(st->listeners);
 }

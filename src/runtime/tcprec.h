@@ -91,5 +91,7 @@ void tend_tcp_listener_lost(tend_listener *l, tend_sock *s);
 /* The owner of l died: it closes. */
 void tend_tcp_listener_owner_died(tcp_state *st, uint32_t id, uint32_t gen);
 void tend_tcp_listeners_close_all(tcp_state *st);
+/* The port of the open listener (id, gen) owns, or -1. */
+int tend_tcp_listener_port_of(tcp_state *st, uint32_t id, uint32_t gen);
 
 #endif
