@@ -112,6 +112,7 @@ void tend_open_backoff_query(lua_State *L); /* lbackoff_query.c */
 void tend_open_code(lua_State *L);          /* lcode.c */
 void tend_open_process(lua_State *L);       /* lprocess.c */
 void tend_open_tcp(lua_State *L);           /* ltcp.c */
+void tend_open_codec(lua_State *L);         /* lcodec.c */
 void tend_open_http(lua_State *L);          /* lhttp.c */
 
 /* ---- lcore.c */

@@ -26,6 +26,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_backoff_query(L);
   tend_open_process(L);
   tend_open_tcp(L);
+  tend_open_codec(L);
   tend_open_http(L);
   return 1;
 }
