@@ -7,9 +7,11 @@ local core = require "tend.core"
 local tend = {}
 for name, value in pairs(core) do
   -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
-  -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http
+  -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http;
+  -- codec_* is the message codec of the nodes to come
   if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
-      or name:match("^process_") or name:match("^tcp_") or name:match("^http_") or name == "signal_number") then
+      or name:match("^process_") or name:match("^tcp_") or name:match("^http_")
+      or name:match("^codec_") or name == "signal_number") then
     tend[name] = value
   end
 end
