@@ -83,6 +83,8 @@ function TestCodec:test_the_size_limit()
   lu.assertStrContains(refused({ string.rep("y", 60), string.rep("y", 60) }, "MessageTooLarge", 100),
     "over the size limit (100 bytes)")
   lu.assertEquals(#core.codec_encode(string.rep("y", 90), 100), 92)
+  lu.assertEquals(#core.codec_encode(string.rep("y", 98), 100), 100) -- exactly the limit
+  lu.assertStrContains(refused(string.rep("y", 99), "MessageTooLarge", 100), "(100 bytes)")
 end
 
 function TestCodec:test_untrusted_bytes_are_refused_never_a_crash()
