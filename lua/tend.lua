@@ -8,10 +8,11 @@ local tend = {}
 for name, value in pairs(core) do
   -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
   -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http;
-  -- codec_* is the message codec of the nodes to come
+  -- codec_*, node_* and remote_* are the plumbing of tend.node
   if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
       or name:match("^process_") or name:match("^tcp_") or name:match("^http_")
-      or name:match("^codec_") or name == "signal_number") then
+      or name:match("^codec_") or name:match("^node_") or name:match("^remote_")
+      or name == "signal_number") then
     tend[name] = value
   end
 end
@@ -27,6 +28,10 @@ tend.pg = require "tend.pg"
 tend.process = require "tend.process"
 tend.tcp = require "tend.tcp"
 tend.http = require "tend.http"
+local node = require "tend.node"
+tend.node = { start = node.start, name = node.name, list = node.list, monitor = node.monitor,
+  stats = node.stats, tree = node.tree }
+tend.spawn_on = node.spawn_on
 
 -- tend.testkit, tend.chaos and tend.simnet load on first use.
 setmetatable(tend, {

@@ -214,6 +214,28 @@ M.docs = {
   ["tend.simnet.place"] = [=[tend.simnet.place(ref, host)
   Under --virtual-time: ref and its subtree live on the simulated host
   (connects go from there; partitions and latencies apply to it).]=],
+  ["tend.node.start"] = [=[tend.node.start{name, nats, timeout, retry, limit} -> name
+  Makes this process node `name` on the NATS server at `nats`
+  ("nats://host:port", or "local": a nats-server child). Same as the
+  command line's --node NAME --nats URL. Raises NatsError when the server
+  cannot be reached (unless retry), NodeError when the name is taken.]=],
+  ["tend.node.name"] = [=[tend.node.name() -> name or nil
+  This node's name (nil when this process is no node).]=],
+  ["tend.node.list"] = [=[tend.node.list() -> {names}
+  The other nodes seen alive, sorted (Erlang's nodes()).]=],
+  ["tend.node.monitor"] = [=[tend.node.monitor(name [, false])
+  The calling actor gets {tend = "nodeup" | "nodedown", node = name} at
+  each change; a nodedown at once when name is not up now. false stops.]=],
+  ["tend.node.stats"] = [=[tend.node.stats() -> {sent, received, dropped, proxies}
+  Messages sent to and received from other nodes, dropped while their
+  node was down, and refs to other nodes' actors held now.]=],
+  ["tend.node.tree"] = [=[tend.node.tree([name]) -> text
+  The supervision tree of node name (this node's by default).]=],
+  ["tend.spawn_on"] = [=[tend.spawn_on(node, "module.factory", opts) -> ref
+  Loads module on node (require there) and spawns its factory there,
+  under /system/remote/<this node>; opts are spawn options, plus timeout
+  (the wait, default 5 s). Raises SpawnError (no module, no factory) or
+  NodeDown.]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],
@@ -246,7 +268,7 @@ local function name_of(fn, helpers)
   for k, v in pairs(tend) do
     if rawequal(v, fn) then return "tend." .. k end
   end
-  for _, m in ipairs({ "backoff", "pg", "process", "tcp", "http" }) do
+  for _, m in ipairs({ "backoff", "pg", "process", "tcp", "http", "node" }) do
     for k, v in pairs(tend[m]) do
       if rawequal(v, fn) then return "tend." .. m .. "." .. k end
     end

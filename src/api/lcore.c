@@ -28,6 +28,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_tcp(L);
   tend_open_codec(L);
   tend_open_http(L);
+  tend_open_remote(L);
   return 1;
 }
 

@@ -30,6 +30,8 @@ static const char usage[] =
     "clock)\n"
     "       tend timeline TRACE.jsonl|- [-o OUT.svg]  draw a trace as a "
     "timeline\n"
+    "       tend cluster N SCRIPT [ARGS...]   N nodes of SCRIPT and a local "
+    "nats-server\n"
     "       tend SUBCOMMAND --help            help on test, scenario, "
     "timeline\n"
     "options:\n"
@@ -42,6 +44,12 @@ static const char usage[] =
     "  --trace FILE       lifecycle events as JSON lines\n"
     "  --copy-messages    deep-copy every message where it is sent (finds\n"
     "                     bugs of shared tables; functions cannot be sent)\n"
+    "  --node NAME        run as node NAME (needs --nats)\n"
+    "  --nats URL         the NATS server of the nodes: nats://host:port, or\n"
+    "                     'local' to start a nats-server child\n"
+    "  --node-timeout S   a node is down after S seconds without heartbeat\n"
+    "                     (default 15)\n"
+    "  --nats-retry       keep trying an unreachable NATS server (backoff)\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "exit status: 0 normal end, 1 script error, 2 usage error\n";
@@ -106,6 +114,11 @@ typedef struct options {
   int copy_messages;  /* --copy-messages */
   int repl;           /* the REPL alone (a terminal, no script) */
   int first_arg;      /* argv index of the first script argument */
+  const char *node;   /* --node NAME, or NULL */
+  const char *nats;   /* --nats URL|local, or NULL */
+  const char *node_timeout; /* --node-timeout SECONDS, or NULL */
+  int nats_retry;     /* --nats-retry */
+  int cluster;        /* tend cluster N SCRIPT */
 } options;
 
 static int usage_error(const char *fmt, ...) {
@@ -161,6 +174,21 @@ static int parse(int argc, char **argv, options *o) {
       o->trace = argv[i];
     } else if (strcmp(a, "--copy-messages") == 0) {
       o->copy_messages = 1;
+    } else if (strcmp(a, "--node") == 0 || strcmp(a, "--nats") == 0 ||
+               strcmp(a, "--node-timeout") == 0) {
+      if (++i >= argc)
+        return usage_error("%s: expected %s, got nothing", a,
+                           a[3] == 'a'   ? "a nats:// URL or 'local'"
+                           : a[6] == '-' ? "seconds"
+                                         : "a node name");
+      if (a[3] == 'a')
+        o->nats = argv[i];
+      else if (a[6] == '-')
+        o->node_timeout = argv[i];
+      else
+        o->node = argv[i];
+    } else if (strcmp(a, "--nats-retry") == 0) {
+      o->nats_retry = 1;
     } else if (strcmp(a, "-e") == 0) {
       if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
       o->code = argv[i];
@@ -189,6 +217,8 @@ static int parse(int argc, char **argv, options *o) {
     }
     if (strcmp(argv[i], "test") == 0) {
       o->test = 1;
+    } else if (strcmp(argv[i], "cluster") == 0) {
+      o->cluster = 1;
     } else if (strcmp(argv[i], "timeline") == 0) {
       o->timeline = 1;
     } else if (strcmp(argv[i], "scenario") == 0) {
@@ -224,6 +254,24 @@ static int parse(int argc, char **argv, options *o) {
       o->script = "-";
   }
   o->first_arg = i;
+  if (o->node_timeout) {
+    char *end;
+    errno = 0;
+    double t = strtod(o->node_timeout, &end);
+    if (errno || *end || end == o->node_timeout || !(t > 0 && t < 1e9))
+      return usage_error("--node-timeout: expected seconds > 0, got '%s'",
+                         o->node_timeout);
+  }
+  if ((o->nats || o->node_timeout || o->nats_retry) && !o->node)
+    return usage_error("--nats, --node-timeout and --nats-retry need --node NAME");
+  if (o->node && !o->nats)
+    return usage_error("--node %s: expected --nats URL (or --nats local) too",
+                       o->node);
+  if (o->node && o->repl) { /* tend -i --node x: start the node, then the REPL */
+    o->repl = 0;
+    o->interactive = 1;
+    o->code = "";
+  }
   return -1;
 }
 
@@ -247,6 +295,8 @@ static int load_main(lua_State *L, const options *o) {
     r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
   } else if (o->timeline) {
     r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
+  } else if (o->cluster) {
+    r = luaL_loadstring(L, "return require('tend.cluster').run(...)");
   } else if (o->code) {
     r = luaL_loadbuffer(L, o->code, strlen(o->code), "=(command line)");
   } else if (strcmp(o->script, "-") == 0) {
@@ -258,6 +308,23 @@ static int load_main(lua_State *L, const options *o) {
     fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
     lua_pop(L, 1);
     return 1;
+  }
+  if (o->node) { /* the chunk runs once this process is a node */
+    luaL_loadstring(L, "local chunk, o = ... return function(...) "
+                       "require('tend.nats').start(o) return chunk(...) end");
+    lua_insert(L, -2);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, o->node);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, o->nats);
+    lua_setfield(L, -2, "nats");
+    lua_pushboolean(L, o->nats_retry);
+    lua_setfield(L, -2, "retry");
+    if (o->node_timeout) {
+      lua_pushnumber(L, strtod(o->node_timeout, NULL));
+      lua_setfield(L, -2, "timeout");
+    }
+    lua_call(L, 2, 1);
   }
   return 0;
 }

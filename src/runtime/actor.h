@@ -162,7 +162,9 @@ enum tend_actor_flags {
   TEND_AF_REGISTERED = 32768, /* has a registered name (names.h) */
   TEND_AF_PROCESS = 65536,    /* owns OS processes (process.h) */
   TEND_AF_SOCKET = 131072,    /* owns sockets or listeners (tcp.h) */
-  TEND_AF_HTTP = 262144       /* has made HTTP requests (http.h) */
+  TEND_AF_HTTP = 262144,      /* has made HTTP requests (http.h) */
+  TEND_AF_REMOTE = 524288     /* a proxy of an actor on another node
+                                 (remote.h): no behavior, no parent */
 };
 
 typedef struct tend_watch tend_watch;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/ref.h"
+#include "runtime/remote.h"
 
 /* ------------------------------------------------------------ encoding */
 
@@ -21,6 +22,7 @@ typedef struct step {
 
 typedef struct encoder {
   lua_State *L;
+  tend_host *h;
   msgpack_sbuffer buf;
   msgpack_packer pk;
   size_t limit;
@@ -163,17 +165,50 @@ static int encode_table(encoder *e, int idx) {
   return ok;
 }
 
-/* Packs a ref as ext TEND_CODEC_EXT_REF: [node, id, gen]. */
-static void encode_ref(encoder *e, const tend_ref *r) {
+static void pack_string(msgpack_packer *pk, const char *s, size_t n) {
+  msgpack_pack_str(pk, n);
+  msgpack_pack_str_body(pk, s, n);
+}
+
+/* Packs the ref at idx as ext TEND_CODEC_EXT_REF:
+ * [node, inc, id, gen, path, kind]: a proxy's own coordinates, else this
+ * node's name and incarnation with the ref's id, generation and path
+ * (kind 1 for a pending ask). */
+static void encode_ref(encoder *e, int idx, const tend_ref *r) {
+  lua_State *L = e->L;
+  tend_host *h = e->h;
   msgpack_sbuffer body;
   msgpack_packer pk;
   msgpack_sbuffer_init(&body);
   msgpack_packer_init(&pk, &body, msgpack_sbuffer_write);
-  msgpack_pack_array(&pk, 3);
-  msgpack_pack_str(&pk, 0); /* the node: this one (no node names yet) */
-  msgpack_pack_str_body(&pk, "", 0);
-  msgpack_pack_uint32(&pk, r->id);
-  msgpack_pack_uint32(&pk, r->gen);
+  msgpack_pack_array(&pk, 6);
+  tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
+  size_t n;
+  if (a && a->kind == TEND_ENTITY_ACTOR && (a->flags & TEND_AF_REMOTE)) {
+    tend_remote_push_coords(L, h, a);
+    for (int i = 1; i <= 6; i++) {
+      lua_rawgeti(L, -1, i);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        const char *s = lua_tolstring(L, -1, &n);
+        pack_string(&pk, s, n);
+      } else {
+        msgpack_pack_uint64(&pk, (uint64_t)lua_tointeger(L, -1));
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  } else {
+    const char *node = h->node_name ? h->node_name : "";
+    pack_string(&pk, node, strlen(node));
+    msgpack_pack_uint64(&pk, h->node_inc);
+    msgpack_pack_uint32(&pk, r->id);
+    msgpack_pack_uint32(&pk, r->gen);
+    tend_ref_push_path(L, h, idx);
+    const char *path = lua_tolstring(L, -1, &n);
+    pack_string(&pk, path, n);
+    lua_pop(L, 1);
+    msgpack_pack_uint32(&pk, a && a->kind == TEND_ENTITY_PROMISE);
+  }
   msgpack_pack_ext(&e->pk, body.size, TEND_CODEC_EXT_REF);
   msgpack_pack_ext_body(&e->pk, body.data, body.size);
   msgpack_sbuffer_destroy(&body);
@@ -208,7 +243,7 @@ static int encode(encoder *e, int idx) {
     case LUA_TUSERDATA: {
       const tend_ref *r = tend_ref_test(L, idx);
       if (r) {
-        encode_ref(e, r);
+        encode_ref(e, idx, r);
         return 1;
       }
       return refuse(e, TEND_CODEC_NOT_SERIALIZABLE,
@@ -228,9 +263,8 @@ static int encode(encoder *e, int idx) {
 
 tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
                                     size_t limit) {
-  (void)h;
   idx = lua_absindex(L, idx);
-  encoder e = {.L = L, .limit = limit};
+  encoder e = {.L = L, .h = h, .limit = limit};
   msgpack_sbuffer_init(&e.buf);
   msgpack_packer_init(&e.pk, &e.buf, msgpack_sbuffer_write);
   lua_newtable(L);
@@ -250,6 +284,58 @@ tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
 static int bad(lua_State *L, const char *what) {
   lua_pushfstring(L, "not a tend message: %s", what);
   return 0;
+}
+
+static int is_uint(const msgpack_object *o, uint64_t max) {
+  return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= max;
+}
+
+/* Pushes the ref [node, inc, id, gen, path, kind] of o and returns 1, or
+ * returns 0 (nothing pushed) when o is no such array. A ref of this node
+ * (same name and incarnation) is the local ref; another node's is what the
+ * node layer makes of it (a proxy); with no node layer, a ref that reaches
+ * nothing, remembering where it pointed. */
+static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
+  if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 6) return 0;
+  const msgpack_object *f = o->via.array.ptr;
+  if (f[0].type != MSGPACK_OBJECT_STR || !is_uint(&f[1], UINT64_MAX) ||
+      !is_uint(&f[2], UINT32_MAX) || !is_uint(&f[3], UINT32_MAX) ||
+      f[4].type != MSGPACK_OBJECT_STR || !is_uint(&f[5], 1))
+    return 0;
+  const char *me = h->node_name ? h->node_name : "";
+  uint32_t id = (uint32_t)f[2].via.u64, gen = (uint32_t)f[3].via.u64;
+  if (f[0].via.str.size == strlen(me) &&
+      memcmp(f[0].via.str.ptr, me, f[0].via.str.size) == 0) {
+    if (f[1].via.u64 == h->node_inc) {
+      tend_ref_push(L, h, id, gen);
+      if (!lua_isnil(L, -1)) return 1;
+      lua_pop(L, 1);
+    }
+    tend_ref_new(L, 0, 0); /* an earlier incarnation's actor: dead */
+    lua_pushlstring(L, f[4].via.str.ptr, f[4].via.str.size);
+    tend_ref_set_path(L, -2);
+    return 1;
+  }
+  if (h->remote_decode_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->remote_decode_ref);
+    lua_pushlstring(L, f[0].via.str.ptr, f[0].via.str.size);
+    lua_pushinteger(L, (lua_Integer)f[1].via.u64);
+    lua_pushinteger(L, id);
+    lua_pushinteger(L, gen);
+    lua_pushlstring(L, f[4].via.str.ptr, f[4].via.str.size);
+    lua_pushinteger(L, (lua_Integer)f[5].via.u64);
+    if (lua_pcall(L, 6, 1, 0) == LUA_OK && tend_ref_test(L, -1)) return 1;
+    lua_pop(L, 1);
+  }
+  tend_ref_new(L, 0, 0); /* no node layer: it reaches nothing */
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, f[4].via.str.ptr, f[4].via.str.size);
+  luaL_addchar(&b, '@');
+  luaL_addlstring(&b, f[0].via.str.ptr, f[0].via.str.size);
+  luaL_pushresult(&b);
+  tend_ref_set_path(L, -2);
+  return 1;
 }
 
 /* Pushes the Lua value of o; 0 with a message pushed when it cannot. */
@@ -317,19 +403,9 @@ static int push_object(lua_State *L, tend_host *h, const msgpack_object *o,
       msgpack_unpacked r;
       msgpack_unpacked_init(&r);
       size_t off = 0;
-      int ok =
-          msgpack_unpack_next(&r, o->via.ext.ptr, o->via.ext.size, &off) ==
-              MSGPACK_UNPACK_SUCCESS &&
-          off == o->via.ext.size && r.data.type == MSGPACK_OBJECT_ARRAY &&
-          r.data.via.array.size == 3 &&
-          r.data.via.array.ptr[0].type == MSGPACK_OBJECT_STR &&
-          r.data.via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-          r.data.via.array.ptr[2].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-          r.data.via.array.ptr[1].via.u64 <= UINT32_MAX &&
-          r.data.via.array.ptr[2].via.u64 <= UINT32_MAX;
-      if (ok)
-        tend_ref_push(L, h, (uint32_t)r.data.via.array.ptr[1].via.u64,
-                      (uint32_t)r.data.via.array.ptr[2].via.u64);
+      int ok = msgpack_unpack_next(&r, o->via.ext.ptr, o->via.ext.size,
+                                   &off) == MSGPACK_UNPACK_SUCCESS &&
+               off == o->via.ext.size && push_ref(L, h, &r.data);
       msgpack_unpacked_destroy(&r);
       return ok ? 1 : bad(L, "a malformed ref");
     }

@@ -31,6 +31,7 @@ static const struct {
     [TEND_EV_SPAWN_OS] = {"spawn_os", 1},
     [TEND_EV_READY] = {"ready", 1},
     [TEND_EV_EXIT] = {"exit", 1},
+    [TEND_EV_NODE] = {"node", 1},
 };
 
 const char *tend_event_name(tend_event_kind ev) {

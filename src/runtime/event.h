@@ -33,6 +33,8 @@ typedef enum tend_event_kind {
   TEND_EV_SPAWN_OS,    /* an OS process started (pid, argv0) */
   TEND_EV_READY,       /* it is ready */
   TEND_EV_EXIT,        /* it exited (status or signal) */
+  TEND_EV_NODE,        /* a node came up, went down, or a message to it
+                          was dropped (lua/tend/node.lua) */
   TEND_EV_KINDS
 } tend_event_kind;
 

@@ -216,6 +216,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   h->log_level = cfg->log_level;
   h->copy_messages = cfg->copy_messages;
   h->trace_fn_ref = LUA_NOREF;
+  h->remotes_ref = h->remote_decode_ref = h->remote_send_ref = LUA_NOREF;
   h->trace.fd = -1;
   register_timer_kinds(h);
   tend_clock_init(&h->clock, cfg->virtual_time);
@@ -322,6 +323,7 @@ void tend_host_close(tend_host *h) {
   uv_loop_close(&h->loop);
   tend_trace_close(h);
   free(h->trace_path);
+  free(h->node_name);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_pool_free(&h->msgs);

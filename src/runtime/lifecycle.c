@@ -298,6 +298,8 @@ const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
     lua_getfield(L, -1, "kind");
     kind = lua_tostring(L, -1); /* kept alive by the error value */
     lua_pop(L, 1);
+  } else if (lua_type(L, -1) == LUA_TSTRING) { /* a proxy's remote reason */
+    kind = lua_tostring(L, -1); /* kept alive by the ext ref */
   }
   lua_pop(L, 1);
   return kind ? kind : "failure";

@@ -17,6 +17,7 @@
 
 void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
                      const tend_actor *about) {
+  if (a->flags & TEND_AF_REMOTE) return; /* a proxy runs nothing */
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) return; /* out of memory: the signal is lost */
   m->kind = kind;
@@ -164,6 +165,10 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
   if (a->flags & TEND_AF_GUARDIAN) {
     undelivered(L, h, a, 0, &v, sender_id, sender_gen,
                 "a guardian takes no messages");
+    return;
+  }
+  if (a->flags & TEND_AF_REMOTE) { /* a proxy: it leaves for its node */
+    h->remote_send(L, h, a, &v, sender_id, sender_gen);
     return;
   }
   if (h->send_filter &&

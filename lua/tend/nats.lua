@@ -1,0 +1,121 @@
+-- tend.nats: nodes over a NATS server (the C client: core.nats_*, see
+-- src/api/lnats.c). start{...} connects (or starts a local nats-server
+-- first, with nats = "local"), then makes this process a node on that
+-- connection (lua/tend/node.lua). When the server goes away, every other
+-- node is down for this one (their proxies end with "noconnection");
+-- local work goes on, and the nodes are up again on their first heartbeat
+-- after the connection is back.
+local core = require "tend.core"
+local node = require "tend.node"
+
+local M = {}
+
+local OPTS = { name = true, nats = true, timeout = true, retry = true, limit = true }
+
+local function check(opts)
+  if type(opts) ~= "table" then
+    error("tend.node.start: expected a table {name = ..., nats = ...}, got " .. type(opts), 3)
+  end
+  for k in pairs(opts) do
+    if not OPTS[k] then
+      error(string.format("tend.node.start: unknown option '%s' (expected name, nats, timeout, retry, limit)",
+        tostring(k)), 3)
+    end
+  end
+  if type(opts.nats) ~= "string" or not (opts.nats == "local" or opts.nats:match("^nats://")) then
+    error("tend.node.start: nats: expected a nats:// URL or \"local\", got "
+      .. (type(opts.nats) == "string" and string.format("%q", opts.nats) or type(opts.nats)), 3)
+  end
+  if opts.timeout ~= nil and (type(opts.timeout) ~= "number" or not (opts.timeout > 0)) then
+    error("tend.node.start: timeout: expected seconds > 0, got " .. tostring(opts.timeout), 3)
+  end
+  if opts.limit ~= nil and (math.type(opts.limit) ~= "integer" or opts.limit < 64) then
+    error("tend.node.start: limit: expected bytes (an integer >= 64), got " .. tostring(opts.limit), 3)
+  end
+end
+
+-- A free port on 127.0.0.1 (bound, read, closed).
+local function free_port()
+  local tcp = require "tend.tcp"
+  local l = tcp.listen { port = 0, handler = function() end }
+  local port = core.ask(l, "port")
+  core.stop(l)
+  return port
+end
+
+-- nats = "local": a nats-server child of /system on a free loopback port,
+-- with JetStream in a fresh directory; returns its URL.
+local function local_server()
+  local process = require "tend.process"
+  local port = free_port()
+  local dir = os.tmpname()
+  os.remove(dir)
+  core.node_spawn(process {
+    cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
+    stdout = "null", stderr = "null",
+    ready = { tcp = port }, ready_timeout = 10,
+  }, { name = "nats-server" })
+  return "nats://127.0.0.1:" .. port
+end
+
+local function connect(url, name, retry)
+  local delay = 0.25
+  while true do
+    local ok, conn = pcall(core.nats_connect, {
+      url = url, name = "tend-" .. name, timeout = 2, reconnect = true,
+      on_status = function(status)
+        if status == "disconnected" then
+          node.transport_lost()
+        elseif status == "reconnected" then
+          node.transport_back()
+        end
+      end,
+    })
+    if ok then return conn end
+    if not retry then error(conn, 0) end
+    core.log("warn", "cannot reach %s (%s); trying again in %g s", url,
+      tostring(type(conn) == "table" and conn.reason or conn), delay)
+    core.sleep(delay)
+    delay = math.min(delay * 2, 5)
+  end
+end
+
+-- Is node `name` taken by a live node? Asks on its subject and waits a
+-- little for an answer.
+local function taken(conn, name)
+  local inbox = "tend.probe." .. name .. "." .. core.random(1, 1 << 30)
+  local answered = false
+  local sid = conn:subscribe(inbox, function() answered = true end)
+  conn:publish("tend.n." .. name, string.pack(">s2", core.codec_encode({ 5 })), inbox)
+  local t = 0
+  while not answered and t < 0.5 do
+    core.sleep(0.05)
+    t = t + 0.05
+  end
+  conn:unsubscribe(sid)
+  return answered
+end
+
+function M.start(opts)
+  check(opts)
+  if node.running() then
+    local e = core.error("NodeError", "tend.node.start: this process is node " .. node.name() .. " already")
+    error(e, 2)
+  end
+  local url = opts.nats == "local" and local_server() or opts.nats
+  local conn = connect(url, opts.name, opts.retry)
+  if taken(conn, opts.name) then
+    conn:close()
+    local e = core.error("NodeError", string.format(
+      "tend.node.start: the name '%s' is taken by a live node on %s", opts.name, url))
+    error(e, 2)
+  end
+  M.url = url
+  M.conn = conn
+  return node.start_on({
+    publish = function(subject, data, reply) return conn:publish(subject, data, reply) end,
+    subscribe = function(subject, fn) return conn:subscribe(subject, fn) end,
+  }, { name = opts.name, timeout = opts.timeout, limit = opts.limit })
+end
+
+return M

@@ -1,0 +1,459 @@
+-- tend.node: this process as one node among others. Nodes talk over a
+-- transport that carries bytes on subjects (NATS: lua/tend/nats.lua; the
+-- simulated nodes of --virtual-time: lua/tend/simnodes.lua); messages are
+-- msgpack (runtime/codec.h). No membership protocol of our own: each node
+-- publishes a heartbeat every timeout/4 seconds on one subject, and a node
+-- is up from its first heartbeat until it misses them for `timeout`
+-- seconds (Erlang's net_ticktime idea), or until its transport is lost.
+--
+-- A ref to another node's actor is a proxy (runtime/remote.h): sending to
+-- it calls route() below, which encodes and publishes. All of one node's
+-- messages to another leave on one subject over one connection, so they
+-- arrive in the order they were sent (Erlang's guarantee between two
+-- processes). While the target's node is down they are dropped and
+-- counted, each with a "node" trace event (Erlang: no buffering across a
+-- lost connection). When a proxy is made, its node is asked to watch the
+-- actor (one WATCH); its death comes back as DOWN with the reason, which
+-- ends the proxy: local DeathWatch and asks held by it then behave as for
+-- a local actor. A node that goes down ends its proxies with the reason
+-- "noconnection".
+local core = require "tend.core"
+
+local M = {}
+
+local MSG, WATCH, DOWN, HB, PROBE, HELLO = 1, 2, 3, 4, 5, 6
+
+local S -- the running node, or nil
+
+local function now() return core.now() end
+
+local function fail(kind, msg, level)
+  local e = core.error(kind, msg)
+  error(e, (level or 1) + 1)
+end
+
+-- Envelopes: a header (a small list, encoded) and, for MSG, the message
+-- encoded apart so that a refusal names the message's own places.
+local function envelope(header, body)
+  local h = core.codec_encode(header, S.limit)
+  return string.pack(">s2", h) .. (body or "")
+end
+
+local function publish(node, header, body)
+  S.transport.publish("tend.n." .. node, envelope(header, body))
+end
+
+local function node_path(name) return "/node/" .. name end
+
+local function event(name, detail, to)
+  core.node_event(node_path(name), detail, to and node_path(to) or nil)
+end
+
+-- ------------------------------------------------------------ proxies
+
+local function forget(p)
+  local key = S.key_of[p]
+  if not key then return end
+  S.key_of[p] = nil
+  S.proxies[key] = nil
+  local c = key:match("^[^\0]*")
+  if S.by_node[c] then S.by_node[c][p] = nil end
+  S.asks[p] = nil
+end
+
+local function end_proxy(p, reason)
+  forget(p)
+  core.remote_end(p, reason)
+end
+
+-- The proxy for an actor of another node (made once per actor while it
+-- lives: refs to it are equal and work as table keys).
+local function proxy_for(node, inc, id, gen, path, kind)
+  local key = node .. "\0" .. inc .. "\0" .. id .. "\0" .. gen
+  local p = S.proxies[key]
+  if p then return p end
+  local n = S.nodes[node]
+  p = core.remote_new(node, inc, id, gen, path, kind)
+  if n and n.inc ~= inc and n.inc > inc then -- an earlier incarnation: dead
+    core.remote_end(p, "noconnection")
+    return p
+  end
+  S.proxies[key] = p
+  S.key_of[p] = key
+  S.by_node[node] = S.by_node[node] or {}
+  S.by_node[node][p] = key
+  if kind == 1 then
+    S.asks[p] = now() -- a pending ask there: one reply, then it goes
+  elseif n and n.up then
+    publish(node, { WATCH, p, S.name })
+  end
+  return p
+end
+
+-- A message to a proxy (core.remote_hooks): encoded and published, or
+-- dropped while its node is down. Raises when it cannot travel.
+local function route(p, msg, sender)
+  local c = core.remote_coords(p)
+  if not c then return end
+  local node = c[1]
+  local n = S.nodes[node]
+  local body = core.codec_encode(msg, S.limit)
+  if not (n and n.up and n.inc == c[2]) then
+    S.dropped = S.dropped + 1
+    event(node, "drop: node down", S.name)
+    return
+  end
+  publish(node, { MSG, p, sender }, body)
+  S.sent = S.sent + 1
+  if c[6] == 1 then end_proxy(p, "normal") end
+end
+
+-- ------------------------------------------------------------ up and down
+
+local function tell_monitors(name, what)
+  local m = S.monitors[name]
+  if not m then return end
+  local refs = {}
+  for r in pairs(m) do refs[#refs + 1] = r end
+  table.sort(refs, function(a, b) return tostring(a) < tostring(b) end)
+  for _, r in ipairs(refs) do
+    if core.alive(r) then
+      r:send({ tend = what, node = name })
+    else
+      m[r] = nil
+    end
+  end
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks, function(a, b) return tostring(a) < tostring(b) end)
+  return ks
+end
+
+local function node_down(name, why)
+  local n = S.nodes[name]
+  if not n or not n.up then return end
+  n.up = false
+  n.service = nil
+  event(name, "down: " .. why)
+  local ps = S.by_node[name] or {}
+  S.by_node[name] = {}
+  local list = {}
+  for p, key in pairs(ps) do list[#list + 1] = { key, p } end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  for _, e in ipairs(list) do
+    S.key_of[e[2]] = nil
+    S.proxies[e[1]] = nil
+    S.asks[e[2]] = nil
+    core.remote_end(e[2], "noconnection")
+  end
+  for _, w in pairs(S.watched) do w[name] = nil end
+  tell_monitors(name, "nodedown")
+end
+
+local function node_up(name, inc, service)
+  local n = S.nodes[name]
+  if n and n.up and n.inc == inc then
+    n.last = now()
+    return
+  end
+  if n and n.up then node_down(name, "restarted") end -- a new incarnation
+  n = { inc = inc, up = true, last = now(), service = service }
+  S.nodes[name] = n
+  event(name, "up")
+  tell_monitors(name, "nodeup")
+end
+
+local function heartbeat(kind)
+  S.transport.publish("tend.hb", envelope({ kind or HB, S.name, S.inc, S.service }))
+end
+
+-- ------------------------------------------------------------ arrivals
+
+local function on_hb(data)
+  local ok, h = pcall(function()
+    return core.codec_decode(string.unpack(">s2", data))
+  end)
+  if not ok or type(h) ~= "table" or type(h[2]) ~= "string" then return end
+  local name, inc = h[2], h[3]
+  if name == S.name then return end
+  local was_up = S.nodes[name] and S.nodes[name].up and S.nodes[name].inc == inc
+  node_up(name, inc, h[4])
+  if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
+end
+
+local function on_envelope(data, _, reply)
+  local ok, err = pcall(function()
+    local header, pos = string.unpack(">s2", data)
+    local h = core.codec_decode(header)
+    local kind = h[1]
+    if kind == MSG then
+      local msg = core.codec_decode(data:sub(pos))
+      h[2]:tell(msg, h[3]) -- a dead target: a dead letter here
+      S.received = S.received + 1
+    elseif kind == WATCH then
+      S.service:send({ tend = "node_watch", target = h[2], node = h[3] })
+    elseif kind == DOWN then
+      if S.key_of[h[2]] then end_proxy(h[2], h[3]) end
+    elseif kind == PROBE then
+      if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
+    end
+  end)
+  if not ok then
+    core.log("warn", "/system/node", "a message from another node was refused: " .. tostring(err))
+  end
+end
+
+-- ------------------------------------------------------------ the node actor
+
+local function reason_value(r)
+  if type(r) == "table" then
+    local ok = pcall(core.codec_encode, r, S.limit)
+    if ok then return r end
+    return tostring(r)
+  end
+  return r
+end
+
+local service_ops = {}
+
+-- /system/node: heartbeats, watches for other nodes, requests from them.
+local function node_actor(ctx)
+  ctx:every(S.tick, "tick")
+  return function(c, m)
+    if m == "tick" then
+      heartbeat()
+      local t = now()
+      for _, name in ipairs(sorted_keys(S.nodes)) do
+        local n = S.nodes[name]
+        if n.up and t - n.last > S.timeout then node_down(name, "no heartbeat") end
+      end
+      for p, born in pairs(S.asks) do
+        if t - born > S.ask_ttl then end_proxy(p, "normal") end
+      end
+    elseif type(m) == "table" and m.tend == "node_watch" then
+      local w = S.watched[m.target]
+      if not w then
+        w = {}
+        S.watched[m.target] = w
+        c:watch(m.target)
+      end
+      w[m.node] = true
+    elseif type(m) == "table" and m.tend == "terminated" then
+      local w = S.watched[m.ref]
+      S.watched[m.ref] = nil
+      if w then
+        local reason = reason_value(m.reason)
+        for _, node in ipairs(sorted_keys(w)) do
+          if S.nodes[node] and S.nodes[node].up then publish(node, { DOWN, m.ref, reason }) end
+        end
+      end
+    elseif type(m) == "table" and service_ops[m.op] then
+      service_ops[m.op](c, m)
+    end
+  end
+end
+
+-- ------------------------------------------------------------ requests
+
+-- Another node's tend.node.tree(name): this node's tree as text.
+service_ops.tree = function(c) c:reply(core.tree()) end
+
+-- A per-origin parent of the actors other nodes spawn here: it loads
+-- "module.factory" and spawns it as its child, then answers the asker.
+local function origin_parent()
+  return function(c, m)
+    if type(m) ~= "table" or m.op ~= "spawn" then return end
+    local mod, fname = m.spec:match("^(.+)%.([%w_]+)$")
+    local ok, lib = pcall(require, mod)
+    local factory = ok and type(lib) == "table" and lib[fname]
+    if not ok then
+      c:reply({ error = string.format("cannot load module '%s': %s", mod, tostring(lib)) })
+    elseif type(factory) ~= "function" then
+      c:reply({ error = string.format("module '%s' has no factory '%s' (got %s)", mod, fname, type(factory)) })
+    else
+      local sok, ref = pcall(c.spawn, c, factory, m.opts)
+      if sok then c:reply({ ref = ref }) else c:reply({ error = tostring(type(ref) == "table" and ref.message or ref) }) end
+    end
+  end
+end
+
+-- /system/remote: the parents of remotely spawned actors, one per origin
+-- node (/system/remote/<origin>).
+local function remote_guardian()
+  local parents = {}
+  return function(c, m)
+    if type(m) ~= "table" or m.op ~= "spawn" then return end
+    local p = parents[m.origin]
+    if not (p and core.alive(p)) then
+      p = c:spawn(origin_parent, { name = m.origin })
+      parents[m.origin] = p
+    end
+    p:tell(m, c.sender)
+  end
+end
+
+service_ops.spawn = function(c, m)
+  if type(m.spec) ~= "string" or not m.spec:match("^(.+)%.([%w_]+)$") or type(m.origin) ~= "string" then
+    c:reply({ error = "a malformed spawn request" })
+    return
+  end
+  S.remote = (S.remote and core.alive(S.remote)) and S.remote
+    or core.node_spawn(remote_guardian, { name = "remote" })
+  S.remote:tell(m, c.sender)
+end
+
+-- ------------------------------------------------------------ the API
+
+local function check_name(name, fn)
+  if type(name) ~= "string" or not name:match("^[%w_-]+$") then
+    error(string.format("%s: name: expected letters, digits, '_' or '-', got %s", fn,
+      type(name) == "string" and string.format("%q", name) or type(name)), 3)
+  end
+end
+
+-- Starts this process as node `name` on `transport`. opts: timeout
+-- (seconds without heartbeat before a node is down; default 15), limit
+-- (bytes per message; default 1 MiB), inc (incarnation; default from the
+-- clock and the generator).
+function M.start_on(transport, opts)
+  if S then fail("NodeError", "tend.node.start: this process is node " .. S.name .. " already", 2) end
+  check_name(opts.name, "tend.node.start")
+  local timeout = opts.timeout or 15
+  S = {
+    name = opts.name,
+    inc = opts.inc or (os.time() * 1000 + core.random(0, 999)),
+    transport = transport,
+    limit = opts.limit or (1 << 20),
+    timeout = timeout,
+    tick = timeout / 4,
+    ask_ttl = 300,
+    nodes = {}, proxies = {}, key_of = {}, by_node = {}, asks = {},
+    watched = {}, monitors = {},
+    dropped = 0, sent = 0, received = 0,
+  }
+  core.node_identity(S.name, S.inc)
+  core.remote_hooks(route, proxy_for)
+  transport.subscribe("tend.n." .. S.name, on_envelope)
+  transport.subscribe("tend.hb", on_hb)
+  S.service = core.node_spawn(node_actor, { name = "node" })
+  heartbeat(HELLO)
+  return S.name
+end
+
+-- The transport was lost (NATS went away): every node is down for us.
+function M.transport_lost()
+  if not S then return end
+  for _, name in ipairs(sorted_keys(S.nodes)) do node_down(name, "transport lost") end
+end
+
+-- The transport is back: say hello so the others see us at once.
+function M.transport_back()
+  if S then heartbeat(HELLO) end
+end
+
+function M.name() return S and S.name or nil end
+
+function M.incarnation() return S and S.inc or nil end
+
+-- Nodes seen alive (not this one), sorted.
+function M.list()
+  local out = {}
+  if not S then return out end
+  for name, n in pairs(S.nodes) do
+    if n.up then out[#out + 1] = name end
+  end
+  table.sort(out)
+  return out
+end
+
+-- The calling actor gets {tend = "nodeup" | "nodedown", node = name} at
+-- each change of name's state; at once a nodedown when it is not up now
+-- (Erlang's monitor_node). monitor(name, false) stops that.
+function M.monitor(name, on)
+  if type(name) ~= "string" then
+    error("tend.node.monitor: name: expected a string, got " .. type(name), 2)
+  end
+  local me = core.self()
+  if not me then error("tend.node.monitor: call it from an actor", 2) end
+  if not S then fail("NodeError", "tend.node.monitor: this process is no node (start one with --node NAME)", 2) end
+  local m = S.monitors[name] or {}
+  S.monitors[name] = m
+  if on == false then
+    m[me] = nil
+    return
+  end
+  m[me] = true
+  local n = S.nodes[name]
+  if not (n and n.up) then me:send({ tend = "nodedown", node = name }) end
+end
+
+-- Counters: messages sent to other nodes, received, dropped (node down).
+function M.stats()
+  if not S then return { sent = 0, received = 0, dropped = 0, proxies = 0 } end
+  local proxies = 0
+  for _ in pairs(S.key_of) do proxies = proxies + 1 end
+  return { sent = S.sent, received = S.received, dropped = S.dropped, proxies = proxies }
+end
+
+-- The ref of node `name`'s own /system/node actor (its service), or nil.
+function M.service(name)
+  local n = S and S.nodes[name]
+  return n and n.up and n.service or nil
+end
+
+function M.running() return S ~= nil end
+
+local function service_of(name, fn)
+  if type(name) ~= "string" then
+    error(fn .. ": node: expected a node name, got " .. type(name), 3)
+  end
+  if not S then fail("NodeError", fn .. ": this process is no node (start one with --node NAME)", 3) end
+  local svc = M.service(name)
+  if not svc then fail("NodeDown", string.format("%s: node '%s' is not connected", fn, name), 3) end
+  return svc
+end
+
+-- tend.spawn_on(node, "module.factory", opts) -> the remote actor's ref:
+-- module is loaded there (require) and factory spawned there with opts,
+-- under /system/remote/<this node>. Waits like an ask (opts.timeout,
+-- default 5 s, is the wait; the rest are spawn options).
+function M.spawn_on(name, spec, opts)
+  if type(spec) ~= "string" or not spec:match("^(.+)%.([%w_]+)$") then
+    error("tend.spawn_on: factory: expected \"module.factory\", got "
+      .. (type(spec) == "string" and string.format("%q", spec) or type(spec)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("tend.spawn_on: opts: expected a table, got " .. type(opts), 2)
+  end
+  local o, timeout = {}, 5
+  for k, v in pairs(opts or {}) do
+    if k == "timeout" then timeout = v else o[k] = v end
+  end
+  if name == (S and S.name) then -- this node: a local spawn, same parent
+    local mod, fname = spec:match("^(.+)%.([%w_]+)$")
+    return core.spawn(require(mod)[fname], o)
+  end
+  local svc = service_of(name, "tend.spawn_on")
+  local r = core.ask(svc, { op = "spawn", spec = spec, opts = o, origin = S.name }, timeout)
+  if r.error then fail("SpawnError", string.format("tend.spawn_on: %s on node %s", r.error, name), 2) end
+  return r.ref
+end
+
+-- The supervision tree of node `name`, as text (tend.tree() there).
+function M.tree(name)
+  if name == nil or name == (S and S.name) then return core.tree() end
+  return core.ask(service_of(name, "tend.node.tree"), { op = "tree" }, 5)
+end
+
+-- tend.node.start{name, nats, timeout, retry, limit}: see lua/tend/nats.lua.
+function M.start(opts)
+  return require("tend.nats").start(opts)
+end
+
+-- The node's state is gone (the host closes, or a simulated node crashed).
+function M.reset() S = nil end
+
+return M

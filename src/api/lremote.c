@@ -1,0 +1,129 @@
+/* lremote: the node layer's hold on proxies (runtime/remote.h), for
+ * lua/tend/node.lua. Not part of the tend module (lua/tend.lua leaves
+ * node_* and remote_* out). */
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "runtime/event.h"
+#include "runtime/ref.h"
+#include "runtime/remote.h"
+#include "runtime/value.h"
+
+/* h->remote_send: router(proxy, msg, sender or nil). Its error (a message
+ * that cannot travel) is raised in the sender's code when the send was
+ * made by Lua code (a coroutine); from the loop (a timer), it is logged. */
+static void remote_send(lua_State *L, tend_host *h, tend_actor *p,
+                        tend_value *v, uint32_t sid, uint32_t sgen) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->remote_send_ref);
+  tend_actor_push_ref(L, h, p);
+  tend_value_push(L, h, v);
+  tend_value_drop(L, h, v);
+  tend_ref_push(L, h, sid, sgen);
+  if (lua_pcall(L, 3, 0, 0) == LUA_OK) return;
+  if (L != h->L) lua_error(L);
+  tend_host_log(h, TEND_LOG_WARN, "/system/node", "%s",
+                luaL_tolstring(L, -1, NULL));
+  lua_pop(L, 2);
+}
+
+/* core.node_identity(name, inc): this host is node `name`, incarnation
+ * inc (refs it sends carry them). */
+static int l_identity(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  size_t n;
+  const char *name = luaL_checklstring(L, 1, &n);
+  lua_Integer inc = luaL_checkinteger(L, 2);
+  char *copy = malloc(n + 1);
+  if (copy == NULL) return luaL_error(L, "node: out of memory");
+  memcpy(copy, name, n + 1);
+  free(h->node_name);
+  h->node_name = copy;
+  h->node_inc = (uint64_t)inc;
+  return 0;
+}
+
+/* core.remote_hooks(send, decode): the router of messages to proxies and
+ * the maker of refs to other nodes' actors (see runtime/codec.h). */
+static int l_hooks(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_send_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_decode_ref);
+  lua_pushvalue(L, 1);
+  h->remote_send_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, 2);
+  h->remote_decode_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  h->remote_send = remote_send;
+  return 0;
+}
+
+/* core.remote_new(node, inc, id, gen, path, kind) -> a new proxy's ref. */
+static int l_new(lua_State *L) {
+  luaL_checkstring(L, 1);
+  luaL_checkinteger(L, 2);
+  luaL_checkinteger(L, 3);
+  luaL_checkinteger(L, 4);
+  luaL_checkstring(L, 5);
+  luaL_checkinteger(L, 6);
+  lua_settop(L, 6);
+  tend_remote_new(L, tend_host_of(L), 1);
+  return 1;
+}
+
+static tend_actor *check_proxy(lua_State *L, int idx, const char *fn) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, idx, fn, "ref");
+  tend_actor *a = tend_actor_live(h, r->id, r->gen);
+  return a && (a->flags & TEND_AF_REMOTE) ? a : NULL;
+}
+
+/* core.remote_end(ref, reason): the proxy ends (nothing if it is gone). */
+static int l_end(lua_State *L) {
+  tend_actor *p = check_proxy(L, 1, "remote_end");
+  lua_settop(L, 2);
+  if (p) tend_remote_end(L, tend_host_of(L), p, 2);
+  return 0;
+}
+
+/* core.remote_coords(ref) -> {node, inc, id, gen, path, kind} of a live
+ * proxy, or nil. */
+static int l_coords(lua_State *L) {
+  tend_actor *p = check_proxy(L, 1, "remote_coords");
+  if (p == NULL) return 0;
+  tend_remote_push_coords(L, tend_host_of(L), p);
+  return 1;
+}
+
+/* core.node_event(path, detail [, to]): a "node" trace event. */
+static int l_event(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_event e = TEND_EVENT_INIT(TEND_EV_NODE, NULL);
+  e.path = luaL_checkstring(L, 1);
+  e.detail = luaL_checkstring(L, 2);
+  e.to = luaL_optstring(L, 3, NULL);
+  tend_event_emit(L, h, &e);
+  return 0;
+}
+
+/* core.node_spawn(factory, opts) -> ref: an actor of the node layer,
+ * under /system. */
+static int l_spawn(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (h->system == NULL) luaL_error(L, "node: the host is shutting down");
+  return tend_spawn_under(L, h->system, 0, "node");
+}
+
+void tend_open_remote(lua_State *L) {
+  static const luaL_Reg fns[] = {{"node_identity", l_identity},
+                                 {"remote_hooks", l_hooks},
+                                 {"remote_new", l_new},
+                                 {"remote_end", l_end},
+                                 {"remote_coords", l_coords},
+                                 {"node_event", l_event},
+                                 {"node_spawn", l_spawn},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
