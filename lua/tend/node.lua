@@ -202,7 +202,7 @@ local function on_envelope(data, _, reply)
     end
   end)
   if not ok then
-    core.log("warn", "/system/node", "a message from another node was refused: " .. tostring(err))
+    core.log("warn", "a message from another node was refused: %s", tostring(err))
   end
 end
 
@@ -222,7 +222,7 @@ local service_ops = {}
 -- /system/node: heartbeats, watches for other nodes, requests from them.
 local function node_actor(ctx)
   ctx:every(S.tick, "tick")
-  return function(c, m)
+  return function(m, c)
     if m == "tick" then
       heartbeat()
       local t = now()
@@ -264,7 +264,7 @@ service_ops.tree = function(c) c:reply(core.tree()) end
 -- A per-origin parent of the actors other nodes spawn here: it loads
 -- "module.factory" and spawns it as its child, then answers the asker.
 local function origin_parent()
-  return function(c, m)
+  return function(m, c)
     if type(m) ~= "table" or m.op ~= "spawn" then return end
     local mod, fname = m.spec:match("^(.+)%.([%w_]+)$")
     local ok, lib = pcall(require, mod)
@@ -284,7 +284,7 @@ end
 -- node (/system/remote/<origin>).
 local function remote_guardian()
   local parents = {}
-  return function(c, m)
+  return function(m, c)
     if type(m) ~= "table" or m.op ~= "spawn" then return end
     local p = parents[m.origin]
     if not (p and core.alive(p)) then

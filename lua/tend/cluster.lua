@@ -1,0 +1,64 @@
+-- tend cluster N SCRIPT [ARGS...]: a local nats-server and N nodes of
+-- SCRIPT (n1 .. nN), each a `tend --node nK --nats URL SCRIPT ARGS...`
+-- process supervised here as an OS process (lua/tend/process.lua): their
+-- output is this one's, a node that fails is restarted (one_for_one), and
+-- Ctrl-C (or SIGTERM) stops them all, then the server. One node per core
+-- is the use: `tend cluster $(nproc) app.lua`.
+local core = require "tend.core"
+local tend = require "tend"
+
+local M = {}
+
+local function usage(msg)
+  io.stderr:write("tend cluster: " .. msg .. "\nusage: tend cluster N SCRIPT [ARGS...]\n")
+  tend.shutdown(2)
+end
+
+function M.run(...)
+  local args = { ... }
+  local n = math.tointeger(tonumber(args[1] or ""))
+  if not n or n < 1 or n > 64 then
+    return usage("N: expected a number of nodes 1..64, got " .. (args[1] and ("'" .. args[1] .. "'") or "nothing"))
+  end
+  local script = args[2]
+  if not script then return usage("SCRIPT: expected a file, got nothing") end
+  local f = io.open(script, "r")
+  if not f then return usage("SCRIPT: cannot open '" .. script .. "'") end
+  f:close()
+  local rest = table.move(args, 3, #args, 1, {})
+
+  local port
+  do
+    local l = tend.tcp.listen { port = 0, handler = function() end }
+    port = tend.ask(l, "port")
+    tend.stop(l)
+  end
+  local dir = os.tmpname()
+  os.remove(dir)
+  local url = "nats://127.0.0.1:" .. port
+  -- /user/cluster: the server, then the nodes; when every node has ended,
+  -- the server stops and tend exits (1 if a node failed for good)
+  tend.spawn(function(ctx)
+    ctx:spawn(tend.process {
+      cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
+      stdout = "null", stderr = "null", ready = { tcp = port }, ready_timeout = 10,
+    }, { name = "nats-server" })
+    local left, failed = n, false
+    for i = 1, n do
+      local argv = { "/proc/self/exe", "--node", "n" .. i, "--nats", url, "--nats-retry", script }
+      table.move(rest, 1, #rest, #argv + 1, argv)
+      ctx:watch(ctx:spawn(tend.process { cmd = argv, stdout = "inherit", stderr = "inherit" },
+        { name = "n" .. i }))
+    end
+    return function(m)
+      if type(m) == "table" and m.tend == "terminated" then
+        left = left - 1
+        if m.reason ~= "normal" then failed = true end
+        if left == 0 then tend.shutdown(failed and 1 or 0) end
+      end
+    end
+  end, { name = "cluster" })
+  core.log("info", string.format("%d nodes of %s on %s", n, script, url))
+end
+
+return M
