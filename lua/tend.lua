@@ -33,10 +33,10 @@ tend.node = { start = node.start, name = node.name, list = node.list, monitor = 
   stats = node.stats, tree = node.tree }
 tend.spawn_on = node.spawn_on
 
--- tend.testkit, tend.chaos and tend.simnet load on first use.
+-- tend.testkit, tend.chaos, tend.simnet and tend.global load on first use.
 setmetatable(tend, {
   __index = function(t, k)
-    if k == "testkit" or k == "chaos" or k == "simnet" then
+    if k == "testkit" or k == "chaos" or k == "simnet" or k == "global" then
       local m = require("tend." .. k)
       rawset(t, k, m)
       return m

@@ -236,11 +236,24 @@ M.docs = {
   under /system/remote/<this node>; opts are spawn options, plus timeout
   (the wait, default 5 s). Raises SpawnError (no module, no factory) or
   NodeDown.]=],
+  ["tend.global.register"] = [=[tend.global.register(name, ref) -> true | false, holder
+  A name every node sees (NATS JetStream key-value). The older
+  registration wins: a later one gets false and the holder's ref. The name
+  goes when its actor dies; a dead node's names expire with its lease.]=],
+  ["tend.global.whereis"] = [=[tend.global.whereis(name) -> ref or nil
+  The actor registered as name on any node (cached until it or its node
+  is gone).]=],
+  ["tend.global.unregister"] = [=[tend.global.unregister(name)
+  Drops name, when this node holds it.]=],
+  ["tend.global.registered"] = [=[tend.global.registered() -> {names}
+  The global names with a live holder, sorted.]=],
   -- the REPL's own helpers
   help = [=[help([fn])
   Help on the REPL, or on one function: help(tend.spawn).]=],
-  tree = [=[tree() -> text
-  Prints the supervision tree and returns it.]=],
+  tree = [=[tree([node]) -> text
+  Prints the supervision tree (of another node with a name) and returns it.]=],
+  nodes = [=[nodes() -> {names}
+  Prints this node's name and the nodes up; returns tend.node.list().]=],
   ps = [=[ps() -> rows
   Prints the actors, one a line, and returns the rows of tend.ps().]=],
   stats = [=[stats() -> table
@@ -273,7 +286,7 @@ local function name_of(fn, helpers)
       if rawequal(v, fn) then return "tend." .. m .. "." .. k end
     end
   end
-  for _, m in ipairs({ "chaos", "simnet" }) do -- loaded on first use: only when they are
+  for _, m in ipairs({ "chaos", "simnet", "global" }) do -- loaded on first use: only when they are
     for k, v in pairs(package.loaded["tend." .. m] or {}) do
       if rawequal(v, fn) and M.docs["tend." .. m .. "." .. k] then return "tend." .. m .. "." .. k end
     end

@@ -358,6 +358,8 @@ function M.name() return S and S.name or nil end
 
 function M.incarnation() return S and S.inc or nil end
 
+function M.timeout() return S and S.timeout or 15 end
+
 -- Nodes seen alive (not this one), sorted.
 function M.list()
   local out = {}

@@ -19,6 +19,7 @@ tend REPL: Lua 5.4 with actors running while you type.
   tend.spawn(factory, opts)  ref:send(msg)  tend.ask(ref, msg, timeout)
   tend.sleep(s)  tend.now()  tend.stop(ref)  tend.kill(ref)
   tree()        the supervision tree      ps()     the actors as rows
+  nodes()       the nodes up (--node)     tree("b") node b's tree
   stats()       counters                  describe(strategy_or_backoff)
   help(fn)      help on one function, as help(tend.spawn)
   reload("mod") load mod again; its actors move to the new code
@@ -54,9 +55,15 @@ local helpers = {
   help = function(...)
     if select("#", ...) == 0 then print(HELP) else print(helpdoc.text((...), M.helpers)) end
   end,
-  tree = function()
-    local text = tend.tree()
+  tree = function(node)
+    local text = node and tend.node.tree(node) or tend.tree()
     return shown((text:gsub("\n$", "")), text)
+  end,
+  nodes = function()
+    local list = tend.node.list()
+    local me = tend.node.name()
+    return shown(me and string.format("this node: %s; up: %s", me,
+      #list > 0 and table.concat(list, ", ") or "none") or "this process is no node", list)
   end,
   ps = function()
     local rows, lines = tend.ps(), {}

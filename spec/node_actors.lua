@@ -1,0 +1,31 @@
+-- Actors that spec/node_spec.lua spawns on other nodes (tend.spawn_on
+-- loads this module there: peers run with spec/ in package.path).
+local tend = require "tend"
+local M = {}
+
+-- Answers every message with itself.
+function M.echo()
+  return function(m, ctx) ctx:reply(m) end
+end
+
+-- Forwards every message to `to`, with its own node's name.
+function M.forward(_, to)
+  return function(m) to:send({ node = tend.node.name(), msg = m }) end
+end
+
+-- "stop": stops normally; "fail": raises a Boom error; else nothing
+-- (an ask of it times out).
+function M.mortal()
+  return function(m)
+    if m == "stop" then return tend.stopped end
+    if m == "fail" then error(tend.error("Boom", "asked to fail"), 0) end
+  end
+end
+
+-- Sends n numbered messages to `to`, one after the other.
+function M.sender(_, to, n)
+  for i = 1, n do to:send(i) end
+  return function() end
+end
+
+return M

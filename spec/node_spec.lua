@@ -1,0 +1,250 @@
+-- Nodes over a real nats-server on 127.0.0.1 (started by this spec on a
+-- free port) with peer nodes as real tend processes. Run with the real
+-- clock: `tend --real-time test spec/node_spec.lua` (scripts/test and make
+-- check do). This process is node "spec"; peers are `tend --node pN
+-- --nats URL --node-timeout 1 -e CODE`, children of it.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if tend.virtual_time() then return end
+if not os.execute("command -v nats-server >/dev/null 2>&1") then
+  print("node_spec: skipped: nats-server is not installed (scripts/deps installs it)")
+  return
+end
+
+local eventually = H.eventually
+local nats_port, nats_dir, nats_proc, url
+
+local function free_port()
+  local l = tend.tcp.listen { port = 0, handler = function() end }
+  local p = tend.ask(l, "port")
+  tend.stop(l)
+  return p
+end
+
+local function start_nats()
+  nats_proc = tend.spawn(tend.process {
+    cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(nats_port), "-js", "-sd", nats_dir },
+    stdout = "null", stderr = "null", ready = { tcp = nats_port }, ready_timeout = 10,
+  }, { name = "nats", restart = "temporary" })
+  assert(eventually(function() return tend.inspect(nats_proc).state == "running" end), "nats-server not ready")
+end
+
+nats_port = free_port()
+nats_dir = os.tmpname()
+os.remove(nats_dir)
+start_nats()
+url = "nats://127.0.0.1:" .. nats_port
+tend.node.start { name = "spec", nats = url, timeout = 1 }
+
+local peers = 0
+-- A peer node running CODE (after spec/ joins package.path); returns its
+-- name and process ref, once it is up.
+local function peer(code, name)
+  peers = peers + 1
+  name = name or ("p" .. peers)
+  local p = tend.spawn(tend.process {
+    cmd = { "/proc/self/exe", "--log-level", "error", "--node", name, "--nats", url, "--node-timeout", "1",
+      "-e", "package.path = 'spec/?.lua;' .. package.path " .. (code or "") },
+    stdout = "inherit", stderr = "inherit",
+  }, { restart = "temporary" })
+  assert(eventually(function()
+    for _, n in ipairs(tend.node.list()) do if n == name then return true end end
+  end), "node " .. name .. " did not come up")
+  return name, p
+end
+
+local function next_msg(t) return (tend.receive(t or 20)) end
+
+local function flush() while select("#", tend.receive(0)) > 0 do end end
+
+TestNode = {}
+
+function TestNode:setUp() flush() end
+
+function TestNode:test_a_peer_is_up_and_listed_and_its_tree_is_readable()
+  local name, p = peer()
+  lu.assertEquals(tend.node.name(), "spec")
+  lu.assertTrue(tend.node.list()[1] ~= nil)
+  lu.assertStrContains(tend.node.tree(name), "/system/node")
+  tend.stop(p)
+end
+
+function TestNode:test_send_ask_and_reply_across_nodes_in_order()
+  local name, p = peer()
+  local echo = tend.spawn_on(name, "node_actors.echo", { name = "echo" })
+  lu.assertEquals(tostring(echo), "Ref(/system/remote/spec/echo@" .. name .. ")")
+  lu.assertEquals(tend.ask(echo, { 1, "two", { three = 3 } }), { 1, "two", { three = 3 } })
+  lu.assertEquals(tend.ask(echo, "\0binary\255"), "\0binary\255")
+  -- 500 sends from one actor, 500 replies to it, in the order sent
+  local got = {}
+  local me = tend.self()
+  tend.spawn(function(ctx)
+    for i = 1, 500 do echo:send(i) end
+    local n = 0
+    return function(m)
+      n = n + 1
+      got[n] = m
+      if n == 500 then me:send("done") return tend.stopped end
+    end
+  end)
+  lu.assertEquals(next_msg(), "done")
+  for i = 1, 500 do lu.assertEquals(got[i], i) end
+  -- a remote sender's messages arrive in its order too
+  tend.spawn_on(name, "node_actors.sender", { args = { me, 300 } })
+  for i = 1, 300 do lu.assertEquals(next_msg(), i) end
+  tend.stop(p)
+end
+
+function TestNode:test_watch_a_remote_actor_gets_its_reason()
+  local name, p = peer()
+  local a = tend.spawn_on(name, "node_actors.mortal")
+  local b = tend.spawn_on(name, "node_actors.mortal")
+  local me = tend.self()
+  local w = tend.spawn(function(ctx)
+    ctx:watch(a)
+    ctx:watch(b)
+    return function(m) me:send(m) end
+  end)
+  tend.sleep(0.1) -- the watches reach node p
+  a:send("stop")
+  local t = next_msg()
+  lu.assertEquals(t.tend, "terminated")
+  lu.assertTrue(t.ref == a)
+  lu.assertEquals(t.reason, "normal")
+  b:send("fail")
+  t = next_msg()
+  lu.assertTrue(t.ref == b)
+  lu.assertEquals(t.reason.kind, "Boom")
+  lu.assertFalse(tend.alive(a))
+  tend.stop(w)
+  tend.stop(p)
+end
+
+function TestNode:test_an_ask_fails_when_the_remote_actor_dies_and_times_out_when_silent()
+  local name, p = peer()
+  local m = tend.spawn_on(name, "node_actors.mortal")
+  local ok, err = pcall(tend.ask, m, "nothing", 0.3)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  local t0 = tend.now()
+  tend.after(0.1, function() m:send("fail") end)
+  ok, err = pcall(tend.ask, m, "nothing", 10)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed")
+  lu.assertTrue(tend.now() - t0 < 5)
+  tend.stop(p)
+end
+
+function TestNode:test_a_killed_node_is_down_watchers_get_noconnection_and_sends_are_dropped()
+  local name, p = peer()
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  tend.node.monitor(name)
+  local me = tend.self()
+  tend.spawn(function(ctx)
+    ctx:watch(echo)
+    return function(m) me:send(m) end
+  end)
+  tend.sleep(0.1)
+  local dropped = tend.node.stats().dropped
+  tend.chaos.signal(p, "KILL")
+  local down, term
+  while not (down and term) do
+    local m = next_msg()
+    if m.tend == "nodedown" then down = m end
+    if m.tend == "terminated" then term = m end
+  end
+  lu.assertEquals(down.node, name)
+  lu.assertEquals(term.reason, "noconnection")
+  lu.assertFalse(tend.alive(echo))
+  -- a ref to the dead node's actor: its sends are dead letters here now
+  local late = tend.spawn_on -- (the node is gone: spawn_on raises NodeDown)
+  local ok, err = pcall(late, name, "node_actors.echo")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "NodeDown")
+  lu.assertEquals(tend.node.stats().dropped, dropped)
+  tend.node.monitor(name, false)
+end
+
+function TestNode:test_bad_messages_are_refused_at_the_sender()
+  local name, p = peer()
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  local ok, err = pcall(echo.send, echo, { f = print })
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "NotSerializable")
+  lu.assertStrContains(err.message, "msg.f: a function cannot leave the node")
+  ok, err = pcall(echo.send, echo, string.rep("x", 2 << 20))
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "MessageTooLarge")
+  lu.assertEquals(tend.ask(echo, "still there"), "still there")
+  tend.stop(p)
+end
+
+function TestNode:test_remote_spawn_of_a_missing_module_is_a_spawn_error()
+  local name, p = peer()
+  local ok, err = pcall(tend.spawn_on, name, "no_such_module.factory")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "SpawnError")
+  lu.assertStrContains(err.message, "cannot load module 'no_such_module'")
+  ok, err = pcall(tend.spawn_on, name, "node_actors.nothing")
+  lu.assertEquals(err.kind, "SpawnError")
+  lu.assertStrContains(err.message, "has no factory 'nothing'")
+  ok, err = pcall(tend.spawn_on, "nowhere", "node_actors.echo")
+  lu.assertEquals(err.kind, "NodeDown")
+  tend.stop(p)
+end
+
+function TestNode:test_a_taken_name_and_an_unreachable_server_are_refused()
+  local name, p = peer()
+  local out = os.tmpname()
+  local st = os.execute(string.format("/proc/self/exe --node %s --nats %s -e '' >%s 2>&1", name, url, out))
+  local f = io.open(out); local text = f:read("a"); f:close()
+  lu.assertNotEquals(st, true)
+  lu.assertStrContains(text, "the name '" .. name .. "' is taken by a live node")
+  st = os.execute(string.format("/proc/self/exe --node x --nats nats://127.0.0.1:1 -e '' >%s 2>&1", out))
+  f = io.open(out); text = f:read("a"); f:close()
+  os.remove(out)
+  lu.assertNotEquals(st, true)
+  lu.assertStrContains(text, "NatsError")
+  lu.assertStrContains(text, "nats://127.0.0.1:1")
+  tend.stop(p)
+end
+
+function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
+  local name, p = peer()
+  tend.node.monitor(name)
+  local counter = 0
+  local local_work = tend.spawn(function(ctx)
+    ctx:every(0.05, "tick")
+    return function() counter = counter + 1 end
+  end)
+  tend.chaos.signal(nats_proc, "KILL")
+  local m
+  repeat m = next_msg() until m.tend == "nodedown"
+  lu.assertEquals(m.node, name)
+  local before = counter
+  tend.sleep(0.3)
+  lu.assertTrue(counter > before) -- local work goes on
+  start_nats()
+  repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
+  lu.assertNotNil(m)
+  lu.assertEquals(m.node, name)
+  tend.node.monitor(name, false)
+  tend.stop(local_work)
+  tend.stop(p)
+end
+
+function TestNode:test_a_restarted_node_is_a_new_incarnation()
+  local name, p = peer(nil, "again")
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  tend.stop(p)
+  assert(eventually(function() return #tend.node.list() == 0 or not tend.alive(echo) end))
+  lu.assertTrue(eventually(function() return not tend.alive(echo) end))
+  local _, p2 = peer(nil, "again")
+  local echo2 = tend.spawn_on(name, "node_actors.echo")
+  lu.assertFalse(echo2 == echo)
+  lu.assertEquals(tend.ask(echo2, 1), 1)
+  lu.assertFalse(tend.alive(echo))
+  tend.stop(p2)
+end
