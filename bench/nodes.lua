@@ -18,20 +18,7 @@ local function emit(name, count, secs)
     math.floor(count / secs + 0.5)))
 end
 
--- Starts node `name` as a child process and waits until it is up.
-local function peer(name)
-  tend.node.monitor(name)
-  tend.spawn(tend.process {
-    cmd = { "/proc/self/exe", "--log-level", "error", "--node", name, "--nats",
-      require("tend.nats").url, "-e", "" },
-    stdout = "inherit", stderr = "inherit",
-  }, { name = name })
-  while true do
-    local m = tend.receive(30)
-    if m and m.tend == "nodeup" and m.node == name then return end
-    assert(m, "node " .. name .. " did not come up")
-  end
-end
+local function peer(name) tend.node.peer(name, { log_level = "error" }) end
 
 local function clock() return tend.now() end
 

@@ -30,7 +30,7 @@ tend.tcp = require "tend.tcp"
 tend.http = require "tend.http"
 local node = require "tend.node"
 tend.node = { start = node.start, name = node.name, list = node.list, monitor = node.monitor,
-  stats = node.stats, tree = node.tree }
+  stats = node.stats, tree = node.tree, peer = function(...) return require("tend.nats").peer(...) end }
 tend.spawn_on = node.spawn_on
 
 -- tend.testkit, tend.chaos, tend.simnet and tend.global load on first use.

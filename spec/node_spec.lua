@@ -44,14 +44,8 @@ local peers = 0
 local function peer(code, name)
   peers = peers + 1
   name = name or ("p" .. peers)
-  local p = tend.spawn(tend.process {
-    cmd = { "/proc/self/exe", "--log-level", "error", "--node", name, "--nats", url, "--node-timeout", "1",
-      "-e", "package.path = 'spec/?.lua;' .. package.path " .. (code or "") },
-    stdout = "inherit", stderr = "inherit",
-  }, { restart = "temporary" })
-  assert(eventually(function()
-    for _, n in ipairs(tend.node.list()) do if n == name then return true end end
-  end), "node " .. name .. " did not come up")
+  local p = tend.node.peer(name, { log_level = "error", timeout = 1,
+    code = "package.path = 'spec/?.lua;' .. package.path " .. (code or "") })
   return name, p
 end
 
@@ -197,17 +191,14 @@ end
 
 function TestNode:test_a_taken_name_and_an_unreachable_server_are_refused()
   local name, p = peer()
-  local out = os.tmpname()
-  local st = os.execute(string.format("/proc/self/exe --node %s --nats %s -e '' >%s 2>&1", name, url, out))
-  local f = io.open(out); local text = f:read("a"); f:close()
-  lu.assertNotEquals(st, true)
-  lu.assertStrContains(text, "the name '" .. name .. "' is taken by a live node")
-  st = os.execute(string.format("/proc/self/exe --node x --nats nats://127.0.0.1:1 -e '' >%s 2>&1", out))
-  f = io.open(out); text = f:read("a"); f:close()
-  os.remove(out)
-  lu.assertNotEquals(st, true)
-  lu.assertStrContains(text, "NatsError")
-  lu.assertStrContains(text, "nats://127.0.0.1:1")
+  local exe = require("tend.core").node_exe()
+  local r = tend.process.run({ exe, "--node", name, "--nats", url, "-e", "" }, { timeout = 20 })
+  lu.assertEquals(r.status, 1)
+  lu.assertStrContains(r.stderr, "the name '" .. name .. "' is taken by a live node")
+  r = tend.process.run({ exe, "--node", "x", "--nats", "nats://127.0.0.1:1", "-e", "" }, { timeout = 20 })
+  lu.assertEquals(r.status, 1)
+  lu.assertStrContains(r.stderr, "NatsError")
+  lu.assertStrContains(r.stderr, "nats://127.0.0.1:1")
   tend.stop(p)
 end
 

@@ -3,24 +3,13 @@
 -- the reason "noconnection", once a's heartbeats are missed.
 -- Run from the repository's root: tend examples/nodes/kv.lua
 -- This process is node "main" on a nats-server of its own (nats = "local");
--- nodes a, b and c are child processes (`tend --node X --nats URL -e ''`).
+-- nodes a, b and c are child processes started with tend.node.peer.
 local tend = require "tend"
 
 tend.node.start { name = "main", nats = "local", timeout = 1 }
-local url = require("tend.nats").url
 local procs = {}
 for _, name in ipairs { "a", "b", "c" } do
-  tend.node.monitor(name)
-  procs[name] = tend.spawn(tend.process {
-    cmd = { "/proc/self/exe", "--node", name, "--nats", url, "--node-timeout", "1", "-e", "" },
-    stdout = "inherit", stderr = "inherit",
-  }, { name = name })
-end
-local up = 0
-while up < 3 do
-  local m = tend.receive(10)
-  assert(m, "the nodes did not come up")
-  if m.tend == "nodeup" then up = up + 1 end
+  procs[name] = tend.node.peer(name) -- `tend --node NAME --nats URL -e ''`
 end
 
 local store = tend.spawn_on("a", "examples.nodes.kv_store.store", { name = "kv" })

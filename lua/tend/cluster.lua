@@ -45,7 +45,7 @@ function M.run(...)
     }, { name = "nats-server" })
     local left, failed = n, false
     for i = 1, n do
-      local argv = { "/proc/self/exe", "--node", "n" .. i, "--nats", url, "--nats-retry", script }
+      local argv = { require("tend.core").node_exe(), "--node", "n" .. i, "--nats", url, "--nats-retry", script }
       table.move(rest, 1, #rest, #argv + 1, argv)
       ctx:watch(ctx:spawn(tend.process { cmd = argv, stdout = "inherit", stderr = "inherit" },
         { name = "n" .. i }))

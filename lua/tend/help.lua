@@ -219,6 +219,10 @@ M.docs = {
   ("nats://host:port", or "local": a nats-server child). Same as the
   command line's --node NAME --nats URL. Raises NatsError when the server
   cannot be reached (unless retry), NodeError when the name is taken.]=],
+  ["tend.node.peer"] = [=[tend.node.peer(name [, {script, args, code, timeout, wait}]) -> process ref
+  Starts another node of this program on this node's NATS server (OTP's
+  peer:start): `tend --node name --nats URL script args` (or -e code) as
+  an OS process under /user; returns once the node is up.]=],
   ["tend.node.name"] = [=[tend.node.name() -> name or nil
   This node's name (nil when this process is no node).]=],
   ["tend.node.list"] = [=[tend.node.list() -> {names}

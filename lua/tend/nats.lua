@@ -118,4 +118,44 @@ function M.start(opts)
   }, { name = opts.name, timeout = opts.timeout, limit = opts.limit })
 end
 
+-- tend.node.peer(name [, opts]) -> process ref: another node of this
+-- program on this node's NATS server (OTP's peer:start): `tend --node
+-- name --nats URL` running opts.script with opts.args, or opts.code (a
+-- chunk, default empty), as an OS process child of the caller (or of
+-- /user), stdout and stderr inherited. Waits until the node is up
+-- (opts.wait seconds, default 10; NodeError when it is not). opts.timeout
+-- is its --node-timeout (default this node's); opts.process_name names
+-- the process actor (/user/<process_name>).
+function M.peer(name, opts)
+  opts = opts or {}
+  if type(name) ~= "string" or not name:match("^[%w_-]+$") then
+    error("tend.node.peer: name: expected letters, digits, '_' or '-', got " .. tostring(name), 2)
+  end
+  if not M.url then
+    error(core.error("NodeError", "tend.node.peer: this process is no node (start one with --node NAME)"), 2)
+  end
+  local argv = { core.node_exe(), "--log-level", opts.log_level or "warn", "--node", name, "--nats", M.url,
+    "--node-timeout", tostring(opts.timeout or require("tend.node").timeout()) }
+  if opts.script then
+    argv[#argv + 1] = opts.script
+    for _, a in ipairs(opts.args or {}) do argv[#argv + 1] = tostring(a) end
+  else
+    argv[#argv + 1] = "-e"
+    argv[#argv + 1] = opts.code or ""
+  end
+  local spec = require("tend.process") { cmd = argv, stdout = "inherit", stderr = "inherit" }
+  local ref = core.spawn(spec, { name = opts.process_name, restart = "temporary" })
+  local waited = 0
+  while true do
+    for _, n in ipairs(require("tend.node").list()) do
+      if n == name then return ref end
+    end
+    if waited >= (opts.wait or 10) then
+      error(core.error("NodeError", string.format("tend.node.peer: node %s was not up within %g s", name, waited)), 2)
+    end
+    core.sleep(0.02)
+    waited = waited + 0.02
+  end
+end
+
 return M

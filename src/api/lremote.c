@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "api/api.h"
 #include "runtime/event.h"
@@ -116,6 +117,16 @@ static int l_spawn(lua_State *L) {
   return tend_spawn_under(L, h->system, 0, "node");
 }
 
+/* core.node_exe() -> the path of this tend binary (uv_exepath: valgrind
+ * reports the program it runs), to start other nodes with. */
+static int l_exe(lua_State *L) {
+  char buf[4096];
+  size_t n = sizeof buf;
+  if (uv_exepath(buf, &n) != 0) return luaL_error(L, "node: no executable path");
+  lua_pushlstring(L, buf, n);
+  return 1;
+}
+
 void tend_open_remote(lua_State *L) {
   static const luaL_Reg fns[] = {{"node_identity", l_identity},
                                  {"remote_hooks", l_hooks},
@@ -124,6 +135,7 @@ void tend_open_remote(lua_State *L) {
                                  {"remote_coords", l_coords},
                                  {"node_event", l_event},
                                  {"node_spawn", l_spawn},
+                                 {"node_exe", l_exe},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

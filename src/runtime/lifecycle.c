@@ -343,7 +343,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   tend_advice_check(L, h, a);
-  if (tend_event_on(h)) {
+  if (tend_event_on(h) && !(a->flags & TEND_AF_REMOTE)) { /* not a proxy */
     tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
