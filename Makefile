@@ -4,11 +4,11 @@
 PREFIX  ?= /usr/local
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS     = lua5.4 libuv readline libcurl msgpack
+PKGS     = lua5.4 libuv readline libcurl msgpack libnats
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 DEPFLAGS = -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs libuv readline libcurl msgpack 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs libuv readline libcurl msgpack libnats 2>/dev/null)
 # Lua is linked statically from liblua5.4-dev's archive when it is there:
 # calls into the API then skip the shared library's PLT and PIC code, about
 # 15 % of a message's CPU time (README, Benchmarks); -rdynamic keeps the API
@@ -93,6 +93,7 @@ check: deps
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/process_spec.lua
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/tcp_spec.lua
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/http_spec.lua
+	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/node_spec.lua
 	FUZZ_SEED=$${FUZZ_SEED:-1} scripts/fuzz build/asan/tend 10
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
@@ -105,6 +106,9 @@ check: deps
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
 	  build/tend --real-time test spec/http_spec.lua
+	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+	  build/tend --real-time test spec/node_spec.lua
 
 # The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
 FUZZ_TIME ?= 60

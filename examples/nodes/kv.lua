@@ -9,7 +9,7 @@ local tend = require "tend"
 tend.node.start { name = "main", nats = "local", timeout = 1 }
 local procs = {}
 for _, name in ipairs { "a", "b", "c" } do
-  procs[name] = tend.node.peer(name) -- `tend --node NAME --nats URL -e ''`
+  procs[name] = tend.node.peer(name, { process_name = "node_" .. name }) -- /user/node_a ...
 end
 
 local store = tend.spawn_on("a", "examples.nodes.kv_store.store", { name = "kv" })

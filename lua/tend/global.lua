@@ -15,6 +15,7 @@ local node = require "tend.node"
 local M = {}
 
 local BUCKET = "tend_global"
+local function kv(...) return require("tend.nats").kv(...) end
 local G -- { conn, lease, mine = {name -> {ref, rev}}, cache = {name -> ref}, actor }
 
 local function fail(kind, msg)
@@ -40,7 +41,7 @@ local function keeper(ctx)
       table.sort(names)
       for _, name in ipairs(names) do
         local e = G.mine[name]
-        local rev, why = G.conn:kv("update", { bucket = BUCKET, key = name, value = e.value, revision = e.rev })
+        local rev, why = kv("update", { bucket = BUCKET, key = name, value = e.value, revision = e.rev })
         if rev then
           e.rev = rev
         else
@@ -55,7 +56,7 @@ local function keeper(ctx)
       for name, e in pairs(G.mine) do
         if e.ref == m.ref then
           G.mine[name] = nil
-          G.conn:kv("delete", { bucket = BUCKET, key = name })
+          kv("delete", { bucket = BUCKET, key = name })
         end
       end
     end
@@ -69,13 +70,13 @@ local function start()
     fail("NodeError", "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)")
   end
   G = { conn = nats.conn, lease = math.max(3, node.timeout() * 2), mine = {}, cache = {} }
-  G.conn:kv("bucket", { bucket = BUCKET, ttl = G.lease })
+  kv("bucket", { bucket = BUCKET, ttl = G.lease })
   G.actor = core.node_spawn(keeper, { name = "global" })
   return G
 end
 
 local function read(name)
-  local value = G.conn:kv("get", { bucket = BUCKET, key = name })
+  local value = kv("get", { bucket = BUCKET, key = name })
   if not value then return nil end
   local ok, e = pcall(core.codec_decode, value)
   if not ok or type(e) ~= "table" or not core.alive(e[1]) then return nil end
@@ -91,14 +92,14 @@ function M.register(name, ref)
   end
   start()
   local value = core.codec_encode({ ref, node.name(), node.incarnation() })
-  local rev = G.conn:kv("create", { bucket = BUCKET, key = name, value = value })
+  local rev = kv("create", { bucket = BUCKET, key = name, value = value })
   if not rev then
     local holder = read(name)
     if holder then return false, holder end
     -- the entry names a dead actor (its node was lost before the lease ran
     -- out): take it over where it stands
-    local _, old = G.conn:kv("get", { bucket = BUCKET, key = name })
-    rev = old and G.conn:kv("update", { bucket = BUCKET, key = name, value = value, revision = old })
+    local _, old = kv("get", { bucket = BUCKET, key = name })
+    rev = old and kv("update", { bucket = BUCKET, key = name, value = value, revision = old })
     if not rev then return false, read(name) end
   end
   G.mine[name] = { ref = ref, rev = rev, value = value }
@@ -125,7 +126,7 @@ function M.unregister(name)
   G.cache[name] = nil
   if G.mine[name] then
     G.mine[name] = nil
-    G.conn:kv("delete", { bucket = BUCKET, key = name })
+    kv("delete", { bucket = BUCKET, key = name })
   end
 end
 
@@ -133,7 +134,7 @@ end
 function M.registered()
   start()
   local out = {}
-  for _, name in ipairs(G.conn:kv("keys", { bucket = BUCKET })) do
+  for _, name in ipairs(kv("keys", { bucket = BUCKET })) do
     if read(name) then out[#out + 1] = name end
   end
   return out

@@ -58,8 +58,8 @@ local function local_server()
   return "nats://127.0.0.1:" .. port
 end
 
-local function connect(url, name, retry)
-  local delay = 0.25
+local function connect(url, name, retry, deadline)
+  local delay = deadline and 0.05 or 0.25
   while true do
     local ok, conn = pcall(core.nats_connect, {
       url = url, name = "tend-" .. name, timeout = 2, reconnect = true,
@@ -72,11 +72,14 @@ local function connect(url, name, retry)
       end,
     })
     if ok then return conn end
-    if not retry then error(conn, 0) end
-    core.log("warn", "cannot reach %s (%s); trying again in %g s", url,
-      tostring(type(conn) == "table" and conn.reason or conn), delay)
+    if deadline and core.now() >= deadline then error(conn, 0) end
+    if not (retry or deadline) then error(conn, 0) end
+    if not deadline then
+      core.log("warn", "cannot reach %s (%s); trying again in %g s", url,
+        tostring(type(conn) == "table" and conn.reason or conn), delay)
+    end
     core.sleep(delay)
-    delay = math.min(delay * 2, 5)
+    if not deadline then delay = math.min(delay * 2, 5) end
   end
 end
 
@@ -85,7 +88,8 @@ end
 local function taken(conn, name)
   local inbox = "tend.probe." .. name .. "." .. core.random(1, 1 << 30)
   local answered = false
-  local sid = conn:subscribe(inbox, function() answered = true end)
+  -- (the server says "no responders" with an empty message: no answer)
+  local sid = conn:subscribe(inbox, function(data) if #data > 0 then answered = true end end)
   conn:publish("tend.n." .. name, string.pack(">s2", core.codec_encode({ 5 })), inbox)
   local t = 0
   while not answered and t < 0.5 do
@@ -96,6 +100,19 @@ local function taken(conn, name)
   return answered
 end
 
+-- The key-value store of the server (JetStream), for tend.global:
+-- kv(op, args) waits (as an ask) and answers get -> value, revision | nil;
+-- create -> revision | nil, "exists"; update -> revision | nil,
+-- "wrong revision"; put -> revision; delete, bucket -> true; keys -> list.
+-- Raises NatsError when the server cannot answer.
+function M.kv(op, args)
+  local r = M.conn:kv_raw(op, args)
+  if op == "get" then return r.value, r.revision end
+  if r.reason then return nil, r.reason end
+  if op == "keys" then return r.keys end
+  return r.revision or true
+end
+
 function M.start(opts)
   check(opts)
   if node.running() then
@@ -103,7 +120,8 @@ function M.start(opts)
     error(e, 2)
   end
   local url = opts.nats == "local" and local_server() or opts.nats
-  local conn = connect(url, opts.name, opts.retry)
+  -- a local server takes a moment to listen: tried for up to 10 s
+  local conn = connect(url, opts.name, opts.retry, opts.nats == "local" and core.now() + 10 or nil)
   if taken(conn, opts.name) then
     conn:close()
     local e = core.error("NodeError", string.format(

@@ -170,6 +170,26 @@ local function heartbeat(kind)
   S.transport.publish("tend.hb", envelope({ kind or HB, S.name, S.inc, S.service }))
 end
 
+-- A reason as it travels: a tend error as {error = {kind, message}} (it
+-- is rebuilt on arrival), another table as it is when it can travel, else
+-- its text.
+local function reason_value(r)
+  if type(r) == "table" and type(r.kind) == "string" then
+    return { error = { r.kind, tostring(r.message) } }
+  elseif type(r) == "table" then
+    local ok = pcall(core.codec_encode, r, S.limit)
+    return ok and r or tostring(r)
+  end
+  return r
+end
+
+local function reason_of(v)
+  if type(v) == "table" and type(v.error) == "table" then
+    return core.error(tostring(v.error[1]), tostring(v.error[2]))
+  end
+  return v
+end
+
 -- ------------------------------------------------------------ arrivals
 
 local function on_hb(data)
@@ -196,7 +216,7 @@ local function on_envelope(data, _, reply)
     elseif kind == WATCH then
       S.service:send({ tend = "node_watch", target = h[2], node = h[3] })
     elseif kind == DOWN then
-      if S.key_of[h[2]] then end_proxy(h[2], h[3]) end
+      if S.key_of[h[2]] then end_proxy(h[2], reason_of(h[3])) end
     elseif kind == PROBE then
       if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
     end
@@ -207,15 +227,6 @@ local function on_envelope(data, _, reply)
 end
 
 -- ------------------------------------------------------------ the node actor
-
-local function reason_value(r)
-  if type(r) == "table" then
-    local ok = pcall(core.codec_encode, r, S.limit)
-    if ok then return r end
-    return tostring(r)
-  end
-  return r
-end
 
 local service_ops = {}
 

@@ -115,6 +115,7 @@ void tend_open_tcp(lua_State *L);           /* ltcp.c */
 void tend_open_codec(lua_State *L);         /* lcodec.c */
 void tend_open_http(lua_State *L);          /* lhttp.c */
 void tend_open_remote(lua_State *L);        /* lremote.c */
+void tend_open_nats(lua_State *L);          /* lnats.c */
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

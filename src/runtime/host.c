@@ -294,6 +294,7 @@ void tend_host_close(tend_host *h) {
                                                      outlives it */
     if (h->tcp_close_all) h->tcp_close_all(h);   /* every socket closed */
     if (h->http_close_all) h->http_close_all(h); /* curl shut down */
+    if (h->nats_close_all) h->nats_close_all(h); /* NATS connections gone */
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, supervision state */
     for (uint32_t i = 1; i < h->ids.n; i++) {

@@ -182,6 +182,8 @@ struct tend_host {
   void (*tcp_close_all)(tend_host *h);  /* set by tcp.c at its first use */
   struct tend_http_state *http;         /* the HTTP client (http.c), or NULL */
   void (*http_close_all)(tend_host *h); /* set by http.c at its first use */
+  struct tend_nats *nats;               /* NATS connections (nats.c), or NULL */
+  void (*nats_close_all)(tend_host *h); /* set by nats.c at its first use */
   /* Per-actor features above the actor machine (the stash, receive
    * timeouts) register what they do when a restart builds an actor's new
    * instance and when an actor dies (tend_host_add_feature); lifecycle.c

@@ -280,11 +280,11 @@ static void owner_died(lua_State *L, tend_host *h, tend_actor *a) {
   tcp_state *st = h->tcp;
   if (!(a->flags & TEND_AF_SOCKET) || st == NULL) return;
   while (a->id < st->n_by_owner && st->by_owner[a->id]) {
-    tend_sock *s = st->by_owner[a->id];
-    if (s->owner_gen != a->gen) { /* a stale entry: cannot happen */
-      disown(s);
-      continue;
-    }
+    tend_sock *s = st->by_owner[a->id]; /* off the list first: the loop
+                                           ends whatever the end does */
+    st->by_owner[a->id] = s->owner_next;
+    s->owner_next = NULL;
+    if (s->owner_id != a->id || s->owner_gen != a->gen) continue; /* stale */
     tend_tcp_end(s, "closed", 1, 0);
   }
   tend_tcp_listener_owner_died(st, a->id, a->gen);
