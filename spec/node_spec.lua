@@ -2,7 +2,7 @@
 -- free port) with peer nodes as real tend processes. Run with the real
 -- clock: `tend --real-time test spec/node_spec.lua` (scripts/test and make
 -- check do). This process is node "spec"; peers are `tend --node pN
--- --nats URL --node-timeout 1 -e CODE`, children of it.
+-- --nats URL --node-timeout 2 -e CODE`, children of it.
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
@@ -36,7 +36,7 @@ nats_dir = os.tmpname()
 os.remove(nats_dir)
 start_nats()
 url = "nats://127.0.0.1:" .. nats_port
-tend.node.start { name = "spec", nats = url, timeout = 1 }
+tend.node.start { name = "spec", nats = url, timeout = 2 } -- (valgrind is slow)
 
 local peers = 0
 -- A peer node running CODE (after spec/ joins package.path); returns its
@@ -44,7 +44,7 @@ local peers = 0
 local function peer(code, name)
   peers = peers + 1
   name = name or ("p" .. peers)
-  local p = tend.node.peer(name, { log_level = "error", timeout = 1,
+  local p = tend.node.peer(name, { log_level = "error", timeout = 2,
     code = "package.path = 'spec/?.lua;' .. package.path " .. (code or "") })
   return name, p
 end

@@ -200,6 +200,9 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, o->reconnect);
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1); /* forever */
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
+  /* no flusher delay: a message leaves at its publish (a remote pingpong
+   * otherwise waits about 1 ms per hop) */
+  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
   if (s == NATS_OK)
     s = natsOptions_SetDisconnectedCB(opts, on_disconnected, c);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, on_reconnected, c);
