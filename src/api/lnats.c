@@ -21,10 +21,11 @@ static int raise_nats(lua_State *L, const char *text, const char *reason) {
 
 static tend_nats *check_conn(lua_State *L, const char *fn) {
   tend_nats **c = luaL_testudata(L, 1, NATS_MT);
-  if (c == NULL || *c == NULL)
-    luaL_error(L, "%s: self: expected a NATS connection, got %s", fn,
-               tend_typename(L, 1));
-  return *c;
+  tend_nats *conn = c ? *c : NULL;
+  if (conn) return conn;
+  luaL_error(L, "%s: self: expected a NATS connection, got %s", fn,
+             tend_typename(L, 1));
+  return NULL;
 }
 
 static const char *opt_string(lua_State *L, const char *k, const char *def,
@@ -189,11 +190,13 @@ static int l_kv(lua_State *L) {
 }
 
 void tend_open_nats(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"publish", l_publish}, {"subscribe", l_subscribe},
-      {"unsubscribe", l_unsubscribe}, {"status", l_status},
-      {"close", l_close},     {"kv_raw", l_kv},
-      {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"publish", l_publish},
+                                     {"subscribe", l_subscribe},
+                                     {"unsubscribe", l_unsubscribe},
+                                     {"status", l_status},
+                                     {"close", l_close},
+                                     {"kv_raw", l_kv},
+                                     {NULL, NULL}};
   static const luaL_Reg fns[] = {{"nats_connect", l_connect}, {NULL, NULL}};
   luaL_newmetatable(L, NATS_MT);
   luaL_newlib(L, methods);

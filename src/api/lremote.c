@@ -122,7 +122,8 @@ static int l_spawn(lua_State *L) {
 static int l_exe(lua_State *L) {
   char buf[4096];
   size_t n = sizeof buf;
-  if (uv_exepath(buf, &n) != 0) return luaL_error(L, "node: no executable path");
+  if (uv_exepath(buf, &n) != 0)
+    return luaL_error(L, "node: no executable path");
   lua_pushlstring(L, buf, n);
   return 1;
 }

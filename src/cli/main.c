@@ -103,22 +103,22 @@ typedef struct options {
   int virtual_time; /* -1 unset, 0 real, 1 virtual */
   int has_seed;
   uint64_t seed;
-  int log_level;      /* -1 unset */
-  const char *code;   /* -e CODE */
-  const char *script; /* path, "-" for stdin, NULL */
-  int test;           /* tend test */
-  int scenario;       /* tend scenario */
-  int timeline;       /* tend timeline */
-  const char *trace;  /* --trace FILE, or NULL */
-  int interactive;    /* -i: the REPL after the script */
-  int copy_messages;  /* --copy-messages */
-  int repl;           /* the REPL alone (a terminal, no script) */
-  int first_arg;      /* argv index of the first script argument */
-  const char *node;   /* --node NAME, or NULL */
-  const char *nats;   /* --nats URL|local, or NULL */
+  int log_level;            /* -1 unset */
+  const char *code;         /* -e CODE */
+  const char *script;       /* path, "-" for stdin, NULL */
+  int test;                 /* tend test */
+  int scenario;             /* tend scenario */
+  int timeline;             /* tend timeline */
+  const char *trace;        /* --trace FILE, or NULL */
+  int interactive;          /* -i: the REPL after the script */
+  int copy_messages;        /* --copy-messages */
+  int repl;                 /* the REPL alone (a terminal, no script) */
+  int first_arg;            /* argv index of the first script argument */
+  const char *node;         /* --node NAME, or NULL */
+  const char *nats;         /* --nats URL|local, or NULL */
   const char *node_timeout; /* --node-timeout SECONDS, or NULL */
-  int nats_retry;     /* --nats-retry */
-  int cluster;        /* tend cluster N SCRIPT */
+  int nats_retry;           /* --nats-retry */
+  int cluster;              /* tend cluster N SCRIPT */
 } options;
 
 static int usage_error(const char *fmt, ...) {
@@ -263,11 +263,13 @@ static int parse(int argc, char **argv, options *o) {
                          o->node_timeout);
   }
   if ((o->nats || o->node_timeout || o->nats_retry) && !o->node)
-    return usage_error("--nats, --node-timeout and --nats-retry need --node NAME");
+    return usage_error(
+        "--nats, --node-timeout and --nats-retry need --node NAME");
   if (o->node && !o->nats)
     return usage_error("--node %s: expected --nats URL (or --nats local) too",
                        o->node);
-  if (o->node && o->repl) { /* tend -i --node x: start the node, then the REPL */
+  if (o->node &&
+      o->repl) { /* tend -i --node x: start the node, then the REPL */
     o->repl = 0;
     o->interactive = 1;
     o->code = "";
@@ -310,8 +312,9 @@ static int load_main(lua_State *L, const options *o) {
     return 1;
   }
   if (o->node) { /* the chunk runs once this process is a node */
-    luaL_loadstring(L, "local chunk, o = ... return function(...) "
-                       "require('tend.nats').start(o) return chunk(...) end");
+    luaL_loadstring(L,
+                    "local chunk, o = ... return function(...) "
+                    "require('tend.nats').start(o) return chunk(...) end");
     lua_insert(L, -2);
     lua_createtable(L, 0, 4);
     lua_pushstring(L, o->node);

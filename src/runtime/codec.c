@@ -403,8 +403,8 @@ static int push_object(lua_State *L, tend_host *h, const msgpack_object *o,
       msgpack_unpacked r;
       msgpack_unpacked_init(&r);
       size_t off = 0;
-      int ok = msgpack_unpack_next(&r, o->via.ext.ptr, o->via.ext.size,
-                                   &off) == MSGPACK_UNPACK_SUCCESS &&
+      int ok = msgpack_unpack_next(&r, o->via.ext.ptr, o->via.ext.size, &off) ==
+                   MSGPACK_UNPACK_SUCCESS &&
                off == o->via.ext.size && push_ref(L, h, &r.data);
       msgpack_unpacked_destroy(&r);
       return ok ? 1 : bad(L, "a malformed ref");

@@ -195,15 +195,15 @@ struct tend_host {
   /* Nodes (remote.h): this node's name ("" when it is no node) and
    * incarnation, what refs to other nodes stand for, and the node layer's
    * hooks (set by api/lremote.c; NULL / LUA_NOREF until a node starts). */
-  char *node_name;          /* owned; NULL: "" */
-  uint64_t node_inc;        /* incarnation: a restarted node is a new one */
-  int remotes_ref;          /* table: proxy ref -> its coordinates, owned */
-  int remote_decode_ref;    /* function(node, inc, id, gen, path, kind) */
-  int remote_send_ref;      /* function(proxy, msg, sender) */
+  char *node_name;       /* owned; NULL: "" */
+  uint64_t node_inc;     /* incarnation: a restarted node is a new one */
+  int remotes_ref;       /* table: proxy ref -> its coordinates, owned */
+  int remote_decode_ref; /* function(node, inc, id, gen, path, kind) */
+  int remote_send_ref;   /* function(proxy, msg, sender) */
   /* A message v from (sid, sgen) to the proxy p leaves for its node
    * (v consumed). */
-  void (*remote_send)(lua_State *L, tend_host *h, tend_actor *p,
-                      tend_value *v, uint32_t sid, uint32_t sgen);
+  void (*remote_send)(lua_State *L, tend_host *h, tend_actor *p, tend_value *v,
+                      uint32_t sid, uint32_t sgen);
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

@@ -299,7 +299,7 @@ const char *tend_actor_reason_name(lua_State *L, tend_actor *a) {
     kind = lua_tostring(L, -1); /* kept alive by the error value */
     lua_pop(L, 1);
   } else if (lua_type(L, -1) == LUA_TSTRING) { /* a proxy's remote reason */
-    kind = lua_tostring(L, -1); /* kept alive by the ext ref */
+    kind = lua_tostring(L, -1);                /* kept alive by the ext ref */
   }
   lua_pop(L, 1);
   return kind ? kind : "failure";

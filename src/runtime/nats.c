@@ -16,9 +16,9 @@ enum { ITEM_MSG, ITEM_STATUS };
 /* Something cnats gave on one of its threads, for the loop thread. */
 typedef struct item {
   struct item *next;
-  int kind;           /* ITEM_MSG or ITEM_STATUS */
-  int sid;            /* ITEM_MSG: the subscription */
-  const char *status; /* ITEM_STATUS: a static string */
+  int kind;                     /* ITEM_MSG or ITEM_STATUS */
+  int sid;                      /* ITEM_MSG: the subscription */
+  const char *status;           /* ITEM_STATUS: a static string */
   char *subject, *reply, *data; /* owned */
   size_t n;
 } item;
@@ -36,9 +36,9 @@ struct tend_nats {
   uv_async_t async;   /* wakes the loop for queued items */
   uv_mutex_t lock;    /* guards the queue */
   item *head, *tail;
-  int status_ref;  /* registry: function(status), or LUA_NOREF */
-  int fns_ref;     /* registry: table id -> function(data, subject, reply) */
-  sub **subs;      /* by id - 1 */
+  int status_ref; /* registry: function(status), or LUA_NOREF */
+  int fns_ref;    /* registry: table id -> function(data, subject, reply) */
+  sub **subs;     /* by id - 1 */
   int n_subs, cap_subs;
   int jobs;        /* key-value operations in flight: they use nc */
   int closing;     /* closed while jobs ran: ends when the last is done */
@@ -158,7 +158,9 @@ static void on_async(uv_async_t *a) {
   tend_host_poke(h); /* what the callbacks sent */
 }
 
-static void free_record(uv_handle_t *handle) { free(handle->data); }
+static void free_record(uv_handle_t *handle) {
+  free(handle->data);
+}
 
 static void close_all(tend_host *h) {
   for (tend_nats *c = h->nats; c; c = c->next) {
@@ -203,8 +205,7 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   /* no flusher delay: a message leaves at its publish (a remote pingpong
    * otherwise waits about 1 ms per hop) */
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
-  if (s == NATS_OK)
-    s = natsOptions_SetDisconnectedCB(opts, on_disconnected, c);
+  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, on_disconnected, c);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, on_reconnected, c);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
@@ -236,8 +237,7 @@ int tend_nats_publish(tend_nats *c, const char *subject, const char *data,
                       size_t n, const char *reply) {
   if (c->nc == NULL) return -1;
   natsStatus s =
-      reply ? natsConnection_PublishRequest(c->nc, subject, reply, data,
-                                            (int)n)
+      reply ? natsConnection_PublishRequest(c->nc, subject, reply, data, (int)n)
             : natsConnection_Publish(c->nc, subject, data, (int)n);
   return s == NATS_OK ? 0 : -1;
 }
@@ -375,8 +375,7 @@ static natsStatus kv_run(kv_job *j) {
         s = kvStore_Put(&j->rev, kv, j->a.key, j->a.value, n);
         break;
       case TEND_KV_UPDATE:
-        s = kvStore_Update(&j->rev, kv, j->a.key, j->a.value, n,
-                           j->a.revision);
+        s = kvStore_Update(&j->rev, kv, j->a.key, j->a.value, n, j->a.revision);
         break;
       case TEND_KV_DELETE: s = kvStore_Delete(kv, j->a.key); break;
       case TEND_KV_KEYS:

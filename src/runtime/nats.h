@@ -26,8 +26,8 @@ typedef struct tend_nats tend_nats;
 
 /* What a connection is told to do; NULL pointers are defaults. */
 typedef struct tend_nats_opts {
-  const char *url;   /* nats://host:port */
-  const char *name;  /* the client's name on the server */
+  const char *url;    /* nats://host:port */
+  const char *name;   /* the client's name on the server */
   int64_t timeout_ms; /* connect timeout */
   int reconnect;      /* keep reconnecting forever (every 250 ms) */
 } tend_nats_opts;
@@ -52,8 +52,13 @@ void tend_nats_close(tend_nats *c);
 
 /* A key-value operation (JetStream). */
 typedef enum tend_kv_op {
-  TEND_KV_BUCKET, TEND_KV_GET, TEND_KV_CREATE, TEND_KV_PUT, TEND_KV_UPDATE,
-  TEND_KV_DELETE, TEND_KV_KEYS
+  TEND_KV_BUCKET,
+  TEND_KV_GET,
+  TEND_KV_CREATE,
+  TEND_KV_PUT,
+  TEND_KV_UPDATE,
+  TEND_KV_DELETE,
+  TEND_KV_KEYS
 } tend_kv_op;
 typedef struct tend_kv_args {
   tend_kv_op op;

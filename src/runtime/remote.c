@@ -23,8 +23,7 @@ tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node) {
   int ctx = lua_gettop(L);
   p->state = TEND_ACTOR_RUNNING;
   p->flags |= TEND_AF_REMOTE;
-  lua_pushfstring(L, "%s@%s", lua_tostring(L, node + 4),
-                  lua_tostring(L, node));
+  lua_pushfstring(L, "%s@%s", lua_tostring(L, node + 4), lua_tostring(L, node));
   tend_actor_set_path(L, p, ctx);
   push_remotes(L, h);
   tend_actor_push_ref(L, h, p);
