@@ -239,3 +239,45 @@ function TestNode:test_a_restarted_node_is_a_new_incarnation()
   lu.assertFalse(tend.alive(echo))
   tend.stop(p2)
 end
+
+function TestNode:test_global_names_the_older_registration_wins_and_a_dead_holder_lets_go()
+  local name, p = peer()
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  lu.assertTrue(tend.global.register("store", echo))
+  -- a second registration of the name loses and is told the holder
+  local mine = tend.spawn(function() return function() end end)
+  local ok, holder = tend.global.register("store", mine)
+  lu.assertFalse(ok)
+  lu.assertTrue(holder == echo)
+  lu.assertTrue(tend.global.whereis("store") == echo)
+  lu.assertEquals(tend.ask(tend.global.whereis("store"), "via the name"), "via the name")
+  lu.assertTrue(tend.global.register("mine", mine))
+  lu.assertEquals(tend.global.registered(), { "mine", "store" })
+  -- the holder's node dies: whereis finds no one; the name can be taken
+  tend.chaos.signal(p, "KILL")
+  lu.assertTrue(eventually(function() return not tend.alive(echo) end))
+  lu.assertNil(tend.global.whereis("store"))
+  lu.assertTrue(tend.global.register("store", mine))
+  lu.assertTrue(tend.global.whereis("store") == mine)
+  -- an actor's death drops its names
+  tend.stop(mine)
+  lu.assertTrue(eventually(function() return #tend.global.registered() == 0 end))
+  lu.assertNil(tend.global.whereis("mine"))
+  -- bad input
+  local bad_ok, err = pcall(tend.global.register, "no spaces", echo)
+  lu.assertFalse(bad_ok)
+  lu.assertStrContains(err, "tend.global.register: name: expected letters")
+end
+
+function TestNode:test_a_peer_finds_a_global_name()
+  lu.assertTrue(tend.global.register("spec_main", tend.self()))
+  local name, p = peer([[
+    local tend = require "tend"
+    tend.global.whereis("spec_main"):send({ peer = tend.node.name(), list = tend.node.list() })
+  ]])
+  local m = next_msg()
+  lu.assertEquals(m, { peer = name, list = { "spec" } })
+  tend.stop(p)
+  tend.global.unregister("spec_main")
+  lu.assertNil(tend.global.whereis("spec_main"))
+end

@@ -327,15 +327,15 @@ end
 
 -- Starts this process as node `name` on `transport`. opts: timeout
 -- (seconds without heartbeat before a node is down; default 15), limit
--- (bytes per message; default 1 MiB), inc (incarnation; default from the
--- clock and the generator).
+-- (bytes per message; default 1 MiB), inc (incarnation: larger for a
+-- later start; default the wall clock in microseconds).
 function M.start_on(transport, opts)
   if S then fail("NodeError", "tend.node.start: this process is node " .. S.name .. " already", 2) end
   check_name(opts.name, "tend.node.start")
   local timeout = opts.timeout or 15
   S = {
     name = opts.name,
-    inc = opts.inc or (os.time() * 1000 + core.random(0, 999)),
+    inc = opts.inc or core.node_clock(), -- wall-clock microseconds
     transport = transport,
     limit = opts.limit or (1 << 20),
     timeout = timeout,

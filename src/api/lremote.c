@@ -128,6 +128,15 @@ static int l_exe(lua_State *L) {
   return 1;
 }
 
+/* core.node_clock() -> wall-clock microseconds (a node's incarnation: a
+ * restarted node's is larger). */
+static int l_clock(lua_State *L) {
+  uv_timeval64_t tv;
+  if (uv_gettimeofday(&tv) != 0) return luaL_error(L, "node: no clock");
+  lua_pushinteger(L, (lua_Integer)tv.tv_sec * 1000000 + tv.tv_usec);
+  return 1;
+}
+
 void tend_open_remote(lua_State *L) {
   static const luaL_Reg fns[] = {{"node_identity", l_identity},
                                  {"remote_hooks", l_hooks},
@@ -137,6 +146,7 @@ void tend_open_remote(lua_State *L) {
                                  {"node_event", l_event},
                                  {"node_spawn", l_spawn},
                                  {"node_exe", l_exe},
+                                 {"node_clock", l_clock},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

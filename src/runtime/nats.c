@@ -4,6 +4,7 @@
 
 #include <lauxlib.h>
 #include <nats/nats.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -334,6 +335,7 @@ typedef struct kv_job {
   uint64_t rev;
   kvKeysList keys;
   int has_keys;
+  char why[256]; /* cnats's text for a failure (per thread: taken there) */
 } kv_job;
 
 static natsStatus kv_run(kv_job *j) {
@@ -348,7 +350,7 @@ static natsStatus kv_run(kv_job *j) {
       kvConfig_Init(&cfg);
       cfg.Bucket = j->a.bucket;
       cfg.History = 1;
-      cfg.TTL = j->a.ttl_s * 1000; /* milliseconds */
+      cfg.TTL = j->a.ttl_s * 1000000000; /* nanoseconds (a Go duration) */
       s = js_CreateKeyValue(&kv, js, &cfg);
     }
   } else {
@@ -393,6 +395,11 @@ static natsStatus kv_run(kv_job *j) {
 static void kv_work(uv_work_t *w) {
   kv_job *j = w->data;
   j->status = kv_run(j); /* nc stays while jobs > 0 (tend_nats_close) */
+  if (j->status != NATS_OK) {
+    const char *e = nats_GetLastError(NULL);
+    snprintf(j->why, sizeof j->why, "%s",
+             e && *e ? e : natsStatus_GetText(j->status));
+  }
 }
 
 static void kv_free(kv_job *j) {
@@ -426,7 +433,7 @@ static void push_result(lua_State *L, kv_job *j) {
   }
   lua_pushboolean(L, answer);
   lua_setfield(L, -2, "ok");
-  if (!answer) reason = natsStatus_GetText(s);
+  if (!answer) reason = j->why;
   if (reason) {
     lua_pushstring(L, reason);
     lua_setfield(L, -2, "reason");
