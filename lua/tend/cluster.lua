@@ -43,6 +43,14 @@ function M.run(...)
       cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
       stdout = "null", stderr = "null", ready = { tcp = port }, ready_timeout = 10,
     }, { name = "nats-server" })
+    for _ = 1, 200 do -- the nodes start once the server listens
+      local ok, c = pcall(tend.tcp.connect, { host = "127.0.0.1", port = port, timeout = 1 })
+      if ok then
+        tend.tcp.close(c)
+        break
+      end
+      tend.sleep(0.05)
+    end
     local left, failed = n, false
     for i = 1, n do
       local argv = { require("tend.core").node_exe(), "--node", "n" .. i, "--nats", url, "--nats-retry", script }

@@ -401,6 +401,16 @@ int tend_repl_start(tend_host *h) {
   rl_readline_name = "tend";
   rl_attempted_completion_function = complete;
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^#~[]";
+  /* before the task exists: a regular file cannot be polled (a pipe or a
+   * terminal can), and a task must never outlive r */
+  if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
+    fprintf(stderr, "tend: cannot watch stdin (a terminal or a pipe can be "
+                    "watched; a regular file cannot: use `tend FILE`)\n");
+    h->front.data = NULL;
+    memset(&h->front, 0, sizeof h->front);
+    free(r);
+    return -1;
+  }
   lua_State *L = h->L;
   int top = lua_gettop(L);
   lua_createtable(L, 0, 2); /* what tend.repl.start gets */
@@ -423,13 +433,6 @@ int tend_repl_start(tend_host *h) {
     fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
   }
   lua_settop(L, top);
-  if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
-    fprintf(stderr, "tend: cannot watch stdin\n");
-    h->front.data = NULL;
-    memset(&h->front, 0, sizeof h->front);
-    free(r);
-    return -1;
-  }
   h->front.close = on_close;
   r->poll.data = r;
   uv_poll_start(&r->poll, UV_READABLE, on_stdin);
