@@ -90,7 +90,7 @@ local function taken(conn, name)
   local answered = false
   -- (the server says "no responders" with an empty message: no answer)
   local sid = conn:subscribe(inbox, function(data) if #data > 0 then answered = true end end)
-  conn:publish("tend.n." .. name, string.pack(">s2", core.codec_encode({ 5 })), inbox)
+  conn:publish("tend.n." .. name, string.pack(">s4", string.pack(">s2", core.codec_encode({ 5 }))), inbox)
   local t = 0
   while not answered and t < 0.5 do
     core.sleep(0.05)
@@ -132,7 +132,9 @@ function M.start(opts)
   M.conn = conn
   return node.start_on({
     publish = function(subject, data, reply) return conn:publish(subject, data, reply) end,
+    send = function(subject, data) return conn:send(subject, data) end,
     subscribe = function(subject, fn) return conn:subscribe(subject, fn) end,
+    close = function() conn:close() end,
   }, { name = opts.name, timeout = opts.timeout, limit = opts.limit })
 end
 

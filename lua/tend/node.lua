@@ -39,8 +39,10 @@ local function envelope(header, body)
   return string.pack(">s2", h) .. (body or "")
 end
 
+-- To a node's subject, as a frame of the batch of this pass of the loop
+-- (transport.send), so that many messages share one NATS message.
 local function publish(node, header, body)
-  S.transport.publish("tend.n." .. node, envelope(header, body))
+  S.transport.send("tend.n." .. node, envelope(header, body))
 end
 
 local function node_path(name) return "/node/" .. name end
@@ -204,7 +206,7 @@ local function on_hb(data)
   if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
 end
 
-local function on_envelope(data, _, reply)
+local function on_frame(data, reply)
   local ok, err = pcall(function()
     local header, pos = string.unpack(">s2", data)
     local h = core.codec_decode(header)
@@ -226,6 +228,20 @@ local function on_envelope(data, _, reply)
   end
 end
 
+-- A batch of frames (a 4-byte length each) from another node.
+local function on_envelope(data, _, reply)
+  local pos, n = 1, #data
+  while pos <= n do
+    local ok, frame, next_pos = pcall(string.unpack, ">s4", data, pos)
+    if not ok then
+      core.log("warn", "a message from another node was refused: %s", "a malformed batch")
+      return
+    end
+    on_frame(frame, reply)
+    pos = next_pos
+  end
+end
+
 -- ------------------------------------------------------------ the node actor
 
 local service_ops = {}
@@ -233,7 +249,7 @@ local service_ops = {}
 -- /system/node: heartbeats, watches for other nodes, requests from them.
 local function node_actor(ctx)
   ctx:every(S.tick, "tick")
-  return function(m, c)
+  local receive = function(m, c)
     if m == "tick" then
       heartbeat()
       local t = now()
@@ -265,6 +281,10 @@ local function node_actor(ctx)
       service_ops[m.op](c, m)
     end
   end
+  -- when the host stops, the transport goes with this actor (its handles
+  -- would keep the loop alive)
+  return { receive = function(_, m, c) return receive(m, c) end,
+           post_stop = function() if S.transport.close then S.transport.close() end end }
 end
 
 -- ------------------------------------------------------------ requests

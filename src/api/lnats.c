@@ -99,6 +99,22 @@ static int l_publish(lua_State *L) {
   return 1;
 }
 
+/* conn:send(subject, data) -> true | false, "closed": a frame of the next
+ * batch on subject (runtime/nats.h). */
+static int l_send(lua_State *L) {
+  tend_nats *c = check_conn(L, "send");
+  const char *subject = luaL_checkstring(L, 2);
+  size_t n;
+  const char *data = luaL_checklstring(L, 3, &n);
+  if (tend_nats_publish_batched(c, subject, data, n) != 0) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "closed");
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* conn:subscribe(subject, fn) -> id */
 static int l_subscribe(lua_State *L) {
   tend_nats *c = check_conn(L, "subscribe");
@@ -190,13 +206,11 @@ static int l_kv(lua_State *L) {
 }
 
 void tend_open_nats(lua_State *L) {
-  static const luaL_Reg methods[] = {{"publish", l_publish},
-                                     {"subscribe", l_subscribe},
-                                     {"unsubscribe", l_unsubscribe},
-                                     {"status", l_status},
-                                     {"close", l_close},
-                                     {"kv_raw", l_kv},
-                                     {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"publish", l_publish},     {"send", l_send},
+      {"subscribe", l_subscribe}, {"unsubscribe", l_unsubscribe},
+      {"status", l_status},       {"close", l_close},
+      {"kv_raw", l_kv},           {NULL, NULL}};
   static const luaL_Reg fns[] = {{"nats_connect", l_connect}, {NULL, NULL}};
   luaL_newmetatable(L, NATS_MT);
   luaL_newlib(L, methods);

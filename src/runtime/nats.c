@@ -3,6 +3,7 @@
 #include "runtime/nats.h"
 
 #include <lauxlib.h>
+#include <nats/adapters/libuv.h>
 #include <nats/nats.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,16 +13,10 @@
 #include "runtime/promise.h"
 #include "runtime/value.h"
 
-enum { ITEM_MSG, ITEM_STATUS };
-
-/* Something cnats gave on one of its threads, for the loop thread. */
+/* A status cnats gave on one of its threads, for the loop thread. */
 typedef struct item {
   struct item *next;
-  int kind;                     /* ITEM_MSG or ITEM_STATUS */
-  int sid;                      /* ITEM_MSG: the subscription */
-  const char *status;           /* ITEM_STATUS: a static string */
-  char *subject, *reply, *data; /* owned */
-  size_t n;
+  const char *status; /* a static string */
 } item;
 
 /* One subscription: cnats's closure (freed with the record). */
@@ -34,17 +29,30 @@ typedef struct sub {
 struct tend_nats {
   tend_host *h;
   natsConnection *nc; /* NULL once closed */
-  uv_async_t async;   /* wakes the loop for queued items */
+  uv_async_t async;   /* wakes the loop for status changes */
+  uv_check_t check;   /* after each poll: the messages read */
   uv_mutex_t lock;    /* guards the queue */
   item *head, *tail;
   int status_ref; /* registry: function(status), or LUA_NOREF */
   int fns_ref;    /* registry: table id -> function(data, subject, reply) */
   sub **subs;     /* by id - 1 */
   int n_subs, cap_subs;
+  uv_prepare_t prepare;  /* before the loop waits: batches leave */
+  struct batch *batches; /* frames waiting per subject */
+  int n_batches, cap_batches;
   int jobs;        /* key-value operations in flight: they use nc */
   int closing;     /* closed while jobs ran: ends when the last is done */
   tend_nats *next; /* the host's list */
 };
+
+/* Frames for one subject, sent as one message before the loop waits. */
+typedef struct batch {
+  char *subject;
+  char *buf;
+  size_t n, cap;
+} batch;
+
+#define BATCH_MAX (512u << 10) /* bytes: flushed before (max_payload 1 MiB) */
 
 /* ------------------------------------------------------------ cnats side */
 
@@ -67,36 +75,9 @@ static char *copy(const char *s, size_t n) {
   return p;
 }
 
-static void on_msg(natsConnection *nc, natsSubscription *ns, natsMsg *m,
-                   void *closure) {
-  (void)nc;
-  (void)ns;
-  sub *s = closure;
-  item *it = calloc(1, sizeof *it);
-  const char *reply = natsMsg_GetReply(m);
-  if (it) {
-    it->kind = ITEM_MSG;
-    it->sid = s->id;
-    it->n = (size_t)natsMsg_GetDataLength(m);
-    it->data = copy(natsMsg_GetData(m), it->n);
-    it->subject = copy(natsMsg_GetSubject(m), strlen(natsMsg_GetSubject(m)));
-    it->reply = reply ? copy(reply, strlen(reply)) : NULL;
-    if (it->data == NULL || it->subject == NULL) {
-      free(it->data);
-      free(it->subject);
-      free(it->reply);
-      free(it);
-      it = NULL;
-    }
-  }
-  natsMsg_Destroy(m);
-  if (it) push_item(s->c, it); /* else out of memory: the message is lost */
-}
-
 static void on_status(tend_nats *c, const char *status) {
   item *it = calloc(1, sizeof *it);
   if (it == NULL) return;
-  it->kind = ITEM_STATUS;
   it->status = status;
   push_item(c, it);
 }
@@ -112,13 +93,10 @@ static void on_reconnected(natsConnection *nc, void *closure) {
 /* ------------------------------------------------------------ loop side */
 
 static void free_item(item *it) {
-  free(it->subject);
-  free(it->reply);
-  free(it->data);
   free(it);
 }
 
-/* Runs the Lua function of each queued item, protected. */
+/* Runs the status function for each queued status, protected. */
 static void on_async(uv_async_t *a) {
   tend_nats *c = a->data;
   tend_host *h = c->h;
@@ -129,38 +107,60 @@ static void on_async(uv_async_t *a) {
   lua_State *L = h->L;
   while (it) {
     item *next = it->next;
-    int nargs = 0;
-    if (L && it->kind == ITEM_MSG) {
-      lua_rawgeti(L, LUA_REGISTRYINDEX, c->fns_ref);
-      lua_rawgeti(L, -1, it->sid);
-      lua_remove(L, -2);
-      lua_pushlstring(L, it->data, it->n);
-      lua_pushstring(L, it->subject);
-      if (it->reply)
-        lua_pushstring(L, it->reply);
-      else
-        lua_pushnil(L);
-      nargs = 3;
-    } else if (L && c->status_ref != LUA_NOREF) {
+    if (L && c->status_ref != LUA_NOREF) {
       lua_rawgeti(L, LUA_REGISTRYINDEX, c->status_ref);
       lua_pushstring(L, it->status);
-      nargs = 1;
-    }
-    if (nargs && lua_type(L, -1 - nargs) != LUA_TFUNCTION) {
-      lua_pop(L, nargs + 1); /* unsubscribed meanwhile */
-    } else if (nargs && lua_pcall(L, nargs, 0, 0) != LUA_OK) {
-      tend_host_log(h, TEND_LOG_WARN, NULL, "nats: a callback raised: %s",
-                    lua_tostring(L, -1));
-      lua_pop(L, 1);
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        tend_host_log(h, TEND_LOG_WARN, NULL, "nats: a callback raised: %s",
+                      lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
     }
     free_item(it);
     it = next;
   }
-  tend_host_poke(h); /* what the callbacks sent */
+  tend_host_poke(h); /* what the function sent */
+}
+
+/* After each poll (the adapter read the socket there): every message the
+ * subscriptions hold goes to its Lua function, in order, protected. */
+static void on_check(uv_check_t *handle) {
+  tend_nats *c = handle->data;
+  tend_host *h = c->h;
+  lua_State *L = h->L;
+  int any = 0;
+  for (int i = 0; i < c->n_subs && L && c->nc; i++) {
+    natsMsg *m = NULL;
+    while (c->subs[i]->ns &&
+           natsSubscription_NextMsg(&m, c->subs[i]->ns, 0) == NATS_OK) {
+      any = 1;
+      const char *reply = natsMsg_GetReply(m);
+      lua_rawgeti(L, LUA_REGISTRYINDEX, c->fns_ref);
+      lua_rawgeti(L, -1, c->subs[i]->id);
+      lua_remove(L, -2);
+      lua_pushlstring(L, natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m));
+      lua_pushstring(L, natsMsg_GetSubject(m));
+      if (reply)
+        lua_pushstring(L, reply);
+      else
+        lua_pushnil(L);
+      natsMsg_Destroy(m);
+      if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+        tend_host_log(h, TEND_LOG_WARN, NULL, "nats: a callback raised: %s",
+                      lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+    }
+  }
+  if (any) tend_host_poke(h); /* what the callbacks sent */
 }
 
 static void free_record(uv_handle_t *handle) {
   free(handle->data);
+}
+
+static void free_check(uv_handle_t *handle) {
+  (void)handle;
 }
 
 static void close_all(tend_host *h) {
@@ -180,6 +180,13 @@ static void close_all(tend_host *h) {
     for (int i = 0; i < c->n_subs; i++) free(c->subs[i]);
     free(c->subs);
     uv_mutex_destroy(&c->lock);
+    for (int i = 0; i < c->n_batches; i++) {
+      free(c->batches[i].subject);
+      free(c->batches[i].buf);
+    }
+    free(c->batches);
+    uv_close((uv_handle_t *)&c->prepare, free_check);
+    uv_close((uv_handle_t *)&c->check, free_check);
     uv_close((uv_handle_t *)&c->async, free_record);
     c = next;
   }
@@ -208,6 +215,12 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, on_disconnected, c);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, on_reconnected, c);
+  natsLibuv_Init();
+  natsLibuv_SetThreadLocalLoop(&h->loop); /* this thread runs the loop */
+  if (s == NATS_OK)
+    s = natsOptions_SetEventLoop(opts, &h->loop, natsLibuv_Attach,
+                                 natsLibuv_Read, natsLibuv_Write,
+                                 natsLibuv_Detach);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) {
@@ -221,6 +234,13 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   uv_async_init(&h->loop, &c->async, on_async);
   c->async.data = c;
   uv_unref((uv_handle_t *)&c->async);
+  uv_prepare_init(&h->loop, &c->prepare);
+  c->prepare.data = c;
+  uv_unref((uv_handle_t *)&c->prepare);
+  uv_check_init(&h->loop, &c->check);
+  c->check.data = c;
+  uv_check_start(&c->check, on_check);
+  uv_unref((uv_handle_t *)&c->check);
   lua_newtable(L);
   c->fns_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   c->status_ref = LUA_NOREF;
@@ -232,6 +252,60 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   h->nats = c;
   h->nats_close_all = close_all;
   return c;
+}
+
+static void flush(tend_nats *c) {
+  for (int i = 0; i < c->n_batches; i++) {
+    batch *b = &c->batches[i];
+    if (b->n && c->nc)
+      natsConnection_Publish(c->nc, b->subject, b->buf, (int)b->n);
+    b->n = 0;
+  }
+}
+
+static void on_prepare(uv_prepare_t *handle) {
+  flush(handle->data);
+  uv_prepare_stop(handle);
+}
+
+int tend_nats_publish_batched(tend_nats *c, const char *subject,
+                              const char *data, size_t n) {
+  if (c->nc == NULL || n > UINT32_MAX) return -1;
+  batch *b = NULL;
+  for (int i = 0; i < c->n_batches && !b; i++)
+    if (strcmp(c->batches[i].subject, subject) == 0) b = &c->batches[i];
+  if (b == NULL) {
+    if (c->n_batches == c->cap_batches) {
+      int cap = c->cap_batches ? 2 * c->cap_batches : 4;
+      batch *v = realloc(c->batches, (size_t)cap * sizeof *v);
+      if (v == NULL) return -1;
+      c->batches = v;
+      c->cap_batches = cap;
+    }
+    b = &c->batches[c->n_batches];
+    memset(b, 0, sizeof *b);
+    b->subject = copy(subject, strlen(subject));
+    if (b->subject == NULL) return -1;
+    c->n_batches++;
+  }
+  if (b->n && b->n + 4 + n > BATCH_MAX) flush(c);
+  if (b->n + 4 + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + 4 + n) cap *= 2;
+    char *p = realloc(b->buf, cap);
+    if (p == NULL) return -1;
+    b->buf = p;
+    b->cap = cap;
+  }
+  unsigned char *h = (unsigned char *)b->buf + b->n;
+  h[0] = (unsigned char)(n >> 24);
+  h[1] = (unsigned char)(n >> 16);
+  h[2] = (unsigned char)(n >> 8);
+  h[3] = (unsigned char)n;
+  memcpy(b->buf + b->n + 4, data, n);
+  b->n += 4 + n;
+  uv_prepare_start(&c->prepare, on_prepare);
+  return 0;
 }
 
 int tend_nats_publish(tend_nats *c, const char *subject, const char *data,
@@ -271,7 +345,7 @@ int tend_nats_subscribe(lua_State *L, tend_nats *c, const char *subject,
   lua_pushvalue(L, fn);
   lua_rawseti(L, -2, s->id);
   lua_pop(L, 1);
-  natsStatus st = natsConnection_Subscribe(&s->ns, c->nc, subject, on_msg, s);
+  natsStatus st = natsConnection_SubscribeSync(&s->ns, c->nc, subject);
   if (st != NATS_OK) {
     lua_pushstring(L, natsStatus_GetText(st));
     free(s);
@@ -307,6 +381,7 @@ const char *tend_nats_status(tend_nats *c) {
 
 void tend_nats_close(tend_nats *c) {
   if (c->nc == NULL) return;
+  flush(c);
   if (c->jobs) { /* a worker uses the connection: after the last one */
     c->closing = 1;
     return;

@@ -1,19 +1,20 @@
 /* nats: connections of this host to a NATS server (the C client,
  * libnats), the transport of nodes (lua/tend/node.lua).
  *
- * cnats runs its own threads (reader, flusher, one per subscription):
- * tend does not use cnats's libuv adapter, because its message and status
- * callbacks run on cnats's threads anyway and its synchronous calls
- * (JetStream key-value) would wait on reads that the loop thread itself
- * must make. So each callback only copies what arrived into a queue under
- * a mutex and wakes the loop (uv_async_t, unreferenced: a connection alone
- * keeps no host alive); the loop thread runs the Lua functions, protected.
- * Key-value operations run on libuv's worker threads (uv_queue_work), the
+ * The connection runs on the host's own loop through cnats's libuv
+ * adapter: the socket is read and written by the loop thread. Its
+ * subscriptions are synchronous (no delivery thread): after each poll of
+ * the loop a uv_check handle takes every message they hold and runs its
+ * Lua function there, protected, in order. cnats's status callbacks come
+ * from its own threads: they queue a status and wake the loop (uv_async).
+ * Key-value operations (JetStream) are synchronous requests in cnats: they
+ * run on libuv's worker threads while the loop reads their replies, the
  * calling actor waiting on a promise as for an ask.
  *
- * A connection record lives until the host closes (then every connection
- * is closed and cnats's threads are waited for), so a late callback never
- * finds it freed; conn:close() only ends the connection. */
+ * The adapter's handles keep the loop alive while a connection is open:
+ * the node layer closes its connection when its actor stops. A record
+ * lives until the host closes (every connection is then closed and
+ * cnats's threads waited for), so a late status never finds it freed. */
 #ifndef TEND_NATS_H
 #define TEND_NATS_H
 
@@ -40,6 +41,12 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
  * or -1 when the connection is closed. */
 int tend_nats_publish(tend_nats *c, const char *subject, const char *data,
                       size_t n, const char *reply);
+/* Queues data as one frame (a 4-byte big-endian length, then the bytes)
+ * of the next message on subject: frames queued during one pass of the
+ * loop leave together, before the loop waits (at most 512 KiB a message).
+ * Returns 0, or -1 when the connection is closed. */
+int tend_nats_publish_batched(tend_nats *c, const char *subject,
+                              const char *data, size_t n);
 /* Subscribes the function at stack index fn: fn(data, subject, reply) on
  * the loop thread, in order. Returns the id (> 0), or 0 with the reason
  * pushed. */
