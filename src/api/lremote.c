@@ -138,15 +138,11 @@ static int l_clock(lua_State *L) {
 }
 
 void tend_open_remote(lua_State *L) {
-  static const luaL_Reg fns[] = {{"node_identity", l_identity},
-                                 {"remote_hooks", l_hooks},
-                                 {"remote_new", l_new},
-                                 {"remote_end", l_end},
-                                 {"remote_coords", l_coords},
-                                 {"node_event", l_event},
-                                 {"node_spawn", l_spawn},
-                                 {"node_exe", l_exe},
-                                 {"node_clock", l_clock},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"node_identity", l_identity}, {"remote_hooks", l_hooks},
+      {"remote_new", l_new},         {"remote_end", l_end},
+      {"remote_coords", l_coords},   {"node_event", l_event},
+      {"node_spawn", l_spawn},       {"node_exe", l_exe},
+      {"node_clock", l_clock},       {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

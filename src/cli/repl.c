@@ -404,8 +404,9 @@ int tend_repl_start(tend_host *h) {
   /* before the task exists: a regular file cannot be polled (a pipe or a
    * terminal can), and a task must never outlive r */
   if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
-    fprintf(stderr, "tend: cannot watch stdin (a terminal or a pipe can be "
-                    "watched; a regular file cannot: use `tend FILE`)\n");
+    fprintf(stderr,
+            "tend: cannot watch stdin (a terminal or a pipe can be "
+            "watched; a regular file cannot: use `tend FILE`)\n");
     h->front.data = NULL;
     memset(&h->front, 0, sizeof h->front);
     free(r);
