@@ -281,3 +281,20 @@ function TestNode:test_a_peer_finds_a_global_name()
   tend.global.unregister("spec_main")
   lu.assertNil(tend.global.whereis("spec_main"))
 end
+
+function TestNode:test_malformed_bytes_from_a_peer_are_dropped_never_a_crash()
+  local name, p = peer()
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  local raw = require("tend.core").nats_connect { url = url, name = "raw" }
+  for _, junk in ipairs { "", "\0", "\0\0\0\5abc", "\0\0\0\3\0\1x", string.rep("\255", 100),
+    string.pack(">s4", string.pack(">s2", "\193")), string.pack(">s4", string.pack(">s2", "\145\1")) } do
+    lu.assertTrue(raw:publish("tend.n.spec", junk))
+    lu.assertTrue(raw:publish("tend.n." .. name, junk))
+    lu.assertTrue(raw:publish("tend.hb", junk))
+  end
+  raw:close()
+  lu.assertEquals(raw:status(), "closed")
+  lu.assertEquals(tend.ask(echo, "still here"), "still here")
+  lu.assertTrue(tend.alive(echo))
+  tend.stop(p)
+end
