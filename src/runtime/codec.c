@@ -295,6 +295,14 @@ static int is_uint(const msgpack_object *o, uint64_t max) {
  * (same name and incarnation) is the local ref; another node's is what the
  * node layer makes of it (a proxy); with no node layer, a ref that reaches
  * nothing, remembering where it pointed. */
+/* A msgpack string (its pointer may be NULL when it is empty). */
+static void push_str(lua_State *L, const msgpack_object *o) {
+  if (o->via.str.size == 0)
+    lua_pushliteral(L, "");
+  else
+    lua_pushlstring(L, o->via.str.ptr, o->via.str.size);
+}
+
 static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
   if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 6) return 0;
   const msgpack_object *f = o->via.array.ptr;
@@ -305,24 +313,25 @@ static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
   const char *me = h->node_name ? h->node_name : "";
   uint32_t id = (uint32_t)f[2].via.u64, gen = (uint32_t)f[3].via.u64;
   if (f[0].via.str.size == strlen(me) &&
-      memcmp(f[0].via.str.ptr, me, f[0].via.str.size) == 0) {
+      (f[0].via.str.size == 0 ||
+       memcmp(f[0].via.str.ptr, me, f[0].via.str.size) == 0)) {
     if (f[1].via.u64 == h->node_inc) {
       tend_ref_push(L, h, id, gen);
       if (!lua_isnil(L, -1)) return 1;
       lua_pop(L, 1);
     }
     tend_ref_new(L, 0, 0); /* an earlier incarnation's actor: dead */
-    lua_pushlstring(L, f[4].via.str.ptr, f[4].via.str.size);
+    push_str(L, &f[4]);
     tend_ref_set_path(L, -2);
     return 1;
   }
   if (h->remote_decode_ref != LUA_NOREF) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->remote_decode_ref);
-    lua_pushlstring(L, f[0].via.str.ptr, f[0].via.str.size);
+    push_str(L, &f[0]);
     lua_pushinteger(L, (lua_Integer)f[1].via.u64);
     lua_pushinteger(L, id);
     lua_pushinteger(L, gen);
-    lua_pushlstring(L, f[4].via.str.ptr, f[4].via.str.size);
+    push_str(L, &f[4]);
     lua_pushinteger(L, (lua_Integer)f[5].via.u64);
     if (lua_pcall(L, 6, 1, 0) == LUA_OK && tend_ref_test(L, -1)) return 1;
     lua_pop(L, 1);
@@ -330,9 +339,11 @@ static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
   tend_ref_new(L, 0, 0); /* no node layer: it reaches nothing */
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  luaL_addlstring(&b, f[4].via.str.ptr, f[4].via.str.size);
+  if (f[4].via.str.size)
+    luaL_addlstring(&b, f[4].via.str.ptr, f[4].via.str.size);
   luaL_addchar(&b, '@');
-  luaL_addlstring(&b, f[0].via.str.ptr, f[0].via.str.size);
+  if (f[0].via.str.size)
+    luaL_addlstring(&b, f[0].via.str.ptr, f[0].via.str.size);
   luaL_pushresult(&b);
   tend_ref_set_path(L, -2);
   return 1;
