@@ -40,9 +40,10 @@ struct tend_nats {
   uv_prepare_t prepare;  /* before the loop waits: batches leave */
   struct batch *batches; /* frames waiting per subject */
   int n_batches, cap_batches;
-  int jobs;        /* key-value operations in flight: they use nc */
-  int closing;     /* closed while jobs ran: ends when the last is done */
-  tend_nats *next; /* the host's list */
+  int jobs;            /* key-value operations in flight: they use nc */
+  int closing;         /* closed while jobs ran: ends when the last is done */
+  int closing_handles; /* at host close: handles not yet closed */
+  tend_nats *next;     /* the host's list */
 };
 
 /* Frames for one subject, sent as one message before the loop waits. */
@@ -155,12 +156,10 @@ static void on_check(uv_check_t *handle) {
   if (any) tend_host_poke(h); /* what the callbacks sent */
 }
 
-static void free_record(uv_handle_t *handle) {
-  free(handle->data);
-}
-
-static void free_check(uv_handle_t *handle) {
-  (void)handle;
+/* Each of the record's three handles closes; the last one frees it. */
+static void handle_closed(uv_handle_t *handle) {
+  tend_nats *c = handle->data;
+  if (--c->closing_handles == 0) free(c);
 }
 
 static void close_all(tend_host *h) {
@@ -185,9 +184,10 @@ static void close_all(tend_host *h) {
       free(c->batches[i].buf);
     }
     free(c->batches);
-    uv_close((uv_handle_t *)&c->prepare, free_check);
-    uv_close((uv_handle_t *)&c->check, free_check);
-    uv_close((uv_handle_t *)&c->async, free_record);
+    c->closing_handles = 3;
+    uv_close((uv_handle_t *)&c->prepare, handle_closed);
+    uv_close((uv_handle_t *)&c->check, handle_closed);
+    uv_close((uv_handle_t *)&c->async, handle_closed);
     c = next;
   }
   h->nats = NULL;
@@ -475,6 +475,8 @@ static void kv_work(uv_work_t *w) {
     snprintf(j->why, sizeof j->why, "%s",
              e && *e ? e : natsStatus_GetText(j->status));
   }
+  nats_ReleaseThreadMemory(); /* cnats's per-thread error state: libuv's
+                                 workers outlive the host */
 }
 
 static void kv_free(kv_job *j) {
