@@ -76,7 +76,9 @@ local function proxy_for(node, inc, id, gen, path, kind)
   if p then return p end
   local n = S.nodes[node]
   p = core.remote_new(node, inc, id, gen, path, kind)
-  if n and n.inc ~= inc and n.inc > inc then -- an earlier incarnation: dead
+  -- an earlier incarnation, or one that is down now: dead (Erlang: a pid
+  -- of a disconnected node gets noconnection at once)
+  if n and (n.inc > inc or (n.inc == inc and not n.up)) then
     core.remote_end(p, "noconnection")
     return p
   end
