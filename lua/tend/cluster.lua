@@ -14,8 +14,20 @@ local function usage(msg)
   tend.shutdown(2)
 end
 
+local USAGE = [[
+usage: tend cluster N SCRIPT [ARGS...]
+Starts a nats-server on a free loopback port (JetStream on), then N nodes
+n1..nN, each `tend --node nK --nats URL --nats-retry SCRIPT ARGS...`,
+as OS processes supervised here; a node that fails is restarted. Ends when
+every node has ended (exit 1 if one failed for good); Ctrl-C stops them all.
+]]
+
 function M.run(...)
   local args = { ... }
+  if args[1] == "--help" or args[1] == "-h" then
+    io.stdout:write(USAGE)
+    return tend.shutdown(0)
+  end
   local n = math.tointeger(tonumber(args[1] or ""))
   if not n or n < 1 or n > 64 then
     return usage("N: expected a number of nodes 1..64, got " .. (args[1] and ("'" .. args[1] .. "'") or "nothing"))
