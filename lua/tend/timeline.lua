@@ -179,6 +179,19 @@ end
 
 -- Renders events as an SVG document (a string).
 function M.render(events, title)
+  -- a simulated node's events (their `node` field) sit in a band of their
+  -- own: /@a/user/... under a lane "node a"
+  local banded = {}
+  for i, e in ipairs(events) do
+    if type(e.node) == "string" and type(e.path) == "string" then
+      local c = {}
+      for k, v in pairs(e) do c[k] = v end
+      c.path = "/@" .. e.node .. (e.path == "/" and "" or e.path)
+      e = c
+    end
+    banded[i] = e
+  end
+  events = banded
   local lanes, lane_of = {}, {}
   local t_max, seed = 0, nil
   local function lane(p) -- p and its ancestors (/user, /system, ...) get a lane
@@ -241,6 +254,7 @@ function M.render(events, title)
   for i, p in ipairs(lanes) do
     local depth = select(2, p:gsub("/", "")) - 1
     local name = p:match("[^/]+$") or p
+    if name:sub(1, 1) == "@" and depth == 0 then name = "node " .. name:sub(2) end
     add('<g class="lane" data-path="%s">', esc(p))
     if i % 2 == 0 then
       add('<rect x="%d" y="%.1f" width="%d" height="%d" fill="#f4f6f8"/>', left, y(i) - lane_h / 2,
