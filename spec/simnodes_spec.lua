@@ -148,6 +148,9 @@ function TestSimNodes:test_latency_delays_each_delivery_and_keeps_order()
   local t0 = tend.now()
   lu.assertEquals(tend.ask(e, "x").echo, "x")
   lu.assertAlmostEquals(tend.now() - t0, 0.5, 1e-9) -- there and back
+  -- a seeded jitter on the link: each delivery takes 0.1..0.3 s, and
+  -- none overtakes one sent before it
+  tend.chaos.latency("ctl", "a", 0.1, 0.2)
   local got = {}
   local p = tend.spawn(function() return function(m) got[#got + 1] = m.echo end end)
   for i = 1, 50 do e:tell(i, p) end
@@ -224,6 +227,9 @@ function TestSimNodes:test_the_split_brain_scenario_replays_byte_for_byte()
     os.remove(trace)
     os.remove(svg)
   end
+  -- node b sees node a go down at 7 s: a red mark in b's band
+  lu.assertStrMatches(runs[1].svg, '.*<g class="lane" data%-path="/@b/node/a">.*')
+  lu.assertStrContains(runs[1].svg, 'fill="#d62728"><title>t=7 node down: no heartbeat</title>')
   for _, band in ipairs({ "/@a", "/@b", "/@c" }) do
     lu.assertStrContains(runs[1].svg, 'data-path="' .. band .. '"')
   end
