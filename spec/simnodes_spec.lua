@@ -201,6 +201,8 @@ function TestSimNodes:test_bad_input_is_named()
   tend.sleep(2)
   for _, n in ipairs(tend.sim.list()) do if n.name == "a" then state = n.state end end
   lu.assertEquals(state, "ended")
+  lu.assertStrContains(err_of(tend.node.start, { name = "x", nats = "local" }),
+    "tend.node.start: a node on NATS cannot run under the virtual clock (--virtual-time): simulate the nodes with tend.sim.nodes")
   lu.assertStrContains(err_of(tend.chaos.crash_node, "zz"),
     "tend.chaos.crash_node: node: expected the name of a simulated node")
   start({ "b" })

@@ -115,6 +115,10 @@ end
 
 function M.start(opts)
   check(opts)
+  if core.virtual_time() then
+    error(core.error("NodeError", "tend.node.start: a node on NATS cannot run under the virtual clock "
+      .. "(--virtual-time): simulate the nodes with tend.sim.nodes"), 2)
+  end
   if node.running() then
     local e = core.error("NodeError", "tend.node.start: this process is node " .. node.name() .. " already")
     error(e, 2)
