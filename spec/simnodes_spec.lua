@@ -167,6 +167,7 @@ function TestSimNodes:test_global_names_conflict_and_expire_with_a_crashed_node(
   local ea = tend.spawn_on("a", "simnode_actors.echo")
   local eb = tend.spawn_on("b", "simnode_actors.echo")
   lu.assertTrue(tend.spawn_on("a", "simnode_actors.claim", { args = { "leader", ea } }) ~= nil)
+  lu.assertTrue(tend.spawn_on("a", "simnode_actors.claim", { args = { "second", ea } }) ~= nil)
   tend.sleep(0.1)
   lu.assertTrue(tend.global.whereis("leader") == ea)
   -- a later registration loses and is told the holder
@@ -181,7 +182,12 @@ function TestSimNodes:test_global_names_conflict_and_expire_with_a_crashed_node(
   lu.assertTrue(tend.global.register("leader", eb))
   lu.assertEquals(tend.now() - t0, 2) -- waited lease/2 (lease 4 s) for a renewal
   lu.assertTrue(tend.global.whereis("leader") == eb)
-  lu.assertEquals(tend.global.registered(), { "leader" })
+  -- by now (5 s after the crash) a's lease on "second" ran out (4 s): the
+  -- name is free, taken at once
+  t0 = tend.now()
+  lu.assertTrue(tend.global.register("second", eb))
+  lu.assertEquals(tend.now() - t0, 0)
+  lu.assertEquals(tend.global.registered(), { "leader", "second" })
 end
 
 function TestSimNodes:test_bad_input_is_named()
