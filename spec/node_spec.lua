@@ -298,3 +298,127 @@ function TestNode:test_malformed_bytes_from_a_peer_are_dropped_never_a_crash()
   lu.assertTrue(tend.alive(echo))
   tend.stop(p)
 end
+
+-- tend.pg across nodes (lua/tend/pg.lua): peers named pg* sort before
+-- "spec", so their members come first in members().
+local member = require("node_actors").member
+
+-- Stops a peer and waits until it is down here (its members with it), so
+-- that the next test sees none of its groups.
+local function stop_peer(p, name)
+  tend.stop(p)
+  assert(eventually(function()
+    for _, n in ipairs(tend.node.list()) do
+      if n == name then return false end
+    end
+    return true
+  end), "node " .. name .. " still up")
+end
+
+function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leaves_and_deaths_go_both_ways()
+  local name, p = peer(nil, "pga")
+  local me = tend.self()
+  local mine = tend.spawn(member, { args = { "room", me } })
+  local a = tend.spawn_on(name, "node_actors.member", { args = { "room", me } })
+  local b = tend.spawn_on(name, "node_actors.member", { args = { "room", me }, restart = "temporary" })
+  local probe = tend.spawn_on(name, "node_actors.pg_probe")
+  local function there() return tend.ask(probe, "room") end
+  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 3 end))
+  lu.assertEquals(tend.pg.members("room"), { a, b, mine }) -- by node, then join order there
+  lu.assertEquals(tend.pg.local_members("room"), { mine })
+  lu.assertEquals(tend.pg.which_groups(), { "room" })
+  lu.assertTrue(eventually(function() return #there().members == 3 end))
+  lu.assertEquals(there(), { members = { a, b, mine }, local_members = { a, b }, groups = { "room" } })
+  -- a send reaches the members of every node
+  lu.assertEquals(tend.pg.send("room", "hi"), 3)
+  local from = {}
+  for i = 1, 3 do
+    local m = next_msg()
+    lu.assertEquals(m.msg, "hi")
+    from[i] = m.node
+  end
+  table.sort(from)
+  lu.assertEquals(from, { name, name, "spec" })
+  -- a restart there keeps the membership (one membership, one place)
+  a:send("fail")
+  lu.assertTrue(tend.alive(a))
+  lu.assertEquals(tend.ask(probe, "room").members, { a, b, mine })
+  -- a leave there, then a death there
+  a:send("leave")
+  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 2 end))
+  lu.assertEquals(tend.pg.members("room"), { b, mine })
+  lu.assertTrue(tend.alive(a)) -- it left; it lives
+  b:send("fail") -- temporary: it dies
+  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 1 end))
+  lu.assertEquals(tend.pg.members("room"), { mine })
+  lu.assertTrue(eventually(function() return #there().members == 1 end))
+  lu.assertEquals(there(), { members = { mine }, local_members = {}, groups = { "room" } })
+  -- a join, a leave and a death here are seen there
+  local mine2 = tend.spawn(member, { args = { "room" } })
+  lu.assertTrue(eventually(function() return #there().members == 2 end))
+  lu.assertEquals(there().members, { mine, mine2 })
+  lu.assertTrue(tend.pg.leave("room", mine))
+  lu.assertTrue(eventually(function() return #there().members == 1 end))
+  lu.assertEquals(there().members, { mine2 })
+  tend.stop(mine2)
+  lu.assertTrue(eventually(function() return #there().members == 0 end))
+  lu.assertEquals(there(), { members = {}, local_members = {}, groups = {} })
+  lu.assertEquals(tend.pg.which_groups(), {})
+  tend.stop(mine)
+  stop_peer(p, name)
+end
+
+function TestNode:test_pg_a_killed_node_takes_its_members_with_it_and_its_next_incarnation_brings_its_own()
+  local name, p = peer(nil, "pgk")
+  for _, g in ipairs { "g1", "g1", "g2" } do
+    tend.spawn_on(name, "node_actors.member", { args = { g } })
+  end
+  lu.assertTrue(eventually(function()
+    return #tend.pg.members("g1") == 2 and #tend.pg.members("g2") == 1
+  end))
+  lu.assertEquals(tend.pg.which_groups(), { "g1", "g2" })
+  tend.node.monitor(name)
+  tend.chaos.signal(p, "KILL")
+  local m
+  repeat m = next_msg() until m.tend == "nodedown"
+  lu.assertEquals(m.node, name)
+  lu.assertEquals(tend.pg.members("g1"), {})
+  lu.assertEquals(tend.pg.members("g2"), {})
+  lu.assertEquals(tend.pg.which_groups(), {})
+  -- the node again, a new incarnation with a member of its own
+  local _, p2 = peer([[
+    local tend = require "tend"
+    tend.spawn(function(ctx) tend.pg.join("g1", ctx.self) return function() end end, { name = "again" })
+  ]], name)
+  lu.assertTrue(eventually(function() return #tend.pg.members("g1") == 1 end))
+  lu.assertEquals(tostring(tend.pg.members("g1")[1]), "Ref(/user/again@" .. name .. ")")
+  lu.assertEquals(tend.pg.which_groups(), { "g1" })
+  tend.node.monitor(name, false)
+  stop_peer(p2, name)
+end
+
+function TestNode:test_pg_a_node_started_later_gets_the_memberships_at_nodeup()
+  local here = { tend.spawn(member, { args = { "late" } }), tend.spawn(member, { args = { "late" } }) }
+  local only_here = {} -- a table is a group of this node only
+  tend.pg.join(only_here, here[1])
+  local name, p = peer([[
+    local tend = require "tend"
+    tend.spawn(function(ctx) tend.pg.join("late", ctx.self) return function() end end, { name = "early" })
+  ]], "pgl")
+  local probe = tend.spawn_on(name, "node_actors.pg_probe")
+  lu.assertTrue(eventually(function() return #tend.ask(probe, "late").members == 3 end))
+  local v = tend.ask(probe, "late")
+  lu.assertEquals(#v.local_members, 1)
+  lu.assertEquals(tostring(v.local_members[1]), "Ref(/user/early@" .. name .. ")")
+  lu.assertEquals(v.members, { v.local_members[1], here[1], here[2] })
+  lu.assertEquals(v.groups, { "late" })
+  lu.assertTrue(eventually(function() return #tend.pg.members("late") == 3 end))
+  lu.assertEquals(tend.pg.members("late"), v.members)
+  lu.assertEquals(tend.pg.which_groups(), { "late", only_here })
+  lu.assertEquals(tend.pg.members(only_here), { here[1] })
+  H.stop_all(here[1], here[2])
+  lu.assertTrue(eventually(function() return #tend.ask(probe, "late").members == 1 end))
+  lu.assertEquals(tend.pg.which_groups(), { "late" })
+  stop_peer(p, name)
+  lu.assertEquals(tend.pg.which_groups(), {})
+end

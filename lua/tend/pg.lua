@@ -1,21 +1,40 @@
 -- tend.pg: process groups (OTP's pg): any actor can join a group, a
 -- message to the group goes to every member, and a member that dies
--- leaves. The shape is OTP's (join, leave, members, which_groups, and a
--- send to all), so that it can span nodes later.
+-- leaves. Groups span nodes as OTP 23's pg scope does.
 --
--- A library on the API (Lua): a group is a table whose weak keys are the
--- members' refs (a live actor's canonical ref, kept by the actor itself),
--- with their join numbers for the order. A member that died is dropped at
--- the next operation on its group, so members() and send() never see one
--- (OTP removes it at once, which nobody can tell apart from this in one
--- host), and its ref goes with the garbage once nothing else holds it:
--- groups of dead actors hold nothing. Joining twice is one membership
--- (OTP counts joins; tend keeps a set).
+-- On one host, a library on the API (Lua): a group is a table whose weak
+-- keys are this node's members' refs (a live actor's canonical ref, kept
+-- by the actor itself), with their join numbers for the order. A member
+-- that died is dropped at the next operation on its group, so members()
+-- and send() never see one, and its ref goes with the garbage once nothing
+-- else holds it: groups of dead actors hold nothing. Joining twice is one
+-- membership (OTP counts joins; tend keeps a set).
+--
+-- Across nodes (while this process is a node; lua/tend/node.lua carries
+-- the frames and says when a node goes up or down): each node knows its
+-- own members and learns the others'. A join or leave here is announced
+-- to every node up; when a node comes up, both send each other all their
+-- own members (a sync, which replaces what the other knew of them); when
+-- a node goes down, all its members go at once. /system/pg watches this
+-- node's members, so that a death is announced as a leave even when no
+-- one here touches the group. A group spans nodes when it is a string, a
+-- number or a boolean (values that compare equal on every node); any
+-- other group stays on its node. Only a node's own actors join there (as
+-- OTP: pg:join takes local pids).
 local tend = require "tend.core"
+local node = require "tend.node"
 
 local M = {}
-local groups = {} -- group -> { [ref] = join number } (weak keys)
+local groups = {} -- group -> { [ref] = join number } (weak keys): this node's
 local joins = 0   -- join numbers so far
+
+-- What this node knows of the others, while it is one.
+local up = {}      -- node -> its incarnation, for each node up (told by tend.node)
+local remote = {}  -- node -> { inc, seq, groups = { group -> { [proxy] = seq } } }
+local keeper       -- /system/pg, or nil
+local watched = setmetatable({}, { __mode = "k" }) -- refs keeper watches
+
+local CHUNK = 500 -- members per frame of a sync (a frame stays far below 1 MiB)
 
 local function check_group(fn, group)
   if group == nil or group ~= group then
@@ -24,22 +43,227 @@ local function check_group(fn, group)
   end
 end
 
--- The live members of group in join order (a new list), the dead ones
--- dropped; nil when none is left (the group goes).
+local function spans(group)
+  local t = type(group)
+  return t == "string" or t == "number" or t == "boolean"
+end
+
+-- ------------------------------------------------------------ announcing
+
+local function sorted_up()
+  local list = {}
+  for name in pairs(up) do list[#list + 1] = name end
+  table.sort(list)
+  return list
+end
+
+-- {op, entries}: entries {{group, {ref, ...}}, ...}, to every node up.
+local function announce(op, entries)
+  if #entries == 0 or not node.running() then return end
+  for _, name in ipairs(sorted_up()) do node.pg_send(name, { op, entries }) end
+end
+
+-- Drops this node's member r of group (it left or died); a group that
+-- spans nodes says so to the others.
+local function drop(group, r)
+  local set = groups[group]
+  if set == nil or set[r] == nil then return end
+  set[r] = nil
+  if next(set) == nil then groups[group] = nil end
+  if spans(group) then announce("leave", { { group, { r } } }) end
+end
+
+-- The live local members of group in join order (a new list), the dead
+-- ones dropped; nil when none is left (the group goes).
 local function live(group)
   local set = groups[group]
   if set == nil then return nil end
-  local list = {}
+  local list, dead = {}, {}
   for r in pairs(set) do
-    if tend.alive(r) then list[#list + 1] = r else set[r] = nil end
+    if tend.alive(r) then list[#list + 1] = r else dead[#dead + 1] = r end
   end
-  if #list == 0 then
-    groups[group] = nil
-    return nil
+  table.sort(dead, function(a, b) return set[a] < set[b] end)
+  for _, r in ipairs(dead) do drop(group, r) end
+  if #list == 0 then return nil end
+  table.sort(list, function(a, b) return set[a] < set[b] end)
+  return list
+end
+
+local function order_groups(list)
+  table.sort(list, function(a, b)
+    if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then
+      return a < b
+    end
+    return tostring(a) < tostring(b)
+  end)
+  return list
+end
+
+-- /system/pg: watches this node's members; a death is a leave of all its
+-- groups, announced in one frame.
+local function keeper_actor()
+  return function(m, c)
+    if type(m) ~= "table" then return end
+    if m.tend == "pg_watch" then
+      c:watch(m.ref)
+    elseif m.tend == "terminated" then
+      watched[m.ref] = nil
+      local left = {}
+      for group, set in pairs(groups) do
+        if set[m.ref] ~= nil then left[#left + 1] = group end
+      end
+      order_groups(left)
+      local entries = {}
+      for _, group in ipairs(left) do
+        groups[group][m.ref] = nil
+        if next(groups[group]) == nil then groups[group] = nil end
+        if spans(group) then entries[#entries + 1] = { group, { m.ref } } end
+      end
+      announce("leave", entries)
+    end
+  end
+end
+
+-- While this process is a node: /system/pg runs and watches the members
+-- refs (all of this node's members when refs is nil).
+local function watch_members(refs)
+  if not node.running() then return end
+  if not (keeper and tend.alive(keeper)) then
+    keeper = tend.node_spawn(keeper_actor, { name = "pg" })
+    watched = setmetatable({}, { __mode = "k" })
+    refs = nil
+  end
+  local function watch(r)
+    if not watched[r] and tend.alive(r) then
+      watched[r] = true
+      keeper:send({ tend = "pg_watch", ref = r })
+    end
+  end
+  if refs then
+    for _, r in ipairs(refs) do watch(r) end
+    return
+  end
+  local all = {}
+  for _, set in pairs(groups) do
+    for r, n in pairs(set) do all[#all + 1] = { n, r } end
+  end
+  table.sort(all, function(a, b) return a[1] < b[1] end)
+  for _, e in ipairs(all) do watch(e[2]) end
+end
+
+-- This node's members of the groups that span nodes, to node `name`: the
+-- first frame a sync (it replaces what `name` knew of ours; reply: it
+-- answers with its own), the rest joins.
+local function sync_to(name, reply)
+  local list = {}
+  for group in pairs(groups) do
+    if spans(group) then list[#list + 1] = group end
+  end
+  order_groups(list)
+  local frames, entries, n = {}, {}, 0
+  local function cut()
+    frames[#frames + 1] = entries
+    entries, n = {}, 0
+  end
+  for _, group in ipairs(list) do
+    local refs = live(group) or {}
+    local i = 1
+    while i <= #refs do
+      local part = {}
+      while i <= #refs and n < CHUNK do
+        part[#part + 1] = refs[i]
+        i, n = i + 1, n + 1
+      end
+      entries[#entries + 1] = { group, part }
+      if n == CHUNK then cut() end
+    end
+  end
+  if n > 0 or #frames == 0 then cut() end
+  node.pg_send(name, { "sync", frames[1], reply })
+  for k = 2, #frames do node.pg_send(name, { "join", frames[k] }) end
+end
+
+-- ------------------------------------------------------------ other nodes
+
+local function visible(name)
+  local r = remote[name]
+  return r ~= nil and up[name] == r.inc and r or nil
+end
+
+-- A node's live members of group in their join order there (a new list).
+local function remote_members(r, group)
+  local set = r.groups[group]
+  if set == nil then return {} end
+  local list = {}
+  for p in pairs(set) do
+    if tend.alive(p) then list[#list + 1] = p end
   end
   table.sort(list, function(a, b) return set[a] < set[b] end)
   return list
 end
+
+-- A frame from node `from` (incarnation inc). Frames of an incarnation
+-- older than one seen are dropped; what comes before the node is up here
+-- is kept (it shows once the node is up).
+local function on_frame(from, inc, msg)
+  if type(msg) ~= "table" or type(msg[2]) ~= "table" then return end
+  local op = msg[1]
+  if not (op == "sync" or op == "join" or op == "leave") then return end
+  if up[from] and up[from] > inc then return end
+  local r = remote[from]
+  if r and r.inc > inc then return end
+  if r == nil or r.inc < inc or op == "sync" then
+    r = { inc = inc, seq = 0, groups = {} }
+    remote[from] = r
+  end
+  for _, e in ipairs(msg[2]) do
+    local group, refs = type(e) == "table" and e[1], type(e) == "table" and e[2]
+    if spans(group) and group == group and type(refs) == "table" then
+      for _, p in ipairs(refs) do
+        local c = pcall(tend.alive, p) and tend.remote_coords(p)
+        if c and c[1] == from then -- only the sender's own actors
+          local set = r.groups[group]
+          if op == "leave" then
+            if set then
+              set[p] = nil
+              if next(set) == nil then r.groups[group] = nil end
+            end
+          else
+            if not set then
+              set = {}
+              r.groups[group] = set
+            end
+            if not set[p] then
+              r.seq = r.seq + 1
+              set[p] = r.seq
+            end
+          end
+        end
+      end
+    end
+  end
+  if op == "sync" and msg[3] == true then sync_to(from, false) end
+end
+
+node.pg_hooks {
+  up = function(name, inc)
+    up[name] = inc
+    if remote[name] and remote[name].inc < inc then remote[name] = nil end
+    watch_members()
+    sync_to(name, true)
+  end,
+  down = function(name, inc)
+    up[name] = nil
+    if remote[name] and remote[name].inc <= inc then remote[name] = nil end
+  end,
+  frame = on_frame,
+  reset = function()
+    up, remote, keeper = {}, {}, nil
+    watched = setmetatable({}, { __mode = "k" })
+  end,
+}
+
+-- ------------------------------------------------------------ the API
 
 local function refs_of(fn, what)
   local list = type(what) == "table" and what or { what }
@@ -58,11 +282,18 @@ local function refs_of(fn, what)
 end
 
 -- tend.pg.join(group, ref_or_refs): each live ref joins (a dead one is
--- gone already; a member joins once).
+-- gone already; a member joins once). Only this node's actors join here.
 function M.join(group, what)
   check_group("join", group)
   local refs = refs_of("join", what)
-  local set = groups[group]
+  for _, r in ipairs(refs) do
+    local c = tend.remote_coords(r)
+    if c then
+      error(("tend.pg.join: ref: %s is an actor of node %s: join it there (a node's own actors join its groups)")
+        :format(tostring(r), c[1]), 2)
+    end
+  end
+  local set, new = groups[group], {}
   for _, r in ipairs(refs) do
     if tend.alive(r) then
       if set == nil then
@@ -72,8 +303,13 @@ function M.join(group, what)
       if set[r] == nil then
         joins = joins + 1
         set[r] = joins
+        new[#new + 1] = r
       end
     end
+  end
+  if #new > 0 and node.running() then
+    watch_members(new)
+    if spans(group) then announce("join", { { group, new } }) end
   end
 end
 
@@ -84,46 +320,78 @@ function M.leave(group, what)
   local refs = refs_of("leave", what)
   local set, left = groups[group], false
   if set == nil then return false end
+  local gone = {}
   for _, r in ipairs(refs) do
-    if set[r] ~= nil and tend.alive(r) then left = true end
-    set[r] = nil
+    if set[r] ~= nil then
+      if tend.alive(r) then left = true end
+      gone[#gone + 1] = r
+      set[r] = nil
+    end
   end
-  live(group) -- the group goes when empty
+  if next(set) == nil then groups[group] = nil end
+  if spans(group) then announce("leave", { { group, gone } }) end
+  live(group) -- the dead go too
   return left
 end
 
--- tend.pg.members(group) -> the live members, in join order (a new list)
-function M.members(group)
-  check_group("members", group)
+-- tend.pg.local_members(group) -> this node's live members, in join order
+-- (OTP's get_local_members).
+function M.local_members(group)
+  check_group("local_members", group)
   return live(group) or {}
 end
 
--- tend.pg.send(group, msg) -> how many members it was sent to (the sender
--- is the running actor, as ref:send)
+-- tend.pg.members(group) -> the live members on every node up: by node
+-- name, and on each node in join order there (every node lists them in
+-- the same order); without nodes, the local ones in join order.
+function M.members(group)
+  check_group("members", group)
+  local mine = live(group) or {}
+  if not node.running() or not spans(group) then return mine end
+  local parts = { { node.name(), mine } }
+  for name in pairs(up) do
+    local r = visible(name)
+    if r and r.groups[group] then parts[#parts + 1] = { name, remote_members(r, group) } end
+  end
+  table.sort(parts, function(a, b) return a[1] < b[1] end)
+  local out = {}
+  for _, part in ipairs(parts) do
+    for _, ref in ipairs(part[2]) do out[#out + 1] = ref end
+  end
+  return out
+end
+
+-- tend.pg.send(group, msg) -> how many members it was sent to, on every
+-- node (the sender is the running actor, as ref:send)
 function M.send(group, msg)
   check_group("send", group)
-  local list = live(group)
-  if list == nil then return 0 end
+  local list = M.members(group)
   for _, r in ipairs(list) do r:send(msg) end
   return #list
 end
 
--- tend.pg.which_groups() -> the groups with a live member (strings and
--- numbers sorted first, as tostring orders them)
+-- tend.pg.which_groups() -> the groups with a live member on any node up
+-- (strings and numbers sorted first, as tostring orders them)
 function M.which_groups()
-  local out = {}
-  for g in pairs(groups) do out[#out + 1] = g end
-  local keep = {}
-  for _, g in ipairs(out) do
-    if live(g) then keep[#keep + 1] = g end
+  local seen, out = {}, {}
+  for g in pairs(groups) do seen[#seen + 1] = g end
+  for _, g in ipairs(seen) do
+    if live(g) then out[#out + 1] = g end
   end
-  table.sort(keep, function(a, b)
-    if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then
-      return a < b
+  local have = {}
+  for _, g in ipairs(out) do have[g] = true end
+  for name in pairs(up) do
+    local r = visible(name)
+    if r then
+      for g in pairs(r.groups) do
+        if not have[g] and #remote_members(r, g) > 0 then
+          have[g] = true
+          out[#out + 1] = g
+        end
+      end
     end
-    return tostring(a) < tostring(b)
-  end)
-  return keep
+  end
+  return order_groups(out)
 end
 
 return M
