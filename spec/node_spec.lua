@@ -49,6 +49,18 @@ local function peer(code, name)
   return name, p
 end
 
+-- Stops a peer and waits until it is down here (its members with it), so
+-- that the next test sees none of its groups.
+local function stop_peer(p, name)
+  tend.stop(p)
+  assert(eventually(function()
+    for _, n in ipairs(tend.node.list()) do
+      if n == name then return false end
+    end
+    return true
+  end), "node " .. name .. " still up")
+end
+
 local function next_msg(t) return (tend.receive(t or 20)) end
 
 local function flush() while select("#", tend.receive(0)) > 0 do end end
@@ -204,6 +216,8 @@ end
 
 function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   local name, p = peer()
+  local far = tend.spawn_on(name, "node_actors.member", { args = { "net" } })
+  assert(eventually(function() return #tend.pg.members("net") == 1 end))
   tend.node.monitor(name)
   local counter = 0
   local local_work = tend.spawn(function(ctx)
@@ -214,6 +228,7 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   local m
   repeat m = next_msg() until m.tend == "nodedown"
   lu.assertEquals(m.node, name)
+  lu.assertEquals(tend.pg.members("net"), {})
   local before = counter
   tend.sleep(0.3)
   lu.assertTrue(counter > before) -- local work goes on
@@ -221,9 +236,14 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)
+  -- its pg members went with it and come back with it (a new ref: the
+  -- old one ended with noconnection)
+  lu.assertFalse(tend.alive(far))
+  lu.assertTrue(eventually(function() return #tend.pg.members("net") == 1 end))
+  lu.assertEquals(tostring(tend.pg.members("net")[1]), tostring(far))
   tend.node.monitor(name, false)
   tend.stop(local_work)
-  tend.stop(p)
+  stop_peer(p, name)
 end
 
 function TestNode:test_a_restarted_node_is_a_new_incarnation()
@@ -303,17 +323,6 @@ end
 -- "spec", so their members come first in members().
 local member = require("node_actors").member
 
--- Stops a peer and waits until it is down here (its members with it), so
--- that the next test sees none of its groups.
-local function stop_peer(p, name)
-  tend.stop(p)
-  assert(eventually(function()
-    for _, n in ipairs(tend.node.list()) do
-      if n == name then return false end
-    end
-    return true
-  end), "node " .. name .. " still up")
-end
 
 function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leaves_and_deaths_go_both_ways()
   local name, p = peer(nil, "pga")
@@ -327,6 +336,10 @@ function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leav
   lu.assertEquals(tend.pg.members("room"), { a, b, mine }) -- by node, then join order there
   lu.assertEquals(tend.pg.local_members("room"), { mine })
   lu.assertEquals(tend.pg.which_groups(), { "room" })
+  local ok, err = pcall(tend.pg.join, "room", a) -- only a node's own actors join there
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "tend.pg.join: ref: " .. tostring(a) .. " is an actor of node " .. name
+    .. ": join it there")
   lu.assertTrue(eventually(function() return #there().members == 3 end))
   lu.assertEquals(there(), { members = { a, b, mine }, local_members = { a, b }, groups = { "room" } })
   -- a send reaches the members of every node

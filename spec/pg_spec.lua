@@ -91,6 +91,20 @@ function TestPg:test_the_sender_is_the_running_actor()
   H.stop_all(a)
 end
 
+function TestPg:test_local_members_and_a_group_of_any_value()
+  local a, b = H.recorder({}), H.recorder({})
+  local t = {}
+  tend.pg.join(t, a)
+  tend.pg.join("g", { b, a })
+  lu.assertEquals(tend.pg.local_members("g"), { b, a })
+  lu.assertEquals(tend.pg.members("g"), { b, a }) -- no node: the same
+  lu.assertEquals(tend.pg.local_members(t), { a })
+  lu.assertEquals(tend.pg.which_groups(), { "g", t })
+  H.stop_all(a, b)
+  lu.assertEquals(tend.pg.local_members("g"), {})
+  lu.assertEquals(tend.pg.members(t), {})
+end
+
 function TestPg:test_bad_input()
   lu.assertErrorMsgContains("tend.pg.join: group: expected a value other than nil or NaN, got nil",
     tend.pg.join, nil, tend.self())
@@ -99,4 +113,6 @@ function TestPg:test_bad_input()
   lu.assertErrorMsgContains("got an empty table", tend.pg.join, "g", {})
   lu.assertErrorMsgContains("tend.pg.send: group: expected a value other than nil or NaN",
     tend.pg.send, 0 / 0, 1)
+  lu.assertErrorMsgContains("tend.pg.local_members: group: expected a value other than nil or NaN, got nil",
+    tend.pg.local_members, nil)
 end
