@@ -352,28 +352,34 @@ function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leav
   end
   table.sort(from)
   lu.assertEquals(from, { name, name, "spec" })
+  -- a monitor of the group is told of every change, here and there
+  lu.assertEquals(tend.pg.monitor("room"), { a, b, mine })
   -- a restart there keeps the membership (one membership, one place)
   a:send("fail")
   lu.assertTrue(tend.alive(a))
   lu.assertEquals(tend.ask(probe, "room").members, { a, b, mine })
   -- a leave there, then a death there
   a:send("leave")
-  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 2 end))
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { a } })
   lu.assertEquals(tend.pg.members("room"), { b, mine })
   lu.assertTrue(tend.alive(a)) -- it left; it lives
   b:send("fail") -- temporary: it dies
-  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 1 end))
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { b } })
   lu.assertEquals(tend.pg.members("room"), { mine })
   lu.assertTrue(eventually(function() return #there().members == 1 end))
   lu.assertEquals(there(), { members = { mine }, local_members = {}, groups = { "room" } })
   -- a join, a leave and a death here are seen there
   local mine2 = tend.spawn(member, { args = { "room" } })
+  lu.assertEquals(next_msg(), { tend = "pg_join", group = "room", refs = { mine2 } })
   lu.assertTrue(eventually(function() return #there().members == 2 end))
   lu.assertEquals(there().members, { mine, mine2 })
   lu.assertTrue(tend.pg.leave("room", mine))
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { mine } })
   lu.assertTrue(eventually(function() return #there().members == 1 end))
   lu.assertEquals(there().members, { mine2 })
   tend.stop(mine2)
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { mine2 } })
+  lu.assertNil(tend.pg.monitor("room", false))
   lu.assertTrue(eventually(function() return #there().members == 0 end))
   lu.assertEquals(there(), { members = {}, local_members = {}, groups = {} })
   lu.assertEquals(tend.pg.which_groups(), {})
@@ -390,11 +396,13 @@ function TestNode:test_pg_a_killed_node_takes_its_members_with_it_and_its_next_i
     return #tend.pg.members("g1") == 2 and #tend.pg.members("g2") == 1
   end))
   lu.assertEquals(tend.pg.which_groups(), { "g1", "g2" })
+  local before = tend.pg.members("g1")
+  lu.assertEquals(tend.pg.monitor("g1"), before)
   tend.node.monitor(name)
   tend.chaos.signal(p, "KILL")
-  local m
-  repeat m = next_msg() until m.tend == "nodedown"
-  lu.assertEquals(m.node, name)
+  -- all at once, before the nodedown
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "g1", refs = before })
+  lu.assertEquals(next_msg(), { tend = "nodedown", node = name })
   lu.assertEquals(tend.pg.members("g1"), {})
   lu.assertEquals(tend.pg.members("g2"), {})
   lu.assertEquals(tend.pg.which_groups(), {})
@@ -404,8 +412,13 @@ function TestNode:test_pg_a_killed_node_takes_its_members_with_it_and_its_next_i
     tend.spawn(function(ctx) tend.pg.join("g1", ctx.self) return function() end end, { name = "again" })
   ]], name)
   lu.assertTrue(eventually(function() return #tend.pg.members("g1") == 1 end))
-  lu.assertEquals(tostring(tend.pg.members("g1")[1]), "Ref(/user/again@" .. name .. ")")
+  local again = tend.pg.members("g1")[1]
+  lu.assertEquals(tostring(again), "Ref(/user/again@" .. name .. ")")
   lu.assertEquals(tend.pg.which_groups(), { "g1" })
+  local got = { next_msg(), next_msg() } -- (its sync may come before its heartbeat)
+  table.sort(got, function(x, y) return x.tend < y.tend end)
+  lu.assertEquals(got, { { tend = "nodeup", node = name }, { tend = "pg_join", group = "g1", refs = { again } } })
+  lu.assertNil(tend.pg.monitor("g1", false))
   tend.node.monitor(name, false)
   stop_peer(p2, name)
 end

@@ -116,3 +116,40 @@ function TestPg:test_bad_input()
   lu.assertErrorMsgContains("tend.pg.local_members: group: expected a value other than nil or NaN, got nil",
     tend.pg.local_members, nil)
 end
+
+function TestPg:test_a_monitor_is_told_of_joins_leaves_and_deaths_at_once()
+  local a, b = H.recorder({}), H.recorder({})
+  tend.pg.join("g", a)
+  local log, now = {}, nil
+  local watcher = tend.spawn(function()
+    now = tend.pg.monitor("g")
+    return function(m) log[#log + 1] = m end
+  end)
+  H.settle()
+  lu.assertEquals(now, { a })
+  tend.pg.join("g", { b, a }) -- a is a member already: b alone joins
+  tend.pg.join("other", b)    -- another group: not told
+  lu.assertTrue(tend.pg.leave("g", a))
+  H.stop_all(b) -- its death is told at once, with no operation on the group
+  lu.assertEquals(log, {
+    { tend = "pg_join", group = "g", refs = { b } },
+    { tend = "pg_leave", group = "g", refs = { a } },
+    { tend = "pg_leave", group = "g", refs = { b } },
+  })
+  -- the main task's own monitor, then monitor(group, false)
+  lu.assertEquals(tend.pg.monitor("g"), {})
+  tend.pg.join("g", a)
+  lu.assertEquals(tend.receive(0), { tend = "pg_join", group = "g", refs = { a } })
+  lu.assertNil(tend.pg.monitor("g", false))
+  lu.assertTrue(tend.pg.leave("g", a))
+  H.settle()
+  lu.assertEquals(select("#", tend.receive(0)), 0)
+  -- a monitor goes with its actor; then /system/pg stops (tearDown: clean)
+  lu.assertEquals(log[4], { tend = "pg_join", group = "g", refs = { a } })
+  lu.assertEquals(log[5], { tend = "pg_leave", group = "g", refs = { a } })
+  H.stop_all(watcher)
+  tend.pg.join("g", a)
+  H.settle()
+  lu.assertEquals(#log, 5)
+  H.stop_all(a)
+end

@@ -152,6 +152,9 @@ M.docs = {
   join order on their node.]=],
   ["tend.pg.local_members"] = [=[tend.pg.local_members(group) -> {ref, ...}
   This node's live members of group, in join order.]=],
+  ["tend.pg.monitor"] = [=[tend.pg.monitor(group [, false]) -> {ref, ...}
+  The members now; then the calling actor gets {tend = "pg_join" or
+  "pg_leave", group, refs} at each change, on any node (OTP's pg:monitor).]=],
   ["tend.pg.send"] = [=[tend.pg.send(group, msg) -> n
   Sends msg to every member of group, on every node; returns how many.]=],
   ["tend.pg.which_groups"] = [=[tend.pg.which_groups() -> {group, ...}

@@ -21,6 +21,10 @@
 -- number or a boolean (values that compare equal on every node); any
 -- other group stays on its node. Only a node's own actors join there (as
 -- OTP: pg:join takes local pids).
+--
+-- Monitors (OTP's pg:monitor): an actor is told of each join and leave of
+-- a group, here and on the nodes up; /system/pg then also runs without
+-- nodes (to see deaths at once) and watches the monitoring actors.
 local tend = require "tend.core"
 local node = require "tend.node"
 
@@ -33,6 +37,7 @@ local up = {}      -- node -> its incarnation, for each node up (told by tend.no
 local remote = {}  -- node -> { inc, seq, groups = { group -> { [proxy] = seq } } }
 local keeper       -- /system/pg, or nil
 local watched = setmetatable({}, { __mode = "k" }) -- refs keeper watches
+local monitors = {} -- group -> { [actor ref] = true }: told of its changes
 
 local CHUNK = 500 -- members per frame of a sync (a frame stays far below 1 MiB)
 
@@ -49,6 +54,27 @@ local function spans(group)
 end
 
 -- ------------------------------------------------------------ announcing
+
+local function by_name(list)
+  table.sort(list, function(a, b) return tostring(a) < tostring(b) end)
+  return list
+end
+
+-- {tend = "pg_join" | "pg_leave", group, refs} to group's monitors.
+local function notify(group, what, refs)
+  local m = monitors[group]
+  if m == nil or #refs == 0 then return end
+  local list = {}
+  for r in pairs(m) do list[#list + 1] = r end
+  for _, r in ipairs(by_name(list)) do
+    if tend.alive(r) then
+      r:send({ tend = "pg_" .. what, group = group, refs = { table.unpack(refs) } })
+    else
+      m[r] = nil
+    end
+  end
+  if next(m) == nil then monitors[group] = nil end
+end
 
 local function sorted_up()
   local list = {}
@@ -70,6 +96,7 @@ local function drop(group, r)
   if set == nil or set[r] == nil then return end
   set[r] = nil
   if next(set) == nil then groups[group] = nil end
+  notify(group, "leave", { r })
   if spans(group) then announce("leave", { { group, { r } } }) end
 end
 
@@ -99,8 +126,12 @@ local function order_groups(list)
   return list
 end
 
--- /system/pg: watches this node's members; a death is a leave of all its
--- groups, announced in one frame.
+-- /system/pg runs while this process is a node or a group has a monitor.
+local function needed() return node.running() or next(monitors) ~= nil end
+
+-- /system/pg: watches this node's members and the monitoring actors; a
+-- member's death is a leave of all its groups, announced in one frame; a
+-- monitor's death ends its monitors. It stops when it is not needed.
 local function keeper_actor()
   return function(m, c)
     if type(m) ~= "table" then return end
@@ -108,6 +139,10 @@ local function keeper_actor()
       c:watch(m.ref)
     elseif m.tend == "terminated" then
       watched[m.ref] = nil
+      for group, set in pairs(monitors) do
+        set[m.ref] = nil
+        if next(set) == nil then monitors[group] = nil end
+      end
       local left = {}
       for group, set in pairs(groups) do
         if set[m.ref] ~= nil then left[#left + 1] = group end
@@ -117,17 +152,19 @@ local function keeper_actor()
       for _, group in ipairs(left) do
         groups[group][m.ref] = nil
         if next(groups[group]) == nil then groups[group] = nil end
+        notify(group, "leave", { m.ref })
         if spans(group) then entries[#entries + 1] = { group, { m.ref } } end
       end
       announce("leave", entries)
     end
+    if not needed() then return tend.stopped end
   end
 end
 
--- While this process is a node: /system/pg runs and watches the members
--- refs (all of this node's members when refs is nil).
+-- When /system/pg is needed: it runs and watches refs (when it starts or
+-- refs is nil: all of this node's members and the monitoring actors).
 local function watch_members(refs)
-  if not node.running() then return end
+  if not needed() then return end
   if not (keeper and tend.alive(keeper)) then
     keeper = tend.node_spawn(keeper_actor, { name = "pg" })
     watched = setmetatable({}, { __mode = "k" })
@@ -149,6 +186,11 @@ local function watch_members(refs)
   end
   table.sort(all, function(a, b) return a[1] < b[1] end)
   for _, e in ipairs(all) do watch(e[2]) end
+  local mons = {}
+  for _, m in pairs(monitors) do
+    for r in pairs(m) do mons[#mons + 1] = r end
+  end
+  for _, r in ipairs(by_name(mons)) do watch(r) end
 end
 
 -- This node's members of the groups that span nodes, to node `name`: the
@@ -202,6 +244,39 @@ local function remote_members(r, group)
   return list
 end
 
+-- Of a node's groups that have monitors: group -> { [proxy] = seq }, a
+-- copy (nothing when r is nil).
+local function snapshot(r)
+  local out = {}
+  if r == nil then return out end
+  for group in pairs(monitors) do
+    local set = r.groups[group]
+    if set then
+      local copy = {}
+      for p, n in pairs(set) do copy[p] = n end
+      out[group] = copy
+    end
+  end
+  return out
+end
+
+-- Tells the monitors what changed from one snapshot to the next.
+local function tell_changes(before, after)
+  if next(before) == nil and next(after) == nil then return end
+  local list = {}
+  for group in pairs(monitors) do list[#list + 1] = group end
+  for _, group in ipairs(order_groups(list)) do
+    local old, new = before[group] or {}, after[group] or {}
+    local gone, came = {}, {}
+    for p in pairs(old) do if not new[p] then gone[#gone + 1] = p end end
+    for p in pairs(new) do if not old[p] then came[#came + 1] = p end end
+    table.sort(gone, function(a, b) return old[a] < old[b] end)
+    table.sort(came, function(a, b) return new[a] < new[b] end)
+    notify(group, "leave", gone)
+    notify(group, "join", came)
+  end
+end
+
 -- A frame from node `from` (incarnation inc). Frames of an incarnation
 -- older than one seen are dropped; what comes before the node is up here
 -- is kept (it shows once the node is up).
@@ -212,6 +287,7 @@ local function on_frame(from, inc, msg)
   if up[from] and up[from] > inc then return end
   local r = remote[from]
   if r and r.inc > inc then return end
+  local before = snapshot(visible(from))
   if r == nil or r.inc < inc or op == "sync" then
     r = { inc = inc, seq = 0, groups = {} }
     remote[from] = r
@@ -242,23 +318,28 @@ local function on_frame(from, inc, msg)
       end
     end
   end
+  tell_changes(before, snapshot(visible(from)))
   if op == "sync" and msg[3] == true then sync_to(from, false) end
 end
 
 node.pg_hooks {
   up = function(name, inc)
+    local before = snapshot(visible(name))
     up[name] = inc
     if remote[name] and remote[name].inc < inc then remote[name] = nil end
+    tell_changes(before, snapshot(visible(name)))
     watch_members()
     sync_to(name, true)
   end,
   down = function(name, inc)
+    local before = snapshot(visible(name))
     up[name] = nil
     if remote[name] and remote[name].inc <= inc then remote[name] = nil end
+    tell_changes(before, {})
   end,
   frame = on_frame,
   reset = function()
-    up, remote, keeper = {}, {}, nil
+    up, remote, keeper, monitors = {}, {}, nil, {}
     watched = setmetatable({}, { __mode = "k" })
   end,
 }
@@ -307,7 +388,8 @@ function M.join(group, what)
       end
     end
   end
-  if #new > 0 and node.running() then
+  if #new > 0 then
+    notify(group, "join", new)
     watch_members(new)
     if spans(group) then announce("join", { { group, new } }) end
   end
@@ -329,6 +411,7 @@ function M.leave(group, what)
     end
   end
   if next(set) == nil then groups[group] = nil end
+  notify(group, "leave", gone)
   if spans(group) then announce("leave", { { group, gone } }) end
   live(group) -- the dead go too
   return left
@@ -359,6 +442,29 @@ function M.members(group)
     for _, ref in ipairs(part[2]) do out[#out + 1] = ref end
   end
   return out
+end
+
+-- tend.pg.monitor(group [, false]) -> the members now (as members()): the
+-- calling actor is then told {tend = "pg_join" | "pg_leave", group =
+-- group, refs = {ref, ...}} at each change, here or on another node up
+-- (OTP's pg:monitor). monitor(group, false) stops that.
+function M.monitor(group, on)
+  check_group("monitor", group)
+  local me = tend.self()
+  if not me then error("tend.pg.monitor: call it from an actor", 2) end
+  if on == false then
+    local m = monitors[group]
+    if m then
+      m[me] = nil
+      if next(m) == nil then monitors[group] = nil end
+    end
+    if keeper and tend.alive(keeper) then keeper:send({ tend = "pg_idle" }) end
+    return nil
+  end
+  monitors[group] = monitors[group] or {}
+  monitors[group][me] = true
+  watch_members({ me })
+  return M.members(group)
 end
 
 -- tend.pg.send(group, msg) -> how many members it was sent to, on every
