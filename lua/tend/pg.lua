@@ -34,7 +34,7 @@ local joins = 0   -- join numbers so far
 
 -- What this node knows of the others, while it is one.
 local up = {}      -- node -> its incarnation, for each node up (told by tend.node)
-local remote = {}  -- node -> { inc, seq, groups = { group -> { [proxy] = seq } } }
+local remote = {}  -- node -> { inc, seq, groups = { group -> { [key] = {seq, proxy} } } }
 local keeper       -- /system/pg, or nil
 local watched = setmetatable({}, { __mode = "k" }) -- refs keeper watches
 local monitors = {} -- group -> { [actor ref] = true }: told of its changes
@@ -232,20 +232,26 @@ local function visible(name)
   return r ~= nil and up[name] == r.inc and r or nil
 end
 
--- A node's live members of group in their join order there (a new list).
-local function remote_members(r, group)
-  local set = r.groups[group]
-  if set == nil then return {} end
+-- The refs of a set of a node's members ({[key] = {seq, proxy}}) in their
+-- join order there, only the live ones when `alive` (a new list).
+local function in_order(set, alive)
   local list = {}
-  for p in pairs(set) do
-    if tend.alive(p) then list[#list + 1] = p end
+  for _, e in pairs(set) do
+    if not alive or tend.alive(e[2]) then list[#list + 1] = e end
   end
-  table.sort(list, function(a, b) return set[a] < set[b] end)
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  for i, e in ipairs(list) do list[i] = e[2] end
   return list
 end
 
--- Of a node's groups that have monitors: group -> { [proxy] = seq }, a
--- copy (nothing when r is nil).
+-- A node's live members of group in their join order there (a new list).
+local function remote_members(r, group)
+  local set = r.groups[group]
+  return set and in_order(set, true) or {}
+end
+
+-- Of a node's groups that have monitors: group -> { [key] = {seq, proxy} },
+-- a copy (nothing when r is nil).
 local function snapshot(r)
   local out = {}
   if r == nil then return out end
@@ -268,18 +274,18 @@ local function tell_changes(before, after)
   for _, group in ipairs(order_groups(list)) do
     local old, new = before[group] or {}, after[group] or {}
     local gone, came = {}, {}
-    for p in pairs(old) do if not new[p] then gone[#gone + 1] = p end end
-    for p in pairs(new) do if not old[p] then came[#came + 1] = p end end
-    table.sort(gone, function(a, b) return old[a] < old[b] end)
-    table.sort(came, function(a, b) return new[a] < new[b] end)
-    notify(group, "leave", gone)
-    notify(group, "join", came)
+    for k, e in pairs(old) do if not new[k] then gone[k] = e end end
+    for k, e in pairs(new) do if not old[k] then came[k] = e end end
+    notify(group, "leave", in_order(gone))
+    notify(group, "join", in_order(came))
   end
 end
 
 -- A frame from node `from` (incarnation inc). Frames of an incarnation
 -- older than one seen are dropped; what comes before the node is up here
--- is kept (it shows once the node is up).
+-- is kept (it shows once the node is up). A member is known by its actor's
+-- id and generation there: a leave that comes after the member's death
+-- (its proxy ended) decodes as a new proxy, and still finds it.
 local function on_frame(from, inc, msg)
   if type(msg) ~= "table" or type(msg[2]) ~= "table" then return end
   local op = msg[1]
@@ -298,10 +304,10 @@ local function on_frame(from, inc, msg)
       for _, p in ipairs(refs) do
         local c = pcall(tend.alive, p) and tend.remote_coords(p)
         if c and c[1] == from then -- only the sender's own actors
-          local set = r.groups[group]
+          local key, set = c[3] .. ":" .. c[4], r.groups[group]
           if op == "leave" then
             if set then
-              set[p] = nil
+              set[key] = nil
               if next(set) == nil then r.groups[group] = nil end
             end
           else
@@ -309,9 +315,9 @@ local function on_frame(from, inc, msg)
               set = {}
               r.groups[group] = set
             end
-            if not set[p] then
+            if not set[key] then
               r.seq = r.seq + 1
-              set[p] = r.seq
+              set[key] = { r.seq, p }
             end
           end
         end
