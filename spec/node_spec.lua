@@ -340,6 +340,12 @@ function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leav
   lu.assertFalse(ok)
   lu.assertStrContains(err, "tend.pg.join: ref: " .. tostring(a) .. " is an actor of node " .. name
     .. ": join it there")
+  local huge = string.rep("x", 2 << 20) -- a group that cannot travel: refused, nothing changed
+  ok, err = pcall(tend.pg.join, huge, mine)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "MessageTooLarge")
+  lu.assertEquals(tend.pg.local_members(huge), {})
+  lu.assertEquals(tend.pg.which_groups(), { "room" })
   lu.assertTrue(eventually(function() return #there().members == 3 end))
   lu.assertEquals(there(), { members = { a, b, mine }, local_members = { a, b }, groups = { "room" } })
   -- a send reaches the members of every node

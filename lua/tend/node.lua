@@ -496,9 +496,11 @@ function M.start(opts)
   return require("tend.nats").start(opts)
 end
 
--- tend.pg's frame msg to node `name`, after what this node sent it before.
-function M.pg_send(name, msg)
-  publish(name, { PG, S.name, S.inc }, core.codec_encode(msg, S.limit))
+-- tend.pg's frame msg to each node of the list `names` (encoded once),
+-- after what this node sent it before.
+function M.pg_send(names, msg)
+  local body = core.codec_encode(msg, S.limit)
+  for _, name in ipairs(names) do publish(name, { PG, S.name, S.inc }, body) end
 end
 
 -- (tend.pg may be loaded after nodes came up: it is told of them now.)

@@ -86,7 +86,7 @@ end
 -- {op, entries}: entries {{group, {ref, ...}}, ...}, to every node up.
 local function announce(op, entries)
   if #entries == 0 or not node.running() then return end
-  for _, name in ipairs(sorted_up()) do node.pg_send(name, { op, entries }) end
+  node.pg_send(sorted_up(), { op, entries })
 end
 
 -- Drops this node's member r of group (it left or died); a group that
@@ -221,8 +221,8 @@ local function sync_to(name, reply)
     end
   end
   if n > 0 or #frames == 0 then cut() end
-  node.pg_send(name, { "sync", frames[1], reply })
-  for k = 2, #frames do node.pg_send(name, { "join", frames[k] }) end
+  node.pg_send({ name }, { "sync", frames[1], reply })
+  for k = 2, #frames do node.pg_send({ name }, { "join", frames[k] }) end
 end
 
 -- ------------------------------------------------------------ other nodes
@@ -328,21 +328,30 @@ local function on_frame(from, inc, msg)
   if op == "sync" and msg[3] == true then sync_to(from, false) end
 end
 
+-- What the node layer calls must not fail it (a frame too large, say):
+-- it is logged.
+local function guarded(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then tend.log("warn", "tend.pg: %s", tostring(err)) end
+  end
+end
+
 node.pg_hooks {
-  up = function(name, inc)
+  up = guarded(function(name, inc)
     local before = snapshot(visible(name))
     up[name] = inc
     if remote[name] and remote[name].inc < inc then remote[name] = nil end
     tell_changes(before, snapshot(visible(name)))
     watch_members()
     sync_to(name, true)
-  end,
-  down = function(name, inc)
+  end),
+  down = guarded(function(name, inc)
     local before = snapshot(visible(name))
     up[name] = nil
     if remote[name] and remote[name].inc <= inc then remote[name] = nil end
     tell_changes(before, {})
-  end,
+  end),
   frame = on_frame,
   reset = function()
     up, remote, keeper, monitors = {}, {}, nil, {}
@@ -380,25 +389,27 @@ function M.join(group, what)
         :format(tostring(r), c[1]), 2)
     end
   end
-  local set, new = groups[group], {}
+  local set, new, seen = groups[group], {}, {}
   for _, r in ipairs(refs) do
-    if tend.alive(r) then
-      if set == nil then
-        set = setmetatable({}, { __mode = "k" })
-        groups[group] = set
-      end
-      if set[r] == nil then
-        joins = joins + 1
-        set[r] = joins
-        new[#new + 1] = r
-      end
+    if tend.alive(r) and not seen[r] and not (set and set[r]) then
+      seen[r] = true
+      new[#new + 1] = r
     end
   end
-  if #new > 0 then
-    notify(group, "join", new)
-    watch_members(new)
-    if spans(group) then announce("join", { { group, new } }) end
+  if #new == 0 then return end
+  -- told first: a group that cannot travel (over the size limit) raises
+  -- before anything changed
+  if spans(group) then announce("join", { { group, new } }) end
+  if set == nil then
+    set = setmetatable({}, { __mode = "k" })
+    groups[group] = set
   end
+  for _, r in ipairs(new) do
+    joins = joins + 1
+    set[r] = joins
+  end
+  notify(group, "join", new)
+  watch_members(new)
 end
 
 -- tend.pg.leave(group, ref_or_refs) -> true when one of them was a member
