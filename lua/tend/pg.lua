@@ -353,10 +353,12 @@ node.pg_hooks {
     tell_changes(before, {})
   end),
   frame = on_frame,
-  reset = function()
-    up, remote, keeper, monitors = {}, {}, nil, {}
-    watched = setmetatable({}, { __mode = "k" })
-  end,
+  -- the node's state is gone: so are the other nodes' members (this
+  -- node's own and /system/pg stay with its actors)
+  reset = guarded(function()
+    for _, name in ipairs(sorted_up()) do tell_changes(snapshot(visible(name)), {}) end
+    up, remote = {}, {}
+  end),
 }
 
 -- ------------------------------------------------------------ the API
