@@ -8,10 +8,12 @@ local tend = {}
 for name, value in pairs(core) do
   -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
   -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http;
-  -- codec_*, node_*, remote_* and nats_* are the plumbing of tend.node
+  -- codec_*, node_*, remote_*, nats_* and sim_* are the plumbing of tend.node
+  -- and tend.sim
   if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
       or name:match("^process_") or name:match("^tcp_") or name:match("^http_")
       or name:match("^codec_") or name:match("^node_") or name:match("^remote_") or name:match("^nats_")
+      or name:match("^sim_")
       or name == "signal_number") then
     tend[name] = value
   end
@@ -33,9 +35,16 @@ tend.node = { start = node.start, name = node.name, list = node.list, monitor = 
   stats = node.stats, tree = node.tree, peer = function(...) return require("tend.nats").peer(...) end }
 tend.spawn_on = node.spawn_on
 
--- tend.testkit, tend.chaos, tend.simnet and tend.global load on first use.
+-- tend.testkit, tend.chaos, tend.simnet, tend.global and tend.sim (the
+-- simulated nodes, lua/tend/simnodes.lua) load on first use.
 setmetatable(tend, {
   __index = function(t, k)
+    if k == "sim" then -- its public face: the rest serves tend.chaos
+      local m = require "tend.simnodes"
+      local face = { nodes = m.nodes, list = m.list, stop = m.stop }
+      rawset(t, k, face)
+      return face
+    end
     if k == "testkit" or k == "chaos" or k == "simnet" or k == "global" then
       local m = require("tend." .. k)
       rawset(t, k, m)

@@ -24,7 +24,8 @@ end
 function TestReplHelp:test_every_tend_function_has_help()
   local missing = {}
   for prefix, t in pairs { ["tend."] = tend, ["tend.backoff."] = tend.backoff, ["tend.pg."] = tend.pg,
-    ["tend.process."] = tend.process, ["tend.tcp."] = tend.tcp, ["tend.http."] = tend.http } do
+    ["tend.process."] = tend.process, ["tend.tcp."] = tend.tcp, ["tend.http."] = tend.http,
+    ["tend.sim."] = tend.sim } do
     for name, v in pairs(t) do
       if type(v) == "function" and not help.docs[prefix .. name] and not (prefix == "tend." and
           help.docs["tend.backoff." .. name]) then

@@ -191,11 +191,40 @@ local function net(verb, ...) -- its errors are the caller's
   local ok, err = pcall(simnet()[verb], ...)
   if not ok then error(err, 3) end
 end
-function M.partition(a, b) net("partition", a, b) end
-function M.repair(a, b) net("repair", a, b) end
+-- Two simulated nodes (tend.sim.nodes): the bus between them instead.
+local function nodes(a, b)
+  local sim = package.loaded["tend.simnodes"]
+  return sim and sim.has(a) and sim.has(b) and sim
+end
+function M.partition(a, b)
+  local sim = nodes(a, b)
+  if sim then sim.partition(a, b) else net("partition", a, b) end
+end
+function M.repair(a, b)
+  local sim = nodes(a, b)
+  if sim then sim.repair(a, b) else net("repair", a, b) end
+end
 function M.hold(a, b) net("hold", a, b) end
 function M.release(a, b) net("release", a, b) end
-function M.latency(a, b, seconds, jitter) net("latency", a, b, seconds, jitter) end
+function M.latency(a, b, seconds, jitter)
+  local sim = nodes(a, b)
+  if sim then sim.latency(a, b, seconds, jitter) else net("latency", a, b, seconds, jitter) end
+end
+
+-- crash_node(name) / restart_node(name): a simulated node (tend.sim.nodes)
+-- dies at once, as with kill -9 (no post_stop runs; the others see it
+-- down after the node timeout), or starts again as a new incarnation.
+local function sim_verb(verb, name)
+  local sim = package.loaded["tend.simnodes"]
+  if not (sim and sim.has(name)) then
+    error(string.format("tend.chaos.%s: node: expected the name of a simulated node (tend.sim.nodes), got %s",
+      verb, type(name) == "string" and string.format("%q", name) or type(name)), 3)
+  end
+  local ok, err = pcall(verb == "crash_node" and sim.crash or sim.restart, name)
+  if not ok then error(err, 3) end
+end
+function M.crash_node(name) sim_verb("crash_node", name) end
+function M.restart_node(name) sim_verb("restart_node", name) end
 
 -- reset(conn): the connection ends abruptly (RST): both ends see `closed`
 -- with reason "reset". A real connection or a simulated one.
@@ -214,6 +243,7 @@ function M.heal()
   for _, ref in ipairs(frozen) do core.chaos_thaw(ref) end
   frozen = {}
   if package.loaded["tend.simnet"] then simnet().heal() end -- links as new
+  if package.loaded["tend.simnodes"] then package.loaded["tend.simnodes"].heal() end
   core.chaos_event("*", "heal")
 end
 

@@ -15,7 +15,7 @@ local node = require "tend.node"
 local M = {}
 
 local BUCKET = "tend_global"
-local function kv(...) return require("tend.nats").kv(...) end
+local function kv(...) return node.kv(...) end
 local G -- { conn, lease, mine = {name -> {ref, rev}}, cache = {name -> ref}, actor }
 
 local function fail(kind, msg)
@@ -65,11 +65,10 @@ end
 
 local function start()
   if G then return G end
-  local nats = require "tend.nats"
-  if not (node.running() and nats.conn) then
+  if not node.has_kv() then
     fail("NodeError", "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)")
   end
-  G = { conn = nats.conn, lease = math.max(3, node.timeout() * 2), mine = {}, cache = {} }
+  G = { lease = math.max(3, node.timeout() * 2), mine = {}, cache = {} }
   kv("bucket", { bucket = BUCKET, ttl = G.lease })
   G.actor = core.node_spawn(keeper, { name = "global" })
   return G
@@ -84,7 +83,9 @@ local function read(name)
 end
 
 -- tend.global.register(name, ref) -> true, or false and the holder's ref
--- when a live actor has the name (the older registration wins).
+-- when a live actor has the name (the older registration wins). A name
+-- whose holder this node sees dead is taken over once its lease is not
+-- renewed for lease/2 s (the call waits that long).
 function M.register(name, ref)
   check_name(name, "tend.global.register")
   if not core.alive(ref) then
@@ -95,12 +96,29 @@ function M.register(name, ref)
   local rev = kv("create", { bucket = BUCKET, key = name, value = value })
   if not rev then
     local holder = read(name)
-    if holder then return false, holder end
-    -- the entry names a dead actor (its node was lost before the lease ran
-    -- out): take it over where it stands
-    local _, old = kv("get", { bucket = BUCKET, key = name })
-    rev = old and kv("update", { bucket = BUCKET, key = name, value = value, revision = old })
-    if not rev then return false, read(name) end
+    if holder then
+      core.node_event("/global/" .. name, "claim lost to " .. tostring(holder))
+      return false, holder
+    end
+    -- the entry names an actor this node sees dead: its node is down for
+    -- us. That node may be alive behind a partition and still renew its
+    -- lease (every lease/3 s), so the entry is taken over only when
+    -- nobody wrote it for lease/2 s: while its holder renews it, the older
+    -- registration wins (no second holder rises on the other side).
+    local _, seen = kv("get", { bucket = BUCKET, key = name })
+    if seen then core.sleep(G.lease / 2) end
+    local now_value, now_rev = kv("get", { bucket = BUCKET, key = name })
+    if not now_value then
+      rev = kv("create", { bucket = BUCKET, key = name, value = value })
+    elseif now_rev == seen then
+      rev = kv("update", { bucket = BUCKET, key = name, value = value, revision = seen })
+    end
+    if not rev then
+      local ok, e = pcall(core.codec_decode, now_value or "")
+      holder = read(name) or (ok and type(e) == "table" and e[1]) or nil
+      core.node_event("/global/" .. name, "claim lost to " .. tostring(holder))
+      return false, holder
+    end
   end
   G.mine[name] = { ref = ref, rev = rev, value = value }
   G.cache[name] = ref
@@ -138,6 +156,15 @@ function M.registered()
     if read(name) then out[#out + 1] = name end
   end
   return out
+end
+
+-- This node leaves (tend.sim.stop, for the world's node): the keeper
+-- stops; names held here expire with their leases.
+function M.stop()
+  if not G then return end
+  local a = G.actor
+  G = nil
+  if a and core.alive(a) then core.stop(a) end
 end
 
 return M

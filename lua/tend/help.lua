@@ -205,7 +205,24 @@ M.docs = {
   ["tend.chaos.partition"] = [=[tend.chaos.partition(a, b)
   Under --virtual-time: nothing crosses between hosts a and b (names, or
   actor refs: their hosts) until repair(a, b); bytes written meanwhile
-  wait, connects and HTTP calls time out. A trace event.]=],
+  wait, connects and HTTP calls time out. A trace event. On two simulated
+  nodes (tend.sim.nodes): the bus between them drops what crosses.]=],
+  ["tend.chaos.crash_node"] = [=[tend.chaos.crash_node(name)
+  A simulated node (tend.sim.nodes) dies at once, as with kill -9: nothing
+  runs there any more; the others see it down after the node timeout.]=],
+  ["tend.chaos.restart_node"] = [=[tend.chaos.restart_node(name)
+  A simulated node that crashed or ended runs its script again, as a new
+  incarnation (refs to the old one stay dead).]=],
+  ["tend.sim.nodes"] = [=[tend.sim.nodes({name = script | {script, code, args}}, opts) -> {names}
+  Under --virtual-time: several nodes in this process, each a host of its
+  own running its script, over a simulated bus on one virtual clock (the
+  node API unchanged). opts: timeout (node timeout, default 15), latency,
+  jitter, join = "name" (this world takes part as a node).]=],
+  ["tend.sim.list"] = [=[tend.sim.list() -> {{name, state, inc}, ...}
+  The simulated nodes: "up", "crashed" or "ended", and their incarnation.]=],
+  ["tend.sim.stop"] = [=[tend.sim.stop()
+  Every simulated node stops (as tend.shutdown there); the world leaves
+  the cluster and the bus is healed.]=],
   ["tend.chaos.repair"] = [=[tend.chaos.repair(a, b)
   Ends a partition: what waited goes, in order.]=],
   ["tend.chaos.hold"] = [=[tend.chaos.hold(a, b)

@@ -135,6 +135,7 @@ function M.start(opts)
     send = function(subject, data) return conn:send(subject, data) end,
     subscribe = function(subject, fn) return conn:subscribe(subject, fn) end,
     close = function() conn:close() end,
+    kv = M.kv,
   }, { name = opts.name, timeout = opts.timeout, limit = opts.limit })
 end
 

@@ -101,6 +101,7 @@ end
 -- A message to a proxy (core.remote_hooks): encoded and published, or
 -- dropped while its node is down. Raises when it cannot travel.
 local function route(p, msg, sender)
+  if not S then return end -- the node stopped: nowhere to go
   local c = core.remote_coords(p)
   if not c then return end
   local node = c[1]
@@ -267,9 +268,12 @@ local function node_actor(ctx)
         local n = S.nodes[name]
         if n.up and t - n.last > S.timeout then node_down(name, "no heartbeat") end
       end
+      local stale = {}
       for p, born in pairs(S.asks) do
-        if t - born > S.ask_ttl then end_proxy(p, "normal") end
+        if t - born > S.ask_ttl then stale[#stale + 1] = S.key_of[p] end
       end
+      table.sort(stale) -- (a replayed run ends them in the same order)
+      for _, key in ipairs(stale) do end_proxy(S.proxies[key], "normal") end
     elseif type(m) == "table" and m.tend == "node_watch" then
       local w = S.watched[m.target]
       if not w then
@@ -293,8 +297,9 @@ local function node_actor(ctx)
   end
   -- when the host stops, the transport goes with this actor (its handles
   -- would keep the loop alive)
+  local transport = S.transport
   return { receive = function(_, m, c) return receive(m, c) end,
-           post_stop = function() if S.transport.close then S.transport.close() end end }
+           post_stop = function() if transport.close then transport.close() end end }
 end
 
 -- ------------------------------------------------------------ requests
@@ -516,5 +521,29 @@ function M.reset()
   S = nil
   if pg.reset then pg.reset() end
 end
+
+-- This host leaves the cluster (the world of simulated nodes, at
+-- tend.sim.stop): every other node is down for it, its node actor stops.
+function M.stop()
+  if not S then return end
+  for _, name in ipairs(sorted_keys(S.nodes)) do node_down(name, "left") end
+  local svc = S.service
+  S = nil
+  if pg.reset then pg.reset() end
+  core.stop(svc)
+  local global = package.loaded["tend.global"]
+  if global then global.stop() end
+end
+
+-- The transport's key-value store (JetStream's on NATS, the world's for
+-- simulated nodes): see lua/tend/nats.lua's kv. NodeError when none.
+function M.kv(op, args)
+  if not (S and S.transport.kv) then
+    fail("NodeError", "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)", 3)
+  end
+  return S.transport.kv(op, args)
+end
+
+function M.has_kv() return S ~= nil and S.transport.kv ~= nil end
 
 return M

@@ -161,36 +161,40 @@ local function keeper_actor()
   end
 end
 
--- When /system/pg is needed: it runs and watches refs (when it starts or
--- refs is nil: all of this node's members and the monitoring actors).
+-- When /system/pg is needed: it watches refs (all of this node's members
+-- and the monitoring actors when refs is nil or when it starts). It starts
+-- when there is something to watch.
 local function watch_members(refs)
   if not needed() then return end
-  if not (keeper and tend.alive(keeper)) then
+  local fresh = not (keeper and tend.alive(keeper))
+  if fresh or refs == nil then
+    local all, mons = {}, {}
+    for _, set in pairs(groups) do
+      for r, n in pairs(set) do all[#all + 1] = { n, r } end
+    end
+    table.sort(all, function(a, b) return a[1] < b[1] end)
+    for i, e in ipairs(all) do all[i] = e[2] end
+    for _, m in pairs(monitors) do
+      for r in pairs(m) do mons[#mons + 1] = r end
+    end
+    for _, r in ipairs(by_name(mons)) do all[#all + 1] = r end
+    refs = all
+  end
+  local todo = {}
+  for _, r in ipairs(refs) do
+    if (fresh or not watched[r]) and tend.alive(r) then todo[#todo + 1] = r end
+  end
+  if #todo == 0 then return end
+  if fresh then
     keeper = tend.node_spawn(keeper_actor, { name = "pg" })
     watched = setmetatable({}, { __mode = "k" })
-    refs = nil
   end
-  local function watch(r)
-    if not watched[r] and tend.alive(r) then
+  for _, r in ipairs(todo) do
+    if not watched[r] then
       watched[r] = true
       keeper:send({ tend = "pg_watch", ref = r })
     end
   end
-  if refs then
-    for _, r in ipairs(refs) do watch(r) end
-    return
-  end
-  local all = {}
-  for _, set in pairs(groups) do
-    for r, n in pairs(set) do all[#all + 1] = { n, r } end
-  end
-  table.sort(all, function(a, b) return a[1] < b[1] end)
-  for _, e in ipairs(all) do watch(e[2]) end
-  local mons = {}
-  for _, m in pairs(monitors) do
-    for r in pairs(m) do mons[#mons + 1] = r end
-  end
-  for _, r in ipairs(by_name(mons)) do watch(r) end
 end
 
 -- This node's members of the groups that span nodes, to node `name`: the
@@ -354,10 +358,12 @@ node.pg_hooks {
   end),
   frame = on_frame,
   -- the node's state is gone: so are the other nodes' members (this
-  -- node's own and /system/pg stay with its actors)
+  -- node's own stay with its actors; /system/pg stops unless a monitor
+  -- needs it)
   reset = guarded(function()
     for _, name in ipairs(sorted_up()) do tell_changes(snapshot(visible(name)), {}) end
     up, remote = {}, {}
+    if keeper and tend.alive(keeper) then keeper:send({ tend = "pg_idle" }) end
   end),
 }
 

@@ -235,7 +235,8 @@ function M.run(file, ...)
     if selected(o, e) then
       drawn[#drawn + 1] = e
       if (o.events or shown)[e.ev] then
-        print(string.format("t=%-10.3f %-32s %-10s %s", e.t, e.path, e.ev, describe(e)))
+        print(string.format("t=%-10.3f %-32s %-10s %s", e.t,
+          e.path .. (e.node and ("@" .. e.node) or ""), e.ev, describe(e)))
       end
     end
   end

@@ -179,6 +179,19 @@ end
 
 -- Renders events as an SVG document (a string).
 function M.render(events, title)
+  -- a simulated node's events (their `node` field) sit in a band of their
+  -- own: /@a/user/... under a lane "node a"
+  local banded = {}
+  for i, e in ipairs(events) do
+    if type(e.node) == "string" and type(e.path) == "string" then
+      local c = {}
+      for k, v in pairs(e) do c[k] = v end
+      c.path = "/@" .. e.node .. (e.path == "/" and "" or e.path)
+      e = c
+    end
+    banded[i] = e
+  end
+  events = banded
   local lanes, lane_of = {}, {}
   local t_max, seed = 0, nil
   local function lane(p) -- p and its ancestors (/user, /system, ...) get a lane
@@ -241,6 +254,7 @@ function M.render(events, title)
   for i, p in ipairs(lanes) do
     local depth = select(2, p:gsub("/", "")) - 1
     local name = p:match("[^/]+$") or p
+    if name:sub(1, 1) == "@" and depth == 0 then name = "node " .. name:sub(2) end
     add('<g class="lane" data-path="%s">', esc(p))
     if i % 2 == 0 then
       add('<rect x="%d" y="%.1f" width="%d" height="%d" fill="#f4f6f8"/>', left, y(i) - lane_h / 2,
@@ -310,6 +324,11 @@ function M.render(events, title)
         add('<path class="exit" d="M %.1f %.1f l 8 8 m 0 -8 l -8 8" stroke="%s" stroke-width="2"><title>%s</title></path>',
           cx - 4, cy - 4, clean and "#555" or "#d62728",
           esc(string.format("t=%s exit %s", fmt_t(e.t), e.signal and ("signal " .. tostring(e.signal)) or ("status " .. tostring(e.status)))))
+      elseif e.ev == "node" then -- a node up or down, a drop, a lost claim
+        local d = tostring(e.detail or "")
+        local color = d == "up" and "#2ca02c" or d:match("^down") and "#d62728" or "#7f7f7f"
+        add('<path class="node" d="M %.1f %.1f l 5 5 l -5 5 l -5 -5 z" fill="%s"><title>%s</title></path>',
+          cx, cy - 5, color, label)
       elseif e.ev == "dead_letter" then
         add('<circle class="dead_letter" cx="%.1f" cy="%.1f" r="2" fill="#999"><title>%s</title></circle>', cx, cy, label)
       end
@@ -317,7 +336,6 @@ function M.render(events, title)
   end
   add('</g>')
   -- legend
-  local ly = height - 30
   add('<g class="legend">')
   local items = {
     { '<circle cx="%d" cy="%d" r="5" fill="#d62728"/>', "failure" },
@@ -330,9 +348,11 @@ function M.render(events, title)
     { '<rect x="%d" y="%d" width="16" height="8" fill="#1f77b4" fill-opacity="0.25" stroke="#1f77b4"/>', "frozen" },
     { '<rect x="%d" y="%d" width="16" height="6" fill="#1f77b4" fill-opacity="0.35"/>', "process runs" },
     { '<path d="M %d %d l 8 8 m 0 -8 l -8 8" stroke="#d62728" stroke-width="2"/>', "process exit" },
+    { '<path d="M %d %d l 5 5 l -5 5 l -5 -5 z" fill="#d62728"/>', "node up / down" },
   }
-  for k, it in ipairs(items) do
-    local lx = left + (k - 1) * 92
+  for k, it in ipairs(items) do -- two rows of six
+    local lx = left + ((k - 1) % 6) * 130
+    local ly = height - 44 + (k > 6 and 22 or 0)
     local shape = it[1]
     if shape:find('height="6"', 1, true) then add(shape, lx - 8, ly - 3)
     elseif shape:find("m 0 %-8") then add(shape, lx - 4, ly - 4)
@@ -342,6 +362,7 @@ function M.render(events, title)
     elseif shape:find("l 5 8") then add(shape, lx, ly - 6)
     elseif shape:find("l 6 %-10") then add(shape, lx - 6, ly + 4)
     elseif shape:find("<text") then add(shape, lx - 3, ly + 5)
+    elseif shape:find("l 5 5") then add(shape, lx, ly - 5)
     else add(shape, lx, ly) end
     add('<text x="%d" y="%d" dominant-baseline="middle">%s</text>', lx + 12, ly, it[2])
   end

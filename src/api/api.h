@@ -116,6 +116,12 @@ void tend_open_codec(lua_State *L);         /* lcodec.c */
 void tend_open_http(lua_State *L);          /* lhttp.c */
 void tend_open_remote(lua_State *L);        /* lremote.c */
 void tend_open_nats(lua_State *L);          /* lnats.c */
+void tend_open_simnodes(lua_State *L);      /* lsimnodes.c */
+
+/* ---- lspawn.c */
+/* A lua_CFunction: spawns the chunk at 1 as /user/main, a task, with the
+ * list at 2 as its arguments (both popped). */
+int tend_api_start_main(lua_State *L);
 
 /* ---- lcore.c */
 /* Opens the Lua face on a new host's state (the host's `open` hook):

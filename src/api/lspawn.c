@@ -39,6 +39,19 @@ static int l_ctx_spawn(lua_State *L) {
   return tend_spawn_under(L, a, 1, "ctx:spawn");
 }
 
+int tend_api_start_main(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_pushliteral(L, "main");
+  lua_insert(L, 1); /* [1] name [2] chunk [3] args */
+  tend_spawn_opts so;
+  tend_spawn_opts_init(&so);
+  so.name = 1;
+  so.args = 3;
+  so.task = 1;
+  h->main = tend_actor_spawn(L, h, h->user, 2, &so);
+  return 0;
+}
+
 void tend_open_spawn(lua_State *L) {
   static const luaL_Reg fns[] = {{"spawn", l_spawn}, {NULL, NULL}};
   static const luaL_Reg ctx[] = {{"spawn", l_ctx_spawn}, {NULL, NULL}};

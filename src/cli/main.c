@@ -332,20 +332,6 @@ static int load_main(lua_State *L, const options *o) {
   return 0;
 }
 
-/* Spawns the main chunk (at the top) as /user/main with args (popped). */
-static int start_main(lua_State *L) {
-  tend_host *h = tend_host_of(L);
-  lua_pushliteral(L, "main");
-  lua_insert(L, 1); /* [1] name [2] chunk [3] args */
-  tend_spawn_opts so;
-  tend_spawn_opts_init(&so);
-  so.name = 1;
-  so.args = 3;
-  so.task = 1;
-  h->main = tend_actor_spawn(L, h, h->user, 2, &so);
-  return 0;
-}
-
 /* The generated module table (build/gen/modules.c): lua/ embedded. */
 void tend_modules_preload(lua_State *L);
 
@@ -409,7 +395,7 @@ int main(int argc, char **argv) {
     lua_pushstring(L, argv[i]);
     lua_rawseti(L, -2, i - o.first_arg + 1);
   }
-  lua_pushcfunction(L, start_main);
+  lua_pushcfunction(L, tend_api_start_main);
   lua_insert(L, -3);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
     fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));

@@ -53,11 +53,12 @@ static tend_log_level level_of(tend_event_kind ev) {
 }
 
 /* The event as one JSON object, keys in a fixed order. */
-static void to_json(tend_jsonl *b, int64_t t, const char *path,
-                    const tend_event *e) {
+static void to_json(tend_jsonl *b, int64_t t, const char *node,
+                    const char *path, const tend_event *e) {
   tend_jsonl_begin(b);
   tend_jsonl_seconds(b, "t", t);
   tend_jsonl_string(b, "ev", tend_event_name(e->ev));
+  tend_jsonl_string(b, "node", node);
   tend_jsonl_string(b, "path", path);
   tend_jsonl_string(b, "kind", e->kind);
   if (e->message)
@@ -106,8 +107,8 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
 }
 
 /* Pushes the event as a Lua table (the fields that are set). */
-static void push_table(lua_State *L, double t, const char *path,
-                       const tend_event *e) {
+static void push_table(lua_State *L, double t, const char *node,
+                       const char *path, const tend_event *e) {
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, t);
   lua_setfield(L, -2, "t");
@@ -122,6 +123,7 @@ static void push_table(lua_State *L, double t, const char *path,
     lua_setfield(L, -2, k); \
   }
   STR("ev", tend_event_name(e->ev));
+  STR("node", node);
   STR("path", path);
   STR("kind", e->kind);
   if (e->message) {
@@ -166,6 +168,16 @@ static void push_table(lua_State *L, double t, const char *path,
 #undef NUM
 }
 
+/* Queues the event for the tend.trace functions of host q (L: a thread
+ * of q's state). */
+static void queue(lua_State *L, tend_host *q, double t, const char *node,
+                  const char *path, const tend_event *e) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, q->trace_queue_ref);
+  push_table(L, t, node, path, e);
+  lua_rawseti(L, -2, ++q->trace_queued);
+  lua_pop(L, 1);
+}
+
 void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   int traced = tend_event_traced(h);
   int logged = kinds[e->ev].loud >= 0 && h->log_level >= level_of(e->ev);
@@ -178,22 +190,22 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   }
   if (path == NULL) path = "/";
   if (logged) log_line(h, path, e);
-  if (traced) {
+  if (traced) { /* a simulated node's go to its world, with its name */
+    tend_host *o = h->world ? h->world : h;
+    const char *node = h->world ? h->node_name : NULL;
     int64_t now = tend_clock_now(&h->clock);
     double t = (double)now / 1e9;
-    int to_file = tend_linefile_is_open(&h->trace);
-    if (to_file || h->trace_stderr) {
+    int to_file = tend_linefile_is_open(&o->trace);
+    if (to_file || o->trace_stderr) {
       tend_jsonl b;
-      to_json(&b, now, path, e);
-      if (to_file && tend_linefile_put(&h->trace, b.p, b.n) != 0) trace_lost(h);
-      if (h->trace_stderr) fwrite(b.p, 1, b.n, stderr);
+      to_json(&b, now, node, path, e);
+      if (to_file && tend_linefile_put(&o->trace, b.p, b.n) != 0) trace_lost(o);
+      if (o->trace_stderr) fwrite(b.p, 1, b.n, stderr);
       tend_jsonl_free(&b);
     }
-    if (h->trace_fn_ref > 0) { /* queued: the function runs between turns */
-      lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_queue_ref);
-      push_table(L, t, path, e);
-      lua_rawseti(L, -2, ++h->trace_queued);
-    }
+    /* queued: the functions run between turns (a node's own too) */
+    if (o->trace_fn_ref > 0) queue(o == h ? L : o->L, o, t, node, path, e);
+    if (o != h && h->trace_fn_ref > 0) queue(L, h, t, node, path, e);
   }
   lua_settop(L, top);
 }

@@ -72,8 +72,13 @@ typedef struct tend_event {
 /* The name of an event in the trace ("spawn", "dead_letter", ...). */
 const char *tend_event_name(tend_event_kind ev);
 
-/* Is anyone listening beyond the log? (cheap check before building one) */
+/* Is anyone listening beyond the log? (cheap check before building one)
+ * A simulated node's events go to its world's trace. */
 static inline int tend_event_traced(const tend_host *h) {
+  if (h->world) {
+    if (h->trace_fn_ref > 0) return 1; /* its own listeners */
+    h = h->world;
+  }
   return tend_linefile_is_open(&h->trace) || h->trace_stderr ||
          h->trace_fn_ref > 0;
 }

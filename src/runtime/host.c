@@ -47,9 +47,27 @@ static int panic(lua_State *L) {
 static void on_idle(uv_idle_t *handle);
 static void on_timer(uv_timer_t *handle);
 
-static void update_handles(tend_host *h) {
+/* The earliest due time of the host's timers and of its simulated nodes
+ * (-1: none); *busy: an actor (of either) can run now. */
+static int64_t next_due(tend_host *h, int *busy) {
   tend_timer *top = tend_timer_heap_top(&h->timers);
-  int busy = h->runq_head != NULL || (h->clock.is_virtual && top != NULL);
+  int64_t next = top ? top->due : -1;
+  *busy = h->runq_head != NULL;
+  if (h->sim && (h->user || h->system)) { /* (nodes outlive no world) */
+    int sim_busy;
+    int64_t s = h->sim_next(h, &sim_busy);
+    if (s >= 0 && (next < 0 || s < next)) next = s;
+    *busy |= sim_busy;
+  }
+  return next;
+}
+
+static void update_handles(tend_host *h) {
+  if (h->world) return; /* a simulated node: the world runs it */
+  tend_timer *top = tend_timer_heap_top(&h->timers);
+  int runnable;
+  int64_t next = next_due(h, &runnable);
+  int busy = runnable || (h->clock.is_virtual && next >= 0);
   if (busy) uv_idle_start(&h->idle, on_idle);
   if (!busy) uv_idle_stop(&h->idle);
   if (!h->clock.is_virtual && top && !h->runq_head) {
@@ -61,20 +79,27 @@ static void update_handles(tend_host *h) {
   }
 }
 
-/* Fires due timers and runs actors; under the virtual clock, jumps to the
- * next timer whenever no actor can run. */
+void tend_host_turn(tend_host *h) {
+  tend_timers_fire_due(h);
+  tend_sched_run(h);
+  tend_event_flush(h->L, h);
+  if (h->stdout_closed && !h->shutdown) /* a print met EPIPE */
+    tend_host_shutdown(h, 128 + SIGPIPE);
+  if (h->front.turn) h->front.turn(h);
+}
+
+/* Fires due timers and runs actors (and the simulated nodes, when there
+ * are); under the virtual clock, jumps to the next timer whenever no
+ * actor can run. */
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
-    tend_timers_fire_due(h);
-    tend_sched_run(h);
-    tend_event_flush(h->L, h);
-    if (h->stdout_closed && !h->shutdown) /* a print met EPIPE */
-      tend_host_shutdown(h, 128 + SIGPIPE);
-    if (h->front.turn) h->front.turn(h);
-    if (h->runq_head) break;
-    tend_timer *top = tend_timer_heap_top(&h->timers);
-    if (!h->clock.is_virtual || top == NULL) break;
-    tend_clock_jump(&h->clock, top->due);
+    tend_host_turn(h);
+    if (h->sim) h->sim_step(h);
+    int busy;
+    int64_t next = next_due(h, &busy);
+    if (busy) break;
+    if (!h->clock.is_virtual || next < 0) break;
+    tend_clock_jump(&h->clock, next);
   }
   update_handles(h);
 }
@@ -217,6 +242,13 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   h->copy_messages = cfg->copy_messages;
   h->trace_fn_ref = LUA_NOREF;
   h->remotes_ref = h->remote_decode_ref = h->remote_send_ref = LUA_NOREF;
+  h->sim_dispatch_ref = LUA_NOREF;
+  h->open = cfg->open;
+  h->world = cfg->world;
+  if (cfg->node_name && (h->node_name = strdup(cfg->node_name)) == NULL) {
+    free(h);
+    return NULL;
+  }
   h->trace.fd = -1;
   register_timer_kinds(h);
   tend_clock_init(&h->clock, cfg->virtual_time);
@@ -227,6 +259,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_timer_heap_init(&h->timers);
   tend_pool_init(&h->msgs, sizeof(tend_msg));
   if (uv_loop_init(&h->loop) != 0) {
+    free(h->node_name);
     free(h);
     return NULL;
   }
@@ -235,7 +268,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   uv_async_init(&h->loop, &h->signals, on_signals);
   h->idle.data = h->uvtimer.data = h->signals.data = h;
   uv_unref((uv_handle_t *)&h->signals);
-  catch_signals(h);
+  if (h->world == NULL) catch_signals(h);
   h->L = lua_newstate(lua_alloc, h);
   if (h->L == NULL) {
     fprintf(stderr, "tend: cannot create the Lua state\n");
@@ -243,7 +276,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
     return NULL;
   }
   lua_atpanic(h->L, panic);
-  if (tend_preempt_start(h, !cfg->virtual_time) != 0)
+  if (h->world == NULL && tend_preempt_start(h, !cfg->virtual_time) != 0)
     fprintf(stderr,
             "tend: no runaway-actor watchdog (thread creation failed)\n");
   *(tend_host **)lua_getextraspace(h->L) = h;
@@ -295,6 +328,7 @@ void tend_host_close(tend_host *h) {
     if (h->tcp_close_all) h->tcp_close_all(h);   /* every socket closed */
     if (h->http_close_all) h->http_close_all(h); /* curl shut down */
     if (h->nats_close_all) h->nats_close_all(h); /* NATS connections gone */
+    if (h->sim_close_all) h->sim_close_all(h);   /* simulated nodes gone */
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, supervision state */
     for (uint32_t i = 1; i < h->ids.n; i++) {

@@ -205,6 +205,23 @@ struct tend_host {
   void (*remote_send)(lua_State *L, tend_host *h, tend_actor *p, tend_value *v,
                       uint32_t sid, uint32_t sgen);
 
+  /* Simulated nodes (simnodes.h). A node's host has world set (its
+   * pump is the world's, its trace goes to the world's) and sim_node its
+   * index + 1 there; the world has sim and the hooks its pump calls (set
+   * by simnodes.c at its first use). */
+  struct tend_host *world;        /* the world this host is a node of, or
+                                     NULL */
+  uint32_t sim_node;              /* its index + 1 in the world, or 0 */
+  int sim_dispatch_ref;           /* function(subject, data): the bus's
+                                     deliveries (owned), or LUA_NOREF */
+  struct tend_simworld *sim;      /* the world's nodes, or NULL */
+  void (*sim_step)(tend_host *h); /* deliveries due, a turn of each node */
+  /* the earliest due time of the nodes (-1: none); *busy: one can run */
+  int64_t (*sim_next)(tend_host *h, int *busy);
+  void (*sim_close_all)(tend_host *h); /* the nodes' hosts close */
+  void (*sim_stop)(tend_host *h);      /* the nodes' trees stop */
+  lua_CFunction open;                  /* cfg.open: a node opens with it */
+
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */
   int trace_lost;        /* 1: a write failed; the trace stopped there */
@@ -224,14 +241,20 @@ typedef struct tend_host_config {
   int has_seed;     /* 1: seed given */
   uint64_t seed;
   tend_log_level log_level;
-  int copy_messages;  /* 1: --copy-messages */
-  lua_CFunction open; /* opens the libraries above the runtime (called
-                         protected, before the guardians exist), or NULL */
+  int copy_messages;     /* 1: --copy-messages */
+  lua_CFunction open;    /* opens the libraries above the runtime (called
+                            protected, before the guardians exist), or NULL */
+  tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
+                            no watchdog, its clock moved by the world */
+  const char *node_name; /* a simulated node's name (copied), or NULL */
 } tend_host_config;
 
 /* Creates the state, the loop and the guardians. Returns NULL on failure
  * (message on stderr). */
 tend_host *tend_host_open(const tend_host_config *cfg);
+/* One turn: fires the due timers, runs the actors that can run (up to
+ * the scheduler's quantum), hands out the trace events. */
+void tend_host_turn(tend_host *h);
 /* Runs the loop until nothing can happen; returns the exit status. */
 int tend_host_run(tend_host *h);
 void tend_host_close(tend_host *h);

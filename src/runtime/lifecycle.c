@@ -239,7 +239,8 @@ void tend_host_shutdown(tend_host *h, int code) {
   h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
-  tend_deadletter_flush(h); /* what the log suppressed so far */
+  if (h->sim_stop) h->sim_stop(h); /* the simulated nodes stop too */
+  tend_deadletter_flush(h);        /* what the log suppressed so far */
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)

@@ -27,8 +27,10 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
   msg[n] = '\0';
   double t = (double)tend_clock_now(&h->clock) / 1e9;
   if (h->front.output) h->front.output(h, 1);
-  fprintf(stderr, "[%.3f] %-5s %s%s%s\n", t, tend_log_name(level),
-          path ? path : "", path ? ": " : "", msg);
+  const char *node = h->world ? h->node_name : NULL; /* a simulated node */
+  fprintf(stderr, "[%.3f] %-5s %s%s%s%s%s\n", t, tend_log_name(level),
+          path ? path : "", node ? "@" : "", node ? node : "",
+          path || node ? ": " : "", msg);
   fflush(stderr);
   if (h->front.output) h->front.output(h, 0);
 }
