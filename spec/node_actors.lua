@@ -28,4 +28,31 @@ function M.sender(_, to, n)
   return function() end
 end
 
+-- Joins group on its own node (again at each restart: still one
+-- membership). "leave": leaves it; "stop": stops; "fail": fails; anything
+-- else goes on to `to` (when given) with its node's name.
+function M.member(ctx, group, to)
+  tend.pg.join(group, ctx.self)
+  return function(m)
+    if m == "leave" then
+      tend.pg.leave(group, ctx.self)
+    elseif m == "stop" then
+      return tend.stopped
+    elseif m == "fail" then
+      error(tend.error("Boom", "asked to fail"), 0)
+    elseif to then
+      to:send({ node = tend.node.name(), msg = m })
+    end
+  end
+end
+
+-- Answers a group with this node's view of it: members, local members,
+-- and the groups.
+function M.pg_probe()
+  return function(group, ctx)
+    ctx:reply({ members = tend.pg.members(group), local_members = tend.pg.local_members(group),
+      groups = tend.pg.which_groups() })
+  end
+end
+
 return M

@@ -49,6 +49,18 @@ local function peer(code, name)
   return name, p
 end
 
+-- Stops a peer and waits until it is down here (its members with it), so
+-- that the next test sees none of its groups.
+local function stop_peer(p, name)
+  tend.stop(p)
+  assert(eventually(function()
+    for _, n in ipairs(tend.node.list()) do
+      if n == name then return false end
+    end
+    return true
+  end), "node " .. name .. " still up")
+end
+
 local function next_msg(t) return (tend.receive(t or 20)) end
 
 local function flush() while select("#", tend.receive(0)) > 0 do end end
@@ -204,6 +216,8 @@ end
 
 function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   local name, p = peer()
+  local far = tend.spawn_on(name, "node_actors.member", { args = { "net" } })
+  assert(eventually(function() return #tend.pg.members("net") == 1 end))
   tend.node.monitor(name)
   local counter = 0
   local local_work = tend.spawn(function(ctx)
@@ -214,6 +228,7 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   local m
   repeat m = next_msg() until m.tend == "nodedown"
   lu.assertEquals(m.node, name)
+  lu.assertEquals(tend.pg.members("net"), {})
   local before = counter
   tend.sleep(0.3)
   lu.assertTrue(counter > before) -- local work goes on
@@ -221,9 +236,14 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)
+  -- its pg members went with it and come back with it (a new ref: the
+  -- old one ended with noconnection)
+  lu.assertFalse(tend.alive(far))
+  lu.assertTrue(eventually(function() return #tend.pg.members("net") == 1 end))
+  lu.assertEquals(tostring(tend.pg.members("net")[1]), tostring(far))
   tend.node.monitor(name, false)
   tend.stop(local_work)
-  tend.stop(p)
+  stop_peer(p, name)
 end
 
 function TestNode:test_a_restarted_node_is_a_new_incarnation()
@@ -297,4 +317,140 @@ function TestNode:test_malformed_bytes_from_a_peer_are_dropped_never_a_crash()
   lu.assertEquals(tend.ask(echo, "still here"), "still here")
   lu.assertTrue(tend.alive(echo))
   tend.stop(p)
+end
+
+-- tend.pg across nodes (lua/tend/pg.lua): peers named pg* sort before
+-- "spec", so their members come first in members().
+local member = require("node_actors").member
+
+
+function TestNode:test_pg_members_on_another_node_are_seen_in_one_order_and_leaves_and_deaths_go_both_ways()
+  local name, p = peer(nil, "pga")
+  local me = tend.self()
+  local mine = tend.spawn(member, { args = { "room", me } })
+  local a = tend.spawn_on(name, "node_actors.member", { args = { "room", me } })
+  local b = tend.spawn_on(name, "node_actors.member", { args = { "room", me }, restart = "temporary" })
+  local probe = tend.spawn_on(name, "node_actors.pg_probe")
+  local function there() return tend.ask(probe, "room") end
+  lu.assertTrue(eventually(function() return #tend.pg.members("room") == 3 end))
+  lu.assertEquals(tend.pg.members("room"), { a, b, mine }) -- by node, then join order there
+  lu.assertEquals(tend.pg.local_members("room"), { mine })
+  lu.assertEquals(tend.pg.which_groups(), { "room" })
+  local ok, err = pcall(tend.pg.join, "room", a) -- only a node's own actors join there
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "tend.pg.join: ref: " .. tostring(a) .. " is an actor of node " .. name
+    .. ": join it there")
+  local huge = string.rep("x", 2 << 20) -- a group that cannot travel: refused, nothing changed
+  ok, err = pcall(tend.pg.join, huge, mine)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "MessageTooLarge")
+  lu.assertEquals(tend.pg.local_members(huge), {})
+  lu.assertEquals(tend.pg.which_groups(), { "room" })
+  lu.assertTrue(eventually(function() return #there().members == 3 end))
+  lu.assertEquals(there(), { members = { a, b, mine }, local_members = { a, b }, groups = { "room" } })
+  -- a send reaches the members of every node
+  lu.assertEquals(tend.pg.send("room", "hi"), 3)
+  local from = {}
+  for i = 1, 3 do
+    local m = next_msg()
+    lu.assertEquals(m.msg, "hi")
+    from[i] = m.node
+  end
+  table.sort(from)
+  lu.assertEquals(from, { name, name, "spec" })
+  -- a monitor of the group is told of every change, here and there
+  lu.assertEquals(tend.pg.monitor("room"), { a, b, mine })
+  -- a restart there keeps the membership (one membership, one place)
+  a:send("fail")
+  lu.assertTrue(tend.alive(a))
+  lu.assertEquals(tend.ask(probe, "room").members, { a, b, mine })
+  -- a leave there, then a death there
+  a:send("leave")
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { a } })
+  lu.assertEquals(tend.pg.members("room"), { b, mine })
+  lu.assertTrue(tend.alive(a)) -- it left; it lives
+  b:send("fail") -- temporary: it dies
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { b } })
+  lu.assertEquals(tend.pg.members("room"), { mine })
+  lu.assertTrue(eventually(function() return #there().members == 1 end))
+  lu.assertEquals(there(), { members = { mine }, local_members = {}, groups = { "room" } })
+  -- a join, a leave and a death here are seen there
+  local mine2 = tend.spawn(member, { args = { "room" } })
+  lu.assertEquals(next_msg(), { tend = "pg_join", group = "room", refs = { mine2 } })
+  lu.assertTrue(eventually(function() return #there().members == 2 end))
+  lu.assertEquals(there().members, { mine, mine2 })
+  lu.assertTrue(tend.pg.leave("room", mine))
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { mine } })
+  lu.assertTrue(eventually(function() return #there().members == 1 end))
+  lu.assertEquals(there().members, { mine2 })
+  tend.stop(mine2)
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "room", refs = { mine2 } })
+  lu.assertNil(tend.pg.monitor("room", false))
+  lu.assertTrue(eventually(function() return #there().members == 0 end))
+  lu.assertEquals(there(), { members = {}, local_members = {}, groups = {} })
+  lu.assertEquals(tend.pg.which_groups(), {})
+  tend.stop(mine)
+  stop_peer(p, name)
+end
+
+function TestNode:test_pg_a_killed_node_takes_its_members_with_it_and_its_next_incarnation_brings_its_own()
+  local name, p = peer(nil, "pgk")
+  for _, g in ipairs { "g1", "g1", "g2" } do
+    tend.spawn_on(name, "node_actors.member", { args = { g } })
+  end
+  lu.assertTrue(eventually(function()
+    return #tend.pg.members("g1") == 2 and #tend.pg.members("g2") == 1
+  end))
+  lu.assertEquals(tend.pg.which_groups(), { "g1", "g2" })
+  local before = tend.pg.members("g1")
+  lu.assertEquals(tend.pg.monitor("g1"), before)
+  tend.node.monitor(name)
+  tend.chaos.signal(p, "KILL")
+  -- all at once, before the nodedown
+  lu.assertEquals(next_msg(), { tend = "pg_leave", group = "g1", refs = before })
+  lu.assertEquals(next_msg(), { tend = "nodedown", node = name })
+  lu.assertEquals(tend.pg.members("g1"), {})
+  lu.assertEquals(tend.pg.members("g2"), {})
+  lu.assertEquals(tend.pg.which_groups(), {})
+  -- the node again, a new incarnation with a member of its own
+  local _, p2 = peer([[
+    local tend = require "tend"
+    tend.spawn(function(ctx) tend.pg.join("g1", ctx.self) return function() end end, { name = "again" })
+  ]], name)
+  lu.assertTrue(eventually(function() return #tend.pg.members("g1") == 1 end))
+  local again = tend.pg.members("g1")[1]
+  lu.assertEquals(tostring(again), "Ref(/user/again@" .. name .. ")")
+  lu.assertEquals(tend.pg.which_groups(), { "g1" })
+  local got = { next_msg(), next_msg() } -- (its sync may come before its heartbeat)
+  table.sort(got, function(x, y) return x.tend < y.tend end)
+  lu.assertEquals(got, { { tend = "nodeup", node = name }, { tend = "pg_join", group = "g1", refs = { again } } })
+  lu.assertNil(tend.pg.monitor("g1", false))
+  tend.node.monitor(name, false)
+  stop_peer(p2, name)
+end
+
+function TestNode:test_pg_a_node_started_later_gets_the_memberships_at_nodeup()
+  local here = { tend.spawn(member, { args = { "late" } }), tend.spawn(member, { args = { "late" } }) }
+  local only_here = {} -- a table is a group of this node only
+  tend.pg.join(only_here, here[1])
+  local name, p = peer([[
+    local tend = require "tend"
+    tend.spawn(function(ctx) tend.pg.join("late", ctx.self) return function() end end, { name = "early" })
+  ]], "pgl")
+  local probe = tend.spawn_on(name, "node_actors.pg_probe")
+  lu.assertTrue(eventually(function() return #tend.ask(probe, "late").members == 3 end))
+  local v = tend.ask(probe, "late")
+  lu.assertEquals(#v.local_members, 1)
+  lu.assertEquals(tostring(v.local_members[1]), "Ref(/user/early@" .. name .. ")")
+  lu.assertEquals(v.members, { v.local_members[1], here[1], here[2] })
+  lu.assertEquals(v.groups, { "late" })
+  lu.assertTrue(eventually(function() return #tend.pg.members("late") == 3 end))
+  lu.assertEquals(tend.pg.members("late"), v.members)
+  lu.assertEquals(tend.pg.which_groups(), { "late", only_here })
+  lu.assertEquals(tend.pg.members(only_here), { here[1] })
+  H.stop_all(here[1], here[2])
+  lu.assertTrue(eventually(function() return #tend.ask(probe, "late").members == 1 end))
+  lu.assertEquals(tend.pg.which_groups(), { "late" })
+  stop_peer(p, name)
+  lu.assertEquals(tend.pg.which_groups(), {})
 end

@@ -91,6 +91,20 @@ function TestPg:test_the_sender_is_the_running_actor()
   H.stop_all(a)
 end
 
+function TestPg:test_local_members_and_a_group_of_any_value()
+  local a, b = H.recorder({}), H.recorder({})
+  local t = {}
+  tend.pg.join(t, a)
+  tend.pg.join("g", { b, a })
+  lu.assertEquals(tend.pg.local_members("g"), { b, a })
+  lu.assertEquals(tend.pg.members("g"), { b, a }) -- no node: the same
+  lu.assertEquals(tend.pg.local_members(t), { a })
+  lu.assertEquals(tend.pg.which_groups(), { "g", t })
+  H.stop_all(a, b)
+  lu.assertEquals(tend.pg.local_members("g"), {})
+  lu.assertEquals(tend.pg.members(t), {})
+end
+
 function TestPg:test_bad_input()
   lu.assertErrorMsgContains("tend.pg.join: group: expected a value other than nil or NaN, got nil",
     tend.pg.join, nil, tend.self())
@@ -99,4 +113,43 @@ function TestPg:test_bad_input()
   lu.assertErrorMsgContains("got an empty table", tend.pg.join, "g", {})
   lu.assertErrorMsgContains("tend.pg.send: group: expected a value other than nil or NaN",
     tend.pg.send, 0 / 0, 1)
+  lu.assertErrorMsgContains("tend.pg.local_members: group: expected a value other than nil or NaN, got nil",
+    tend.pg.local_members, nil)
+end
+
+function TestPg:test_a_monitor_is_told_of_joins_leaves_and_deaths_at_once()
+  local a, b = H.recorder({}), H.recorder({})
+  tend.pg.join("g", a)
+  local log, now = {}, nil
+  local watcher = tend.spawn(function()
+    now = tend.pg.monitor("g")
+    return function(m) log[#log + 1] = m end
+  end)
+  H.settle()
+  lu.assertEquals(now, { a })
+  tend.pg.join("g", { b, a }) -- a is a member already: b alone joins
+  tend.pg.join("other", b)    -- another group: not told
+  lu.assertTrue(tend.pg.leave("g", a))
+  H.stop_all(b) -- its death is told at once, with no operation on the group
+  lu.assertEquals(log, {
+    { tend = "pg_join", group = "g", refs = { b } },
+    { tend = "pg_leave", group = "g", refs = { a } },
+    { tend = "pg_leave", group = "g", refs = { b } },
+  })
+  -- the main task's own monitor, then monitor(group, false)
+  lu.assertEquals(tend.pg.monitor("g"), {})
+  tend.pg.join("g", a)
+  lu.assertEquals(tend.receive(0), { tend = "pg_join", group = "g", refs = { a } })
+  lu.assertNil(tend.pg.monitor("g", false))
+  lu.assertTrue(tend.pg.leave("g", a))
+  H.settle()
+  lu.assertEquals(select("#", tend.receive(0)), 0)
+  -- a monitor goes with its actor; then /system/pg stops (tearDown: clean)
+  lu.assertEquals(log[4], { tend = "pg_join", group = "g", refs = { a } })
+  lu.assertEquals(log[5], { tend = "pg_leave", group = "g", refs = { a } })
+  H.stop_all(watcher)
+  tend.pg.join("g", a)
+  H.settle()
+  lu.assertEquals(#log, 5)
+  H.stop_all(a)
 end

@@ -143,15 +143,22 @@ M.docs = {
   A supervised pool of size members behind one ref; routing is
   "round_robin", "random", "smallest_mailbox" or "broadcast".]=],
   ["tend.pg.join"] = [=[tend.pg.join(group, ref_or_refs)
-  ref joins group (OTP's pg); it leaves when it dies.]=],
-  ["tend.pg.leave"] = [=[tend.pg.leave(group, ref_or_refs)
-  ref leaves group.]=],
+  ref (an actor of this node) joins group (OTP's pg); it leaves when it
+  dies. Every node up is told.]=],
+  ["tend.pg.leave"] = [=[tend.pg.leave(group, ref_or_refs) -> true or false
+  ref leaves group; true when one of them was a member.]=],
   ["tend.pg.members"] = [=[tend.pg.members(group) -> {ref, ...}
-  The live members of group.]=],
+  The live members of group on every node up, by node name, then in
+  join order on their node.]=],
+  ["tend.pg.local_members"] = [=[tend.pg.local_members(group) -> {ref, ...}
+  This node's live members of group, in join order.]=],
+  ["tend.pg.monitor"] = [=[tend.pg.monitor(group [, false]) -> {ref, ...}
+  The members now; then the calling actor gets {tend = "pg_join" or
+  "pg_leave", group, refs} at each change, on any node (OTP's pg:monitor).]=],
   ["tend.pg.send"] = [=[tend.pg.send(group, msg) -> n
-  Sends msg to every member of group; returns how many.]=],
+  Sends msg to every member of group, on every node; returns how many.]=],
   ["tend.pg.which_groups"] = [=[tend.pg.which_groups() -> {group, ...}
-  The groups with members.]=],
+  The groups with a live member on any node up.]=],
   ["tend.process"] = [=[tend.process{cmd, env, inherit_env, cwd, stdin, stdout, stderr, to, kill_signal, shutdown, process_group, ready, ready_timeout, shell, sim} -> factory
   A factory for an OS process actor: spawn it like any factory. Exit 0
   is a normal stop, else ProcessExit (.status) or ProcessSignal (.signal).]=],

@@ -21,9 +21,13 @@ local core = require "tend.core"
 
 local M = {}
 
-local MSG, WATCH, DOWN, HB, PROBE, HELLO = 1, 2, 3, 4, 5, 6
+local MSG, WATCH, DOWN, HB, PROBE, HELLO, PG = 1, 2, 3, 4, 5, 6, 7
 
 local S -- the running node, or nil
+
+-- tend.pg's groups span nodes (lua/tend/pg.lua): it is told when a node
+-- goes up or down and given its PG frames; M.pg_send sends one.
+local pg = {} -- up(node, inc), down(node, inc), frame(node, inc, msg), reset()
 
 local function now() return core.now() end
 
@@ -155,6 +159,7 @@ local function node_down(name, why)
     core.remote_end(e[2], "noconnection")
   end
   for _, w in pairs(S.watched) do w[name] = nil end
+  if pg.down then pg.down(name, n.inc) end
   tell_monitors(name, "nodedown")
 end
 
@@ -168,6 +173,7 @@ local function node_up(name, inc, service)
   n = { inc = inc, up = true, last = now(), service = service }
   S.nodes[name] = n
   event(name, "up")
+  if pg.up then pg.up(name, inc) end
   tell_monitors(name, "nodeup")
 end
 
@@ -222,6 +228,8 @@ local function on_frame(data, reply)
       S.service:send({ tend = "node_watch", target = h[2], node = h[3] })
     elseif kind == DOWN then
       if S.key_of[h[2]] then end_proxy(h[2], reason_of(h[3])) end
+    elseif kind == PG then
+      if pg.frame then pg.frame(h[2], h[3], core.codec_decode(data:sub(pos))) end
     elseif kind == PROBE then
       if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
     end
@@ -493,8 +501,26 @@ function M.start(opts)
   return require("tend.nats").start(opts)
 end
 
+-- tend.pg's frame msg to each node of the list `names` (encoded once),
+-- after what this node sent it before.
+function M.pg_send(names, msg)
+  local body = core.codec_encode(msg, S.limit)
+  for _, name in ipairs(names) do publish(name, { PG, S.name, S.inc }, body) end
+end
+
+-- (tend.pg may be loaded after nodes came up: it is told of them now.)
+function M.pg_hooks(hooks)
+  pg = hooks
+  for _, name in ipairs(S and sorted_keys(S.nodes) or {}) do
+    if S.nodes[name].up then pg.up(name, S.nodes[name].inc) end
+  end
+end
+
 -- The node's state is gone (the host closes, or a simulated node crashed).
-function M.reset() S = nil end
+function M.reset()
+  S = nil
+  if pg.reset then pg.reset() end
+end
 
 -- This host leaves the cluster (the world of simulated nodes, at
 -- tend.sim.stop): every other node is down for it, its node actor stops.
@@ -503,6 +529,7 @@ function M.stop()
   for _, name in ipairs(sorted_keys(S.nodes)) do node_down(name, "left") end
   local svc = S.service
   S = nil
+  if pg.reset then pg.reset() end
   core.stop(svc)
   local global = package.loaded["tend.global"]
   if global then global.stop() end
