@@ -59,7 +59,8 @@ static int l_ctx_reply(lua_State *L) {
                                "a reply, but the message had no sender");
     return 0;
   }
-  tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);
+  tend_actor_send_in(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen,
+                     lua_upvalueindex(1)); /* the value store */
   return 0;
 }
 
@@ -166,7 +167,9 @@ void tend_open_ctx(lua_State *L) {
                                      {"reset_backoff", l_ctx_reset_backoff},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
-  luaL_newlib(L, methods);
+  luaL_newlibtable(L, methods);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tend_host_of(L)->values_ref);
+  luaL_setfuncs(L, methods, 1); /* upvalue 1: the value store */
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods"); /* tend_ctx_add_methods adds here */
   tend_host *h = tend_host_of(L);

@@ -125,8 +125,12 @@ struct tend_host {
   int names_ref;     /* table: path of a named actor -> true */
   int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
 
-  uint32_t *free_values; /* free value slots (stack) */
+  uint32_t *free_values; /* free value slots (stack); an entry with
+                            TEND_VALUE_DIRTY still holds its old value in
+                            the store (value.c: taken by a receive, not
+                            yet cleared) */
   uint32_t n_free_values, cap_free_values;
+  uint32_t dirty_from; /* free_values below it hold no dirty entry */
   uint32_t values_top; /* highest value slot handed out */
 
   tend_actor *user;        /* the /user guardian */

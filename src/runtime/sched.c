@@ -479,6 +479,7 @@ void tend_sched_run(tend_host *h) {
       }
     }
   }
+  tend_value_sweep(L, h); /* the messages taken in this pass */
 }
 
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,

@@ -3,11 +3,19 @@
 
 #include <stdlib.h>
 
+/* A free slot whose old value is still in the store (see host.h). */
+#define TEND_VALUE_DIRTY 0x80000000u
+
 static uint32_t take_slot(tend_host *h) {
-  if (h->n_free_values) return h->free_values[--h->n_free_values];
+  if (h->n_free_values) { /* a dirty one is overwritten by the caller */
+    uint32_t slot = h->free_values[--h->n_free_values] & ~TEND_VALUE_DIRTY;
+    if (h->dirty_from > h->n_free_values) h->dirty_from = h->n_free_values;
+    return slot;
+  }
   return ++h->values_top;
 }
 
+/* slot may carry TEND_VALUE_DIRTY. */
 static int give_slot(tend_host *h, uint32_t slot) {
   if (h->n_free_values == h->cap_free_values) {
     uint32_t cap = h->cap_free_values ? h->cap_free_values * 2 : 256;
@@ -42,7 +50,8 @@ int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
       }
       return 0;
     default: {
-      if (h->n_free_values == 0 && h->values_top == UINT32_MAX) return -1;
+      if (h->n_free_values == 0 && h->values_top == ~TEND_VALUE_DIRTY)
+        return -1;
       uint32_t slot = take_slot(h);
       if (store) { /* the caller holds the store (an upvalue) */
         lua_pushvalue(L, idx);
@@ -102,10 +111,26 @@ void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store) {
     return;
   }
   lua_rawgeti(L, store, v->u.slot);
-  lua_pushnil(L);
-  lua_rawseti(L, store, v->u.slot);
-  give_slot(h, v->u.slot);
+  /* the store keeps the value until the slot is reused or swept (a store
+   * of nil per message saved); if the free list cannot grow, clear it now */
+  if (give_slot(h, v->u.slot | TEND_VALUE_DIRTY) != 0) {
+    lua_pushnil(L);
+    lua_rawseti(L, store, v->u.slot);
+  }
   v->type = TEND_VALUE_NIL;
+}
+
+void tend_value_sweep(lua_State *L, tend_host *h) {
+  if (h->dirty_from >= h->n_free_values) return;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref); /* push store */
+  for (uint32_t i = h->dirty_from; i < h->n_free_values; i++) {
+    if (!(h->free_values[i] & TEND_VALUE_DIRTY)) continue;
+    h->free_values[i] &= ~TEND_VALUE_DIRTY;
+    lua_pushnil(L);
+    lua_rawseti(L, -2, h->free_values[i]); /* store[slot] = nil */
+  }
+  lua_pop(L, 1); /* pop store */
+  h->dirty_from = h->n_free_values;
 }
 
 void tend_value_drop(lua_State *L, tend_host *h, tend_value *v) {

@@ -20,8 +20,13 @@ int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
 void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
 /* Pushes v and releases it. */
 void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
-/* Same, with the value store at stack index store (a worker's slot). */
+/* Same, with the value store at stack index store (a worker's slot); the
+ * store keeps the value until its slot is reused or swept. */
 void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store);
+/* Clears the slots that tend_value_take_at left holding their values
+ * (pushes and pops nothing): the scheduler calls it after each pass, so a
+ * message that was taken is kept from the collector one pass at most. */
+void tend_value_sweep(lua_State *L, tend_host *h);
 /* Releases v without pushing it. */
 void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
 
