@@ -121,8 +121,15 @@ static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
  * skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
-  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  /* NULL for a key that is neither a string nor a number; a number is
+   * made a string in this call's own slot, which no method is named */
+  const char *k = lua_tostring(L, 2);
+  tend_actor *a;
+  if (k != h->ctx_keys[0] && k != h->ctx_keys[1] && k != h->ctx_keys[2]) {
+    lua_rawget(L, lua_upvalueindex(1)); /* a method (it checks its self) */
+    return 1;
+  }
+  a = tend_check_ctx(L, 1);
   if (k == h->ctx_keys[0]) {
     tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);
     if (s == NULL) {
@@ -136,14 +143,11 @@ static int l_ctx_index(lua_State *L) {
       tend_actor_push_ref(L, h, a);
     else
       push_cached_ref(L, h, a, 1);
-  } else if (k == h->ctx_keys[2]) {
+  } else {
     if (a->parent)
       tend_actor_push_ref(L, h, a->parent);
     else
       lua_pushnil(L);
-  } else {
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
   }
   return 1;
 }

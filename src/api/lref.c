@@ -12,14 +12,15 @@
 static int l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *me = h->current;
-  lua_settop(L, 2);
-  if (lua_type(L, 1) == LUA_TSTRING) { /* a name (lnames.c) */
+  if (lua_gettop(L) != 2) lua_settop(L, 2);
+  const tend_ref *r = tend_ref_test(L, 1);          /* the hot path: a ref */
+  if (r == NULL && lua_type(L, 1) == LUA_TSTRING) { /* a name (lnames.c) */
     tend_actor *a = tend_check_target(L, 1, "send", "name", 1);
     tend_actor_send_in(L, h, a->id, a->gen, 2, me ? me->id : 0,
                        me ? me->gen : 0, lua_upvalueindex(1));
     return 0;
   }
-  const tend_ref *r = tend_check_ref(L, 1, "send", "ref");
+  if (r == NULL) r = tend_check_ref(L, 1, "send", "ref"); /* raises */
   tend_actor_send_ref(L, h, r, 1, 2, me ? me->id : 0, me ? me->gen : 0,
                       lua_upvalueindex(1));
   return 0;

@@ -14,7 +14,8 @@ void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen) {
 tend_ref *tend_ref_test(lua_State *L, int idx) {
   tend_ref *r = lua_touserdata(L, idx);
   /* lua_rawlen is 0 for a light userdata */
-  if (r == NULL || lua_rawlen(L, idx) != sizeof *r || r->magic != TEND_REF_MAGIC)
+  if (r == NULL || lua_rawlen(L, idx) != sizeof *r ||
+      r->magic != TEND_REF_MAGIC)
     return NULL;
   return r;
 }

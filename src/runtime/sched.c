@@ -330,7 +330,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
       tend_runq_pop(h);
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
-      if (lua_gettop(L) != W_VALUES) lua_settop(L, W_VALUES); /* else clean */
+      lua_settop(L, W_VALUES);          /* what the last turn left */
       lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
       lua_pushnil(L);                   /* W_MSG */
     }
@@ -338,8 +338,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
     if (nargs == -2) { /* turn over */
       h->current = NULL;
       if (tend_actor_has_work(a)) tend_runq_push(h, a);
-      lua_settop(L, W_VALUES);
-      continue;
+      continue; /* the next turn or the end clears the stack */
     }
     h->quantum--;
     h->steps++;
