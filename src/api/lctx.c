@@ -171,6 +171,8 @@ void tend_open_ctx(lua_State *L) {
                                      {"reset_backoff", l_ctx_reset_backoff},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
+  lua_pushvalue(L, -1);
+  tend_host_of(L)->ctx_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* actor.c */
   luaL_newlibtable(L, methods);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tend_host_of(L)->values_ref);
   luaL_setfuncs(L, methods, 1); /* upvalue 1: the value store */

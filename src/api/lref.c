@@ -82,6 +82,8 @@ void tend_open_ref(lua_State *L) {
   push_send(L, h); /* tend.send */
   lua_setfield(L, -2, "send");
   luaL_newmetatable(L, TEND_REF_MT);
+  lua_pushvalue(L, -1);
+  h->ref_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* for tend_ref_new */
   luaL_newlib(L, methods);
   push_send(L, h);
   lua_setfield(L, -2, "send");

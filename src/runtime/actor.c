@@ -193,7 +193,11 @@ tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
   a->parent = parent;
   a->seq = ++h->next_seq;
   a->shutdown_ns = tend_clock_ns(5.0);
-  luaL_setmetatable(L, TEND_CTX_MT);
+  if (h->ctx_mt_ref) /* by its integer key (a name is hashed) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->ctx_mt_ref);
+  else
+    luaL_getmetatable(L, TEND_CTX_MT);
+  lua_setmetatable(L, -2);
   if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
   return a;
 }

@@ -124,6 +124,8 @@ struct tend_host {
   int pool_ref;      /* table: idle worker threads at 1..pool_n */
   int names_ref;     /* table: path of a named actor -> true */
   int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
+  int ctx_mt_ref;    /* the metatable tend.Ctx, 0 until the API made it */
+  int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
 
   uint32_t *free_values; /* free value slots (stack); an entry with
                             TEND_VALUE_DIRTY still holds its old value in
