@@ -4,10 +4,11 @@
 
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/value.h"
 
 /* ref:send(msg) and tend.send(ref_or_name, msg): the sender is the
  * running actor, if any. A registered name or a path that names no live
- * actor raises (as Erlang's Name ! Msg). Upvalue 1: the value store (the
+ * actor raises (as Erlang's Name ! Msg). Upvalue 1: the fast value store (the
  * hot path skips the registry). */
 static int l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
@@ -27,7 +28,7 @@ static int l_send(lua_State *L) {
 }
 
 static void push_send(lua_State *L, tend_host *h) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);
+  tend_value_push_store(L, h);
   lua_pushcclosure(L, l_send, 1);
 }
 

@@ -23,7 +23,7 @@
 enum {
   W_MSGH = 1,    /* message handler (tracebacks) */
   W_ANCHORS = 2, /* the anchor table: actor id -> ctx */
-  W_VALUES = 3,  /* the value store */
+  W_VALUES = 3,  /* the fast value store */
   W_CTX = 4,     /* ctx of the actor whose turn it is */
   W_MSG = 5,     /* the last message received in this turn, or nil */
   W_RESULT = 6   /* where a call sits, then its result (or error) */
@@ -354,7 +354,7 @@ static int worker_main(lua_State *L) {
   lua_settop(L, 0);
   lua_pushcfunction(L, tend_error_handler);          /* W_MSGH */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref); /* W_ANCHORS */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);  /* W_VALUES */
+  tend_value_push_store(L, h);                       /* W_VALUES */
   return worker_loop(L, h);
 }
 
