@@ -43,6 +43,10 @@ static void to_canonical_ref(lua_State *L, const tend_actor *a) {
   lua_replace(L, -2);
 }
 
+void tend_actor_record_to_ref(lua_State *L, const tend_actor *a) {
+  to_canonical_ref(L, a);
+}
+
 void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
   lua_pushvalue(L, ctx);
   to_canonical_ref(L, a);
