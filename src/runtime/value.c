@@ -44,10 +44,11 @@ static uint32_t take_slot(lua_State *L, tend_host *h) {
   return TEND_FAST_VALUES + ++h->values_top;
 }
 
-/* slot is free again; a fast one may carry TEND_VALUE_DIRTY. */
-static int give_slot(tend_host *h, uint32_t slot) {
-  if (IS_FAST(slot & ~TEND_VALUE_DIRTY)) {
-    h->free_fast[h->n_free_fast++] = (uint16_t)slot; /* never overflows */
+/* slot is free again; dirty: a fast one that still holds its value. */
+static int give_slot(tend_host *h, uint32_t slot, int dirty) {
+  if (IS_FAST(slot)) { /* each fast slot is free once: never overflows */
+    h->free_fast[h->n_free_fast++] =
+        (uint16_t)(dirty ? slot | TEND_VALUE_DIRTY : slot);
     return 0;
   }
   if (h->n_free_values == h->cap_free_values) {
@@ -155,7 +156,7 @@ void tend_value_take(lua_State *L, tend_host *h, tend_value *v) {
   lua_pushnil(L);
   set_slot(L, -3, v->u.slot); /* store[slot] = nil */
   lua_replace(L, -2);         /* leave only the value */
-  give_slot(h, v->u.slot);
+  give_slot(h, v->u.slot, 0);
   v->type = TEND_VALUE_NIL;
 }
 
@@ -171,7 +172,7 @@ void tend_value_take_at(lua_State *L, tend_host *h, tend_value *v, int store) {
   /* the store keeps the value until the slot is reused or swept (a store
    * of nil per message saved) */
   lua_getiuservalue(L, store, (int)v->u.slot);
-  give_slot(h, v->u.slot | TEND_VALUE_DIRTY);
+  give_slot(h, v->u.slot, 1);
   v->type = TEND_VALUE_NIL;
 }
 
@@ -194,7 +195,7 @@ void tend_value_drop(lua_State *L, tend_host *h, tend_value *v) {
     lua_pushnil(L);
     set_slot(L, -2, v->u.slot);
     lua_pop(L, 1);
-    give_slot(h, v->u.slot);
+    give_slot(h, v->u.slot, 0);
   }
   v->type = TEND_VALUE_NIL;
 }
