@@ -18,6 +18,43 @@ function TestMessages:test_order_per_sender_is_preserved()
   H.stop_all(r)
 end
 
+-- More messages in flight than the fast value store holds (1024 slots,
+-- runtime/value.c): the rest wait in its table (slots past 32768 too), in
+-- order, unchanged; then all the slots are free again.
+function TestMessages:test_a_burst_past_the_fast_store_keeps_order_and_values()
+  local log = {}
+  local r = H.recorder(log)
+  local n = 40000
+  for i = 1, n do r:send(i % 2 == 0 and { i } or ("s" .. i)) end
+  H.settle()
+  lu.assertEquals(#log, n)
+  for i = 1, n do
+    local want = i % 2 == 0 and { i } or ("s" .. i)
+    if i % 2 == 0 then lu.assertEquals(log[i][1], i) else lu.assertEquals(log[i], want) end
+  end
+  for i = 1, n do r:send("again") end -- the slots came back
+  tend.stop(r) -- the rest become dead letters: their slots are dropped
+  H.settle()
+  lu.assertTrue(#log <= 2 * n)
+end
+
+-- A message its receiver took is not kept by tend past the scheduler's
+-- pass (the store clears the slot then, if no other message reused it).
+function TestMessages:test_a_taken_message_can_be_collected()
+  local weak = setmetatable({}, { __mode = "k" })
+  local sink = tend.spawn(function() return function() end end)
+  for _ = 1, 3 do
+    local m = {}
+    weak[m] = true
+    sink:send(m)
+  end
+  H.settle()
+  collectgarbage()
+  collectgarbage()
+  lu.assertNil(next(weak))
+  H.stop_all(sink)
+end
+
 function TestMessages:test_order_from_two_senders_is_kept_per_sender()
   local log = {}
   local r = H.recorder(log)

@@ -7,6 +7,7 @@
 #include "runtime/error.h"
 #include "runtime/lifecycle.h"
 #include "runtime/typed.h"
+#include "runtime/value.h"
 
 tend_actor *tend_check_ctx(lua_State *L, int idx) {
   tend_actor *a = lua_touserdata(L, idx);
@@ -53,13 +54,14 @@ static int l_ctx_children(lua_State *L) {
 static int l_ctx_reply(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:reply");
-  lua_settop(L, 2);
+  if (lua_gettop(L) != 2) lua_settop(L, 2);
   if (a->sender_id == 0) { /* nobody to answer: a dead letter, as Akka */
     tend_actor_dead_letter_msg(L, h, NULL, 2, a->id, a->gen,
                                "a reply, but the message had no sender");
     return 0;
   }
-  tend_actor_send(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen);
+  tend_actor_send_in(L, h, a->sender_id, a->sender_gen, 2, a->id, a->gen,
+                     lua_upvalueindex(1)); /* the fast value store */
   return 0;
 }
 
@@ -120,29 +122,33 @@ static void push_cached_ref(lua_State *L, tend_host *h, tend_actor *a,
  * skips the registry. */
 static int l_ctx_index(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = tend_check_ctx(L, 1);
-  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  /* NULL for a key that is neither a string nor a number; a number is
+   * made a string in this call's own slot, which no method is named */
+  const char *k = lua_tostring(L, 2);
+  tend_actor *a;
+  if (k != h->ctx_keys[0] && k != h->ctx_keys[1] && k != h->ctx_keys[2]) {
+    lua_rawget(L, lua_upvalueindex(1)); /* a method (it checks its self) */
+    return 1;
+  }
+  a = tend_check_ctx(L, 1);
   if (k == h->ctx_keys[0]) {
     tend_actor *s = tend_actor_live(h, a->sender_id, a->sender_gen);
     if (s == NULL) {
       tend_ref_push(L, h, a->sender_id, a->sender_gen);
     } else {
       lua_rawgeti(L, lua_upvalueindex(5), s->id);
-      push_cached_ref(L, h, s, lua_gettop(L));
+      push_cached_ref(L, h, s, -1);
     }
   } else if (k == h->ctx_keys[1]) {
     if (a->state == TEND_ACTOR_DEAD)
       tend_actor_push_ref(L, h, a);
     else
       push_cached_ref(L, h, a, 1);
-  } else if (k == h->ctx_keys[2]) {
+  } else {
     if (a->parent)
       tend_actor_push_ref(L, h, a->parent);
     else
       lua_pushnil(L);
-  } else {
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
   }
   return 1;
 }
@@ -166,7 +172,11 @@ void tend_open_ctx(lua_State *L) {
                                      {"reset_backoff", l_ctx_reset_backoff},
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
-  luaL_newlib(L, methods);
+  lua_pushvalue(L, -1);
+  tend_host_of(L)->ctx_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* actor.c */
+  luaL_newlibtable(L, methods);
+  tend_value_push_store(L, tend_host_of(L));
+  luaL_setfuncs(L, methods, 1); /* upvalue 1: the fast value store */
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods"); /* tend_ctx_add_methods adds here */
   tend_host *h = tend_host_of(L);

@@ -43,6 +43,10 @@ static void to_canonical_ref(lua_State *L, const tend_actor *a) {
   lua_replace(L, -2);
 }
 
+void tend_actor_record_to_ref(lua_State *L, const tend_actor *a) {
+  to_canonical_ref(L, a);
+}
+
 void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
   lua_pushvalue(L, ctx);
   to_canonical_ref(L, a);
@@ -193,7 +197,11 @@ tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
   a->parent = parent;
   a->seq = ++h->next_seq;
   a->shutdown_ns = tend_clock_ns(5.0);
-  luaL_setmetatable(L, TEND_CTX_MT);
+  if (h->ctx_mt_ref) /* by its integer key (a name is hashed) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->ctx_mt_ref);
+  else
+    luaL_getmetatable(L, TEND_CTX_MT);
+  lua_setmetatable(L, -2);
   if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
   return a;
 }

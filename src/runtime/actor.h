@@ -271,6 +271,8 @@ void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx);
 int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Replaces a's record, at the top of the stack, with its canonical ref. */
+void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that
  * function and the table (self) and returns 1; else pushes nothing and
  * returns 0. (A raising lookup gives a function that raises: value.h.) */

@@ -32,6 +32,7 @@
 #include "runtime/preempt.h"
 
 #define TEND_VERSION "0.1.0"
+#define TEND_FAST_VALUES 1024 /* message values kept in the fast store */
 
 /* Why the running coroutine gave control back to the scheduler. */
 typedef enum tend_yield {
@@ -124,10 +125,23 @@ struct tend_host {
   int pool_ref;      /* table: idle worker threads at 1..pool_n */
   int names_ref;     /* table: path of a named actor -> true */
   int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
+  int ctx_mt_ref;    /* the metatable tend.Ctx, 0 until the API made it */
+  int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
 
-  uint32_t *free_values; /* free value slots (stack) */
+  /* The value store (value.c): slots 1..TEND_FAST_VALUES are the user
+   * values of one userdata (values_fast_ref), the cheapest place the API
+   * has to keep a Lua value by number; later slots are in the table at
+   * values_ref. */
+  int values_fast_ref; /* the userdata; 0 until tend_value_push_store */
+  uint16_t free_fast[TEND_FAST_VALUES]; /* free fast slots (stack); an
+                            entry with TEND_VALUE_DIRTY still holds its old
+                            value (taken by a receive, not yet cleared) */
+  uint32_t n_free_fast;                 /* entries in free_fast */
+  uint32_t dirty_from;   /* free_fast below it holds no dirty entry */
+  uint32_t fast_top;     /* highest fast slot handed out */
+  uint32_t *free_values; /* free table slots (stack) */
   uint32_t n_free_values, cap_free_values;
-  uint32_t values_top; /* highest value slot handed out */
+  uint32_t values_top; /* table slots handed out (slot TEND_FAST_VALUES+i) */
 
   tend_actor *user;        /* the /user guardian */
   tend_actor *system;      /* the /system guardian (tasks) */

@@ -113,8 +113,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     tend_event e = TEND_EVENT_INIT(TEND_EV_SPAWN, a);
     tend_event_emit(L, h, &e);
   }
-  lua_pop(L, 1); /* udata */
-  tend_actor_push_ref(L, h, a);
+  tend_actor_record_to_ref(L, a); /* udata -> its ref */
   return a;
 }
 
@@ -132,16 +131,18 @@ int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
     lua_pushvalue(L, ctx);
     nargs++;
   }
-  tend_actor_push_ext(L, a, TEND_EXT(args_ref));
-  if (lua_istable(L, -1)) {
-    int args = lua_gettop(L);
-    lua_Integer n = luaL_len(L, args);
-    luaL_checkstack(L, (int)n + 2, "too many spawn args");
-    for (lua_Integer i = 1; i <= n; i++) lua_rawgeti(L, args, i);
-    lua_remove(L, args);
-    nargs += (int)n;
-  } else {
-    lua_pop(L, 1);
+  if (a->ext) { /* spawn's args are kept there */
+    tend_actor_push_ext(L, a, TEND_EXT(args_ref));
+    if (lua_istable(L, -1)) {
+      int args = lua_gettop(L);
+      lua_Integer n = luaL_len(L, args);
+      luaL_checkstack(L, (int)n + 2, "too many spawn args");
+      for (lua_Integer i = 1; i <= n; i++) lua_rawgeti(L, args, i);
+      lua_remove(L, args);
+      nargs += (int)n;
+    } else {
+      lua_pop(L, 1);
+    }
   }
   lua_remove(L, ctx);
   a->op = (a->flags & TEND_AF_TASK) ? TEND_OP_TASK : TEND_OP_FACTORY;

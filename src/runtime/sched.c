@@ -23,7 +23,7 @@
 enum {
   W_MSGH = 1,    /* message handler (tracebacks) */
   W_ANCHORS = 2, /* the anchor table: actor id -> ctx */
-  W_VALUES = 3,  /* the value store */
+  W_VALUES = 3,  /* the fast value store */
   W_CTX = 4,     /* ctx of the actor whose turn it is */
   W_MSG = 5,     /* the last message received in this turn, or nil */
   W_RESULT = 6   /* where a call sits, then its result (or error) */
@@ -330,7 +330,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
       tend_runq_pop(h);
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
-      if (lua_gettop(L) != W_VALUES) lua_settop(L, W_VALUES); /* else clean */
+      lua_settop(L, W_VALUES);          /* what the last turn left */
       lua_rawgeti(L, W_ANCHORS, a->id); /* W_CTX: anchors a during its turn */
       lua_pushnil(L);                   /* W_MSG */
     }
@@ -338,8 +338,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
     if (nargs == -2) { /* turn over */
       h->current = NULL;
       if (tend_actor_has_work(a)) tend_runq_push(h, a);
-      lua_settop(L, W_VALUES);
-      continue;
+      continue; /* the next turn or the end clears the stack */
     }
     h->quantum--;
     h->steps++;
@@ -355,7 +354,7 @@ static int worker_main(lua_State *L) {
   lua_settop(L, 0);
   lua_pushcfunction(L, tend_error_handler);          /* W_MSGH */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref); /* W_ANCHORS */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->values_ref);  /* W_VALUES */
+  tend_value_push_store(L, h);                       /* W_VALUES */
   return worker_loop(L, h);
 }
 
@@ -479,6 +478,7 @@ void tend_sched_run(tend_host *h) {
       }
     }
   }
+  tend_value_sweep(L, h); /* the messages taken in this pass */
 }
 
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
