@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "runtime/promise.h"
+#include "runtime/sched.h"
 #include "runtime/value.h"
 
 /* A status cnats gave on one of its threads, for the loop thread. */
@@ -41,6 +42,7 @@ struct tend_nats {
   uv_prepare_t prepare;  /* before the loop waits: batches leave */
   struct batch *batches; /* frames waiting per subject */
   int n_batches, cap_batches;
+  int queued;          /* frames in the batches since the last flush */
   int want_write;      /* cnats has bytes to write: written in on_prepare */
   natsLibuvEvents *ev; /* the adapter's record (set by ev_write), or NULL */
   int jobs;            /* key-value operations in flight: they use nc */
@@ -57,6 +59,11 @@ typedef struct batch {
 } batch;
 
 #define BATCH_MAX (512u << 10) /* bytes: flushed before (max_payload 1 MiB) */
+/* A batch waits at most this many scheduler steps (a tenth of the
+ * quantum) before the loop gets its turn and the batch leaves: without it
+ * a busy node held its envelopes for a whole run (20000 steps, a few ms)
+ * and read the other nodes' only as often. */
+#define BATCH_STEPS 2000
 
 /* ------------------------------------------------------------ cnats side */
 
@@ -204,6 +211,7 @@ static void flush(tend_nats *c) {
       natsConnection_Publish(c->nc, b->subject, b->buf, (int)b->n);
     b->n = 0;
   }
+  c->queued = 0;
   if (c->want_write && c->nc) {
     natsConnection_ProcessWriteEvent(c->nc); /* clears want_write when done */
     if (c->want_write && c->ev) {
@@ -352,7 +360,10 @@ int tend_nats_publish_batched(tend_nats *c, const char *subject,
   h[3] = (unsigned char)n;
   memcpy(b->buf + b->n + 4, data, n);
   b->n += 4 + n;
-  uv_prepare_start(&c->prepare, on_prepare);
+  if (c->queued++ == 0) { /* the first since the last flush */
+    uv_prepare_start(&c->prepare, on_prepare);
+    tend_sched_return_within(c->h, BATCH_STEPS);
+  }
   return 0;
 }
 
