@@ -163,13 +163,15 @@ function M.peer(name, opts)
     argv[#argv + 1] = "-e"
     argv[#argv + 1] = opts.code or ""
   end
+  -- a node of that name that is still listed (one just stopped, not yet
+  -- timed out) is not the new one: wait for another incarnation
+  local old = node.service(name)
   local spec = require("tend.process") { cmd = argv, stdout = "inherit", stderr = "inherit" }
   local ref = core.spawn(spec, { name = opts.process_name, restart = "temporary" })
   local waited = 0
   while true do
-    for _, n in ipairs(require("tend.node").list()) do
-      if n == name then return ref end
-    end
+    local svc = node.service(name)
+    if svc and svc ~= old then return ref end
     if waited >= (opts.wait or 10) then
       error(core.error("NodeError", string.format("tend.node.peer: node %s was not up within %g s", name, waited)), 2)
     end
