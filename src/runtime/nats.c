@@ -5,6 +5,8 @@
 #include <lauxlib.h>
 #include <nats/adapters/libuv.h>
 #include <nats/nats.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,7 +293,15 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   if (s == NATS_OK)
     s = natsOptions_SetEventLoop(opts, &h->loop, natsLibuv_Attach,
                                  natsLibuv_Read, ev_write, natsLibuv_Detach);
+  /* the connect blocks in cnats's poll(), which a signal cuts short with
+   * EINTR (a failed connect): the preemption watchdog's SIGURG
+   * (preempt.c) waits until it is done */
+  sigset_t urg, mask;
+  sigemptyset(&urg);
+  sigaddset(&urg, SIGURG);
+  pthread_sigmask(SIG_BLOCK, &urg, &mask);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  pthread_sigmask(SIG_SETMASK, &mask, NULL);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) {
     const char *why = nats_GetLastError(NULL);
