@@ -62,6 +62,9 @@ elseif mode == "ring" then
   end
   local main = tend.self()
   for i = 1, size do members[i]:send({ next = members[i % size + 1], main = main }) end
+  -- every member has its next before the clock starts (each node's last
+  -- member answers once its setup, sent before, is taken)
+  for i = 2, k do tend.ask(members[i * size // k], "sync") end
   local hops = size * rounds
   local t0 = clock()
   for t = 1, tokens do members[(t - 1) * size // tokens + 1]:send(hops) end

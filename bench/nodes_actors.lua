@@ -8,12 +8,15 @@ function M.pong()
 end
 
 -- A ring member: first {next = ref, main = ref}, then tokens: a token n
--- goes on as n - 1 to the next member; 0 ends its journey at main.
+-- goes on as n - 1 to the next member; 0 ends its journey at main. "sync"
+-- is answered (the setup before it is done).
 function M.relay()
   local next, main
-  return function(m)
+  return function(m, ctx)
     if type(m) == "table" then
       next, main = m.next, m.main
+    elseif m == "sync" then
+      ctx:reply(true)
     elseif m == 0 then
       main:send("done")
     else

@@ -37,6 +37,10 @@ main(["ring", SStr, TStr, RStr, KStr]) ->
     Members = list_to_tuple([spawn(element((I - 1) * K div Size + 1, Nodes), ?MODULE, relay, [])
                              || I <- lists:seq(1, Size)]),
     [element(I, Members) ! {next, element(I rem Size + 1, Members), Main} || I <- lists:seq(1, Size)],
+    %% every member has its next before the clock starts (each node's last
+    %% member answers once its setup, sent before, is taken)
+    [begin element(I * Size div K, Members) ! {sync, Main}, receive synced -> ok end end
+     || I <- lists:seq(2, K)],
     Hops = Size * Rounds,
     T0 = now_s(),
     [element((T - 1) * Size div Tokens + 1, Members) ! Hops || T <- lists:seq(1, Tokens)],
@@ -67,6 +71,7 @@ relay() -> receive {next, Next, Main} -> relay(Next, Main) end.
 
 relay(Next, Main) ->
     receive
+        {sync, From} -> From ! synced, relay(Next, Main);
         0 -> Main ! done, relay(Next, Main);
         N -> Next ! N - 1, relay(Next, Main)
     end.

@@ -211,6 +211,12 @@ function TestNode:test_a_taken_name_and_an_unreachable_server_are_refused()
   lu.assertEquals(r.status, 1)
   lu.assertStrContains(r.stderr, "NatsError")
   lu.assertStrContains(r.stderr, "nats://127.0.0.1:1")
+  -- a connect that takes longer than the preemption watchdog's period is
+  -- not cut short by its signal (it failed at once with "poll error: 4")
+  r = tend.process.run({ exe, "--node", "x", "--nats", "nats://10.255.255.1:4222", "-e", "" }, { timeout = 20 })
+  lu.assertEquals(r.status, 1)
+  lu.assertStrContains(r.stderr, "NatsError")
+  lu.assertNotStrContains(r.stderr, "poll error")
   tend.stop(p)
 end
 

@@ -5,12 +5,16 @@
 #include <lauxlib.h>
 #include <nats/adapters/libuv.h>
 #include <nats/nats.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 #include "runtime/promise.h"
+#include "runtime/sched.h"
 #include "runtime/value.h"
 
 /* A status cnats gave on one of its threads, for the loop thread. */
@@ -40,6 +44,9 @@ struct tend_nats {
   uv_prepare_t prepare;  /* before the loop waits: batches leave */
   struct batch *batches; /* frames waiting per subject */
   int n_batches, cap_batches;
+  int queued;          /* frames in the batches since the last flush */
+  int want_write;      /* cnats has bytes to write: written in on_prepare */
+  natsLibuvEvents *ev; /* the adapter's record (set by ev_write), or NULL */
   int jobs;            /* key-value operations in flight: they use nc */
   int closing;         /* closed while jobs ran: ends when the last is done */
   int closing_handles; /* at host close: handles not yet closed */
@@ -54,6 +61,11 @@ typedef struct batch {
 } batch;
 
 #define BATCH_MAX (512u << 10) /* bytes: flushed before (max_payload 1 MiB) */
+/* A batch waits at most this many scheduler steps (a tenth of the
+ * quantum) before the loop gets its turn and the batch leaves: without it
+ * a busy node held its envelopes for a whole run (20000 steps, a few ms)
+ * and read the other nodes' only as often. */
+#define BATCH_STEPS 2000
 
 /* ------------------------------------------------------------ cnats side */
 
@@ -156,6 +168,67 @@ static void on_check(uv_check_t *handle) {
   if (any) tend_host_poke(h); /* what the callbacks sent */
 }
 
+/* ------------------------------------------------------------ writing */
+
+static void on_prepare(uv_prepare_t *handle);
+
+/* The connection of loop whose cnats connection is nc, or NULL. Only on
+ * the loop's own thread. */
+static tend_nats *conn_of(uv_loop_t *loop, natsConnection *nc) {
+  tend_host *h = (tend_host *)((char *)loop - offsetof(tend_host, loop));
+  for (tend_nats *c = h->nats; c; c = c->next)
+    if (c->nc == nc) return c;
+  return NULL;
+}
+
+/* cnats asks for (add) or gives up (remove) write readiness. The adapter
+ * would start polling the socket for it at each message and stop after
+ * the write: two uv_poll_start, each an epoll_ctl DEL and ADD. On the
+ * loop's thread, with the socket not polled for writing, the request is
+ * noted instead and on_prepare writes the bytes itself before the loop
+ * waits (one send); only a write that would block polls (the adapter's
+ * way, as are requests from other threads: key-value workers, cnats's
+ * own). */
+static natsStatus ev_write(void *user, bool add) {
+  natsLibuvEvents *nle = user;
+  if (uv_key_get(&uvLoopThreadKey) == nle->loop && nle->head == NULL &&
+      !(nle->events & UV_WRITABLE)) {
+    tend_nats *c = conn_of(nle->loop, nle->nc);
+    if (c) {
+      c->ev = nle;
+      c->want_write = add;
+      if (add) uv_prepare_start(&c->prepare, on_prepare);
+      return NATS_OK;
+    }
+  }
+  return natsLibuv_Write(user, add);
+}
+
+/* The batches leave as one message per subject, then what cnats holds is
+ * written at once (a send that would block leaves the rest to the poll). */
+static void flush(tend_nats *c) {
+  for (int i = 0; i < c->n_batches; i++) {
+    batch *b = &c->batches[i];
+    if (b->n && c->nc)
+      natsConnection_Publish(c->nc, b->subject, b->buf, (int)b->n);
+    b->n = 0;
+  }
+  c->queued = 0;
+  if (c->want_write && c->nc) {
+    natsConnection_ProcessWriteEvent(c->nc); /* clears want_write when done */
+    if (c->want_write && c->ev) {
+      c->want_write = 0;
+      natsLibuv_Write(c->ev, true); /* it would block: poll for it */
+    }
+  }
+}
+
+/* Before the loop waits (or polls, between passes of the scheduler). */
+static void on_prepare(uv_prepare_t *handle) {
+  flush(handle->data);
+  uv_prepare_stop(handle);
+}
+
 /* Each of the record's three handles closes; the last one frees it. */
 static void handle_closed(uv_handle_t *handle) {
   tend_nats *c = handle->data;
@@ -219,9 +292,16 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   natsLibuv_SetThreadLocalLoop(&h->loop); /* this thread runs the loop */
   if (s == NATS_OK)
     s = natsOptions_SetEventLoop(opts, &h->loop, natsLibuv_Attach,
-                                 natsLibuv_Read, natsLibuv_Write,
-                                 natsLibuv_Detach);
+                                 natsLibuv_Read, ev_write, natsLibuv_Detach);
+  /* the connect blocks in cnats's poll(), which a signal cuts short with
+   * EINTR (a failed connect): the preemption watchdog's SIGURG
+   * (preempt.c) waits until it is done */
+  sigset_t urg, mask;
+  sigemptyset(&urg);
+  sigaddset(&urg, SIGURG);
+  pthread_sigmask(SIG_BLOCK, &urg, &mask);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  pthread_sigmask(SIG_SETMASK, &mask, NULL);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) {
     const char *why = nats_GetLastError(NULL);
@@ -252,20 +332,6 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   h->nats = c;
   h->nats_close_all = close_all;
   return c;
-}
-
-static void flush(tend_nats *c) {
-  for (int i = 0; i < c->n_batches; i++) {
-    batch *b = &c->batches[i];
-    if (b->n && c->nc)
-      natsConnection_Publish(c->nc, b->subject, b->buf, (int)b->n);
-    b->n = 0;
-  }
-}
-
-static void on_prepare(uv_prepare_t *handle) {
-  flush(handle->data);
-  uv_prepare_stop(handle);
 }
 
 int tend_nats_publish_batched(tend_nats *c, const char *subject,
@@ -304,7 +370,10 @@ int tend_nats_publish_batched(tend_nats *c, const char *subject,
   h[3] = (unsigned char)n;
   memcpy(b->buf + b->n + 4, data, n);
   b->n += 4 + n;
-  uv_prepare_start(&c->prepare, on_prepare);
+  if (c->queued++ == 0) { /* the first since the last flush */
+    uv_prepare_start(&c->prepare, on_prepare);
+    tend_sched_return_within(c->h, BATCH_STEPS);
+  }
   return 0;
 }
 

@@ -20,6 +20,12 @@
 /* Runs actors until the run queue is empty or the quantum is spent.
  * Called from the event loop on the main thread. */
 void tend_sched_run(tend_host *h);
+/* Ends the current run within `steps` more steps (no effect when fewer are
+ * left), so that the loop gets its turn soon: nats.c, when envelopes wait
+ * to leave for another node. */
+static inline void tend_sched_return_within(tend_host *h, int steps) {
+  if (h->quantum > steps) h->quantum = steps;
+}
 /* Suspends the current actor in `wait`; must be the return expression of a
  * C function called from that actor's code. k continues it when woken. */
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
