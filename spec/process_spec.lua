@@ -271,7 +271,9 @@ end
 function TestProcess:test_back_pressure_stops_reading_while_the_owner_lags()
   local p = tk.probe()
   local slow = tend.spawn(function(ctx)
-    return function(msg, c) if msg == "nap" then c:sleep(0.5) end end
+    -- (asleep for the whole check, however slow the machine: the stop
+    -- below ends the nap at once)
+    return function(msg, c) if msg == "nap" then c:sleep(30) end end
   end)
   slow:send("nap")
   local yes = tend.spawn(tend.process { cmd = { "yes" }, to = slow })
