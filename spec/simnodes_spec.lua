@@ -104,6 +104,19 @@ function TestSimNodes:test_watch_and_monitor_across_a_crash_and_a_restart()
   local e2 = tend.spawn_on("a", "simnode_actors.echo")
   lu.assertEquals(tend.ask(e2, "again").node, "a")
   lu.assertFalse(e2 == e)
+  -- a late heartbeat of the old incarnation (on NATS it can come after
+  -- the new one's first: two connections) changes nothing
+  -- (published by this world's node ctl, so node b hears it)
+  local core = require "tend.core"
+  local seen = {}
+  tend.trace(function(ev) if ev.ev == "node" and ev.node == "b" then seen[#seen + 1] = ev.detail end end)
+  core.sim_publish("tend.hb", string.pack(">s2", core.codec_encode({ 4, "a", inc })))
+  tend.sleep(0.1)
+  tend.sleep(0) -- (the listener runs once this turn has ended)
+  tend.trace(false)
+  lu.assertEquals(seen, {})
+  lu.assertEquals(#got, 3)
+  lu.assertTrue(tend.alive(e2))
   tend.stop(w)
 end
 

@@ -209,7 +209,10 @@ local function on_hb(data)
   end)
   if not ok or type(h) ~= "table" or type(h[2]) ~= "string" then return end
   local name, inc = h[2], h[3]
-  if name == S.name then return end
+  if name == S.name or math.type(inc) ~= "integer" then return end
+  -- a late heartbeat of an older incarnation (still on its way when the
+  -- node restarted) says nothing: that node is gone for good
+  if S.nodes[name] and inc < S.nodes[name].inc then return end
   local was_up = S.nodes[name] and S.nodes[name].up and S.nodes[name].inc == inc
   node_up(name, inc, h[4])
   if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
