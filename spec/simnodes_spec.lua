@@ -120,6 +120,22 @@ function TestSimNodes:test_watch_and_monitor_across_a_crash_and_a_restart()
   tend.stop(w)
 end
 
+-- A node that restarts before the others saw it down: its first
+-- heartbeat takes the old incarnation down and the new one up, and the
+-- new one's refs (its node service among them) stay alive.
+function TestSimNodes:test_a_restart_seen_before_the_crash_keeps_the_new_incarnations_refs()
+  start({ "a" })
+  tend.sleep(0.1)
+  local old = tend.spawn_on("a", "simnode_actors.echo")
+  tend.chaos.crash_node("a")
+  tend.chaos.restart_node("a")
+  tend.sleep(0.1)
+  lu.assertEquals(tend.node.list(), { "a" })
+  lu.assertFalse(tend.alive(old))
+  local e = tend.spawn_on("a", "simnode_actors.echo")
+  lu.assertEquals(tend.ask(e, "new").node, "a")
+end
+
 function TestSimNodes:test_a_partition_downs_both_sides_and_a_repair_brings_them_back()
   start({ "a", "b" })
   tend.sleep(0.1)

@@ -147,10 +147,17 @@ local function node_down(name, why)
   n.up = false
   n.service = nil
   event(name, "down: " .. why)
-  local ps = S.by_node[name] or {}
-  S.by_node[name] = {}
-  local list = {}
-  for p, key in pairs(ps) do list[#list + 1] = { key, p } end
+  -- its proxies end; those of a newer incarnation (made from the very
+  -- heartbeat that takes this one down as "restarted") stay
+  local ps, keep, list = S.by_node[name] or {}, {}, {}
+  for p, key in pairs(ps) do
+    if tonumber(key:match("^[^\0]*\0([^\0]*)")) > n.inc then
+      keep[p] = key
+    else
+      list[#list + 1] = { key, p }
+    end
+  end
+  S.by_node[name] = keep
   table.sort(list, function(a, b) return a[1] < b[1] end)
   for _, e in ipairs(list) do
     S.key_of[e[2]] = nil
