@@ -158,6 +158,10 @@ void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
     return;
   }
   int *r = ref_field(x, field);
+  if (*r > 0 && !lua_isnil(L, -1)) { /* its slot, overwritten: a restart */
+    lua_rawseti(L, LUA_REGISTRYINDEX, *r); /* pays no unref and ref */
+    return;
+  }
   luaL_unref(L, LUA_REGISTRYINDEX, *r);
   *r = luaL_ref(L, LUA_REGISTRYINDEX); /* nil: LUA_REFNIL */
 }

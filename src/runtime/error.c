@@ -4,16 +4,22 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "runtime/host.h"
 #include "runtime/ref.h"
 
 /* Pushes a new error value {kind, message}. */
 void tend_error_new(lua_State *L, const char *kind, const char *message) {
+  tend_host *h = tend_host_of(L);
   lua_createtable(L, 0, 4);
   lua_pushstring(L, kind);
   lua_setfield(L, -2, "kind");
   lua_pushstring(L, message);
   lua_setfield(L, -2, "message");
-  luaL_setmetatable(L, TEND_ERROR_MT);
+  if (h->error_mt_ref) /* by its number: no lookup of the name */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->error_mt_ref);
+  else
+    luaL_getmetatable(L, TEND_ERROR_MT);
+  lua_setmetatable(L, -2);
 }
 
 int tend_error_is(lua_State *L, int idx) {
@@ -48,20 +54,75 @@ static int depth(lua_State *L1) {
   return lo;
 }
 
-/* Adds n (>= 0) in decimal: no printf, no interned string per level. */
-static void add_int(luaL_Buffer *b, int n) {
+/* Writes n (>= 0) in decimal at p; returns the end: no printf, no
+ * interned string per level. */
+static char *put_int(char *p, int n) {
   char digits[12];
   int i = sizeof digits;
   do {
     digits[--i] = (char)('0' + n % 10);
     n /= 10;
   } while (n > 0 && i > 0);
-  luaL_addlstring(b, digits + i, sizeof digits - (size_t)i);
+  memcpy(p, digits + i, sizeof digits - (size_t)i);
+  return p + sizeof digits - (size_t)i;
 }
 
-/* The traceback is built in one buffer, piece by piece (a failure's
+static char *put(char *p, const char *s, size_t n) {
+  memcpy(p, s, n);
+  return p + n;
+}
+
+#define PUT_LIT(p, lit) put(p, lit, sizeof lit - 1)
+
+/* Adds one level's line: "\n\tsrc:line: in what" (luaL_traceback's words),
+ * its room asked for once and written with memcpy. */
+static void add_level(luaL_Buffer *b, const lua_Debug *ar) {
+  size_t src = strlen(ar->short_src);
+  size_t name = *ar->namewhat ? strlen(ar->namewhat) + strlen(ar->name) : 0;
+  char *p0 = luaL_prepbuffsize(b, 2 * src + name + 80);
+  char *p = PUT_LIT(p0, "\n\t");
+  p = put(p, ar->short_src, src);
+  if (ar->currentline > 0) {
+    *p++ = ':';
+    p = put_int(p, ar->currentline);
+  }
+  p = PUT_LIT(p, ": in ");
+  if (*ar->namewhat != '\0') {
+    p = put(p, ar->namewhat, strlen(ar->namewhat));
+    p = PUT_LIT(p, " '");
+    p = put(p, ar->name, strlen(ar->name));
+    *p++ = '\'';
+  } else if (*ar->what == 'm') {
+    p = PUT_LIT(p, "main chunk");
+  } else if (*ar->what != 'C') {
+    p = PUT_LIT(p, "function <");
+    p = put(p, ar->short_src, src);
+    *p++ = ':';
+    p = put_int(p, ar->linedefined);
+    *p++ = '>';
+  } else {
+    *p++ = '?';
+  }
+  luaL_addsize(b, (size_t)(p - p0));
+}
+
+void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
+  lua_Debug ar;
+  if (!lua_getstack(L, level, &ar)) return;
+  lua_getinfo(L, "Sl", &ar);
+  if (ar.currentline <= 0) return;
+  size_t src = strlen(ar.short_src);
+  char *p0 = luaL_prepbuffsize(b, src + 16);
+  char *p = put(p0, ar.short_src, src);
+  *p++ = ':';
+  p = put_int(p, ar.currentline);
+  p = PUT_LIT(p, ": ");
+  luaL_addsize(b, (size_t)(p - p0));
+}
+
+/* The traceback is built in one buffer, a line per level (a failure's
  * traceback is most of what a restart costs: pushfstring made and interned
- * a string per piece). */
+ * a string per piece, then luaL_addstring measured and copied each). */
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
   enum { HEAD = 10, TAIL = 11 };
   lua_Debug ar;
@@ -78,29 +139,7 @@ void tend_traceback(lua_State *L, lua_State *L1, int level) {
     }
     lua_getstack(L1, i, &ar);
     lua_getinfo(L1, "Sln", &ar);
-    luaL_addstring(&b, "\n\t");
-    luaL_addstring(&b, ar.short_src);
-    if (ar.currentline > 0) {
-      luaL_addchar(&b, ':');
-      add_int(&b, ar.currentline);
-    }
-    luaL_addstring(&b, ": in ");
-    if (*ar.namewhat != '\0') {
-      luaL_addstring(&b, ar.namewhat);
-      luaL_addstring(&b, " '");
-      luaL_addstring(&b, ar.name);
-      luaL_addchar(&b, '\'');
-    } else if (*ar.what == 'm') {
-      luaL_addstring(&b, "main chunk");
-    } else if (*ar.what != 'C') {
-      luaL_addstring(&b, "function <");
-      luaL_addstring(&b, ar.short_src);
-      luaL_addchar(&b, ':');
-      add_int(&b, ar.linedefined);
-      luaL_addchar(&b, '>');
-    } else {
-      luaL_addchar(&b, '?');
-    }
+    add_level(&b, &ar);
   }
   luaL_pushresult(&b);
 }
@@ -120,7 +159,10 @@ static void push_words(lua_State *L, int idx) {
   if (t == LUA_TSTRING || t == LUA_TNUMBER || t == LUA_TBOOLEAN ||
       t == LUA_TNIL || t == LUA_TNONE) {
     if (luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) {
-      luaL_tolstring(L, idx, NULL);
+      if (t == LUA_TSTRING) /* error("..."): as it is */
+        lua_pushvalue(L, idx);
+      else
+        luaL_tolstring(L, idx, NULL);
       return;
     }
     lua_pop(L, 1);

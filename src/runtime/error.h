@@ -5,6 +5,7 @@
 #ifndef TEND_ERROR_H
 #define TEND_ERROR_H
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #define TEND_ERROR_MT "tend.Error"
@@ -13,6 +14,9 @@
 void tend_error_new(lua_State *L, const char *kind, const char *message);
 /* Is the value at idx an error value? */
 int tend_error_is(lua_State *L, int idx);
+/* Adds "src:line: " of the function at level to b (luaL_where's words,
+ * without printf), or nothing when the level has no line. */
+void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
 /* Message handler for lua_pcall: turns any error into an error value with a

@@ -127,6 +127,7 @@ struct tend_host {
   int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
   int ctx_mt_ref;    /* the metatable tend.Ctx, 0 until the API made it */
   int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
+  int error_mt_ref;  /* the metatable tend.Error, 0 until the API made it */
 
   /* The value store (value.c): slots 1..TEND_FAST_VALUES are the user
    * values of one userdata (values_fast_ref), the cheapest place the API
