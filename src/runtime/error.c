@@ -74,13 +74,17 @@ static char *put(char *p, const char *s, size_t n) {
 
 #define PUT_LIT(p, lit) put(p, lit, sizeof lit - 1)
 
-/* Adds one level's line: "\n\tsrc:line: in what" (luaL_traceback's words),
- * its room asked for once and written with memcpy. */
-static void add_level(luaL_Buffer *b, const lua_Debug *ar) {
-  size_t src = strlen(ar->short_src);
+/* Room enough for one level's line (put_level). */
+static size_t level_room(const lua_Debug *ar) {
   size_t name = *ar->namewhat ? strlen(ar->namewhat) + strlen(ar->name) : 0;
-  char *p0 = luaL_prepbuffsize(b, 2 * src + name + 80);
-  char *p = PUT_LIT(p0, "\n\t");
+  return 2 * strlen(ar->short_src) + name + 80;
+}
+
+/* Writes one level's line at p, "\n\tsrc:line: in what" (luaL_traceback's
+ * words); returns the end. */
+static char *put_level(char *p, const lua_Debug *ar) {
+  size_t src = strlen(ar->short_src);
+  p = PUT_LIT(p, "\n\t");
   p = put(p, ar->short_src, src);
   if (ar->currentline > 0) {
     *p++ = ':';
@@ -103,7 +107,13 @@ static void add_level(luaL_Buffer *b, const lua_Debug *ar) {
   } else {
     *p++ = '?';
   }
-  luaL_addsize(b, (size_t)(p - p0));
+  return p;
+}
+
+static char *put_skip(char *p, int skipped) {
+  p = PUT_LIT(p, "\n\t...\t(skipping ");
+  p = put_int(p, skipped);
+  return PUT_LIT(p, " levels)");
 }
 
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
@@ -120,28 +130,62 @@ void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
   luaL_addsize(b, (size_t)(p - p0));
 }
 
-/* The traceback is built in one buffer, a line per level (a failure's
- * traceback is most of what a restart costs: pushfstring made and interned
- * a string per piece, then luaL_addstring measured and copied each). */
+/* Pushes the traceback text s[0..n): the host's last one when it is the
+ * same text (a child failing the same way again and again makes the same
+ * traceback: the string, its allocation and its collection are saved),
+ * else a new string, which becomes the last one. */
+static void push_text(lua_State *L, const char *s, size_t n) {
+  tend_host *h = tend_host_of(L);
+  if (h->traceback_ref > 0) {
+    size_t m;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->traceback_ref);
+    const char *last = lua_tolstring(L, -1, &m);
+    if (m == n && memcmp(last, s, n) == 0) return;
+    lua_pop(L, 1);
+  }
+  lua_pushlstring(L, s, n);
+  lua_pushvalue(L, -1);
+  if (h->traceback_ref > 0)
+    lua_rawseti(L, LUA_REGISTRYINDEX, h->traceback_ref);
+  else
+    h->traceback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* The traceback is written a line per level into a C buffer, and into a
+ * Lua buffer only past its size (a failure's traceback was most of what a
+ * restart costs: pushfstring made and interned a string per piece). */
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
-  enum { HEAD = 10, TAIL = 11 };
+  enum { HEAD = 10, TAIL = 11, SMALL = 2048 };
   lua_Debug ar;
   int last = depth(L1); /* levels: level..last-1 */
+  char small[SMALL];
+  char *p = PUT_LIT(small, "stack traceback:");
   luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, "stack traceback:");
+  int big = 0; /* spilled into b */
   for (int i = level; i < last; i++) {
-    if (i == level + HEAD && last - i > TAIL + 1) {
-      lua_pushfstring(L, "\n\t...\t(skipping %d levels)", last - i - TAIL);
-      luaL_addvalue(&b);
-      i = last - TAIL - 1;
-      continue;
+    int skip = i == level + HEAD && last - i > TAIL + 1;
+    if (!skip) {
+      lua_getstack(L1, i, &ar);
+      lua_getinfo(L1, "Sln", &ar);
     }
-    lua_getstack(L1, i, &ar);
-    lua_getinfo(L1, "Sln", &ar);
-    add_level(&b, &ar);
+    size_t room = skip ? 64 : level_room(&ar);
+    if (!big && room > (size_t)(small + SMALL - p)) {
+      big = 1;
+      luaL_buffinit(L, &b);
+      luaL_addlstring(&b, small, (size_t)(p - small));
+    }
+    char *q0 = big ? luaL_prepbuffsize(&b, room) : p;
+    char *q = skip ? put_skip(q0, last - i - TAIL) : put_level(q0, &ar);
+    if (big)
+      luaL_addsize(&b, (size_t)(q - q0));
+    else
+      p = q;
+    if (skip) i = last - TAIL - 1;
   }
-  luaL_pushresult(&b);
+  if (big)
+    luaL_pushresult(&b);
+  else
+    push_text(L, small, (size_t)(p - small));
 }
 
 static int tolstring_p(lua_State *L) {
@@ -182,7 +226,19 @@ static void push_words(lua_State *L, int idx) {
   if (named != LUA_TNIL) lua_remove(L, -2);
 }
 
-int tend_error_handler(lua_State *L) {
+/* Does the string at idx have a __tostring (a script can give strings
+ * one)? key: index of the interned "__tostring" (lua_pushstring of a C
+ * literal can miss Lua's string cache and hash it again each time). */
+static int string_tostring(lua_State *L, int idx, int key) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_pushvalue(L, key);
+  int t = lua_rawget(L, -2);
+  lua_pop(L, 2);
+  return t != LUA_TNIL;
+}
+
+/* The message handler; upvalue 1: "__tostring". */
+static int error_handler(lua_State *L) {
   if (tend_error_is(L, 1)) {
     if (lua_getfield(L, 1, "traceback") == LUA_TNIL) {
       tend_traceback(L, L, 1);
@@ -191,7 +247,11 @@ int tend_error_handler(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  push_words(L, 1);
+  if (lua_type(L, 1) == LUA_TSTRING &&
+      !string_tostring(L, 1, lua_upvalueindex(1)))
+    lua_pushvalue(L, 1); /* error("..."): the message as it is */
+  else
+    push_words(L, 1);
   tend_error_new(L, "Error", "");
   lua_insert(L, -2);
   lua_setfield(L, -2, "message"); /* NUL bytes and all */
@@ -202,6 +262,11 @@ int tend_error_handler(lua_State *L) {
   tend_traceback(L, L, 1);
   lua_setfield(L, -2, "traceback");
   return 1;
+}
+
+void tend_error_push_handler(lua_State *L) {
+  lua_pushliteral(L, "__tostring");
+  lua_pushcclosure(L, error_handler, 1);
 }
 
 /* The string at the top, with each NUL byte written as \0 (replaced):

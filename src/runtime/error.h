@@ -1,7 +1,8 @@
 /* error: structured error values (DESIGN §3.2): a table {kind, message,
  * traceback, ...} with metatable "tend.Error" (whose methods the API layer
- * adds). Every error an actor raises passes through tend_error_handler, so
- * it has a kind and a traceback by the time its supervisor sees it. */
+ * adds). Every error an actor raises passes through the message handler
+ * (tend_error_push_handler), so it has a kind and a traceback by the time its
+ * supervisor sees it. */
 #ifndef TEND_ERROR_H
 #define TEND_ERROR_H
 
@@ -19,9 +20,9 @@ int tend_error_is(lua_State *L, int idx);
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
-/* Message handler for lua_pcall: turns any error into an error value with a
- * traceback. */
-int tend_error_handler(lua_State *L);
+/* Pushes the message handler for lua_pcall: it turns any error into an
+ * error value with a traceback. */
+void tend_error_push_handler(lua_State *L);
 /* Pushes an error of kind, message "prefix: <the error at idx>", that
  * keeps the error at idx as its cause (and its traceback). */
 void tend_error_wrap(lua_State *L, int idx, const char *kind,

@@ -22,9 +22,10 @@
 #include "runtime/watch.h"
 
 #define PUMP_JUMPS 256 /* virtual-clock jumps per loop iteration */
-#define PUMP_DUE 16     /* real-time turns per loop iteration for timers
-                           already due when the run queue drained (a
-                           zero backoff, ctx:after(0)): no poll between */
+#define PUMP_DUE                                      \
+  16 /* real-time turns per loop iteration for timers \
+        already due when the run queue drained (a     \
+        zero backoff, ctx:after(0)): no poll between */
 
 /* The Lua allocator: counts bytes so stats and benchmarks can see them. */
 static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {

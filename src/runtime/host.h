@@ -128,6 +128,7 @@ struct tend_host {
   int ctx_mt_ref;    /* the metatable tend.Ctx, 0 until the API made it */
   int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
   int error_mt_ref;  /* the metatable tend.Error, 0 until the API made it */
+  int traceback_ref; /* the last traceback text made (error.c), or 0 */
 
   /* The value store (value.c): slots 1..TEND_FAST_VALUES are the user
    * values of one userdata (values_fast_ref), the cheapest place the API

@@ -352,7 +352,7 @@ static int worker_loop(lua_State *L, tend_host *h) {
 static int worker_main(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_settop(L, 0);
-  lua_pushcfunction(L, tend_error_handler);          /* W_MSGH */
+  tend_error_push_handler(L);                        /* W_MSGH */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref); /* W_ANCHORS */
   tend_value_push_store(L, h);                       /* W_VALUES */
   return worker_loop(L, h);
