@@ -405,7 +405,7 @@ static int spawn_error(lua_State *L, const char *name, const char *what,
  * the kill signal, then up to 2 s after SIGKILL. */
 static void cover(tend_actor *a, double secs) {
   int64_t need = isinf(secs) ? INT64_MAX / 4 : tend_clock_ns(secs + 2.0);
-  if (a->shutdown_ns < need) a->shutdown_ns = need;
+  if (tend_actor_shutdown_ns(a) < need) tend_actor_set_shutdown_ns(a, need);
 }
 
 /* core.process_cover(ctx, seconds): the same for a simulated process. */

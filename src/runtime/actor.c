@@ -151,6 +151,19 @@ void tend_actor_push_ext(lua_State *L, const tend_actor *a, size_t field) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, *ref_field(a->ext, field));
 }
 
+int64_t tend_actor_shutdown_ns(const tend_actor *a) {
+  return a->ext && a->ext->shutdown_ns ? a->ext->shutdown_ns
+                                       : TEND_SHUTDOWN_NS;
+}
+
+int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
+  if (ns == tend_actor_shutdown_ns(a)) return 1;
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (x == NULL) return 0;
+  x->shutdown_ns = ns == TEND_SHUTDOWN_NS ? 0 : ns;
+  return 1;
+}
+
 void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
   tend_actor_ext *x = tend_actor_ext_get(a);
   if (x == NULL) {
@@ -200,7 +213,6 @@ tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
   a->kind = TEND_ENTITY_ACTOR;
   a->parent = parent;
   a->seq = ++h->next_seq;
-  a->shutdown_ns = tend_clock_ns(5.0);
   if (h->ctx_mt_ref) /* by its integer key (a name is hashed) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->ctx_mt_ref);
   else

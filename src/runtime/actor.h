@@ -211,6 +211,8 @@ typedef struct tend_actor_ext {
   int64_t childless_until;   /* spawned with a custom strategy: the end of
                                 its first second, until judged (advice.h);
                                 else 0 */
+  int64_t shutdown_ns;       /* time allowed for post_stop when not the
+                                default (TEND_SHUTDOWN_NS), else 0 */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -238,7 +240,6 @@ struct tend_actor {
   uint32_t wait_seq;      /* bumped at each wait; WAKE timers carry it */
   uint32_t sender_id;     /* sender of the message being processed */
   uint32_t sender_gen;
-  int64_t shutdown_ns;                     /* time allowed for post_stop */
   tend_actor *parent;                      /* supervisor; NULL for guardians */
   tend_actor *first_child, *last_child;    /* children in start order */
   tend_actor *prev_sibling, *next_sibling; /* within the parent's list */
@@ -250,6 +251,15 @@ struct tend_actor {
   tend_value wake_value; /* WOKEN by a reply: the reply (by a failed ask:
                             the AskFailed error), owned */
 };
+
+/* The time an actor's post_stop is allowed by default (5 s, Akka's
+ * coordinated-shutdown phase); INT64_MAX / 4 and above: no limit. */
+#define TEND_SHUTDOWN_NS ((int64_t)5000000000)
+/* The time allowed for a's post_stop. */
+int64_t tend_actor_shutdown_ns(const tend_actor *a);
+/* Sets it (kept in the ext unless it is the default); 0 when out of
+ * memory. */
+int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
 
 /* Creates an actor record under parent (anchored, with an id; nothing
  * else); pushes its userdata. Raises when ids run out. */

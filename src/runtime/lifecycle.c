@@ -26,7 +26,7 @@
 
 void tend_spawn_opts_init(tend_spawn_opts *o) {
   memset(o, 0, sizeof *o);
-  o->shutdown_ns = tend_clock_ns(5.0);
+  o->shutdown_ns = TEND_SHUTDOWN_NS;
   o->restart = TEND_TRANSIENT;
 }
 
@@ -101,7 +101,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   }
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
-  a->shutdown_ns = o->shutdown_ns;
+  tend_actor_set_shutdown_ns(a, o->shutdown_ns); /* no memory: the default */
   if (o->task)
     a->flags |= TEND_AF_TASK;
   else
@@ -225,8 +225,9 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
-    if (a->shutdown_ns < INT64_MAX / 4)
-      tend_timer_arm(L, h, TEND_TIMER_KILL, a, a->shutdown_ns, 0, 0);
+    int64_t allowed = tend_actor_shutdown_ns(a);
+    if (allowed < INT64_MAX / 4)
+      tend_timer_arm(L, h, TEND_TIMER_KILL, a, allowed, 0, 0);
     a->op = TEND_OP_POST_STOP;
     return 2;
   }
