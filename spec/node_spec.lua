@@ -308,6 +308,22 @@ function TestNode:test_a_peer_finds_a_global_name()
   lu.assertNil(tend.global.whereis("spec_main"))
 end
 
+-- A burst on one subscription is taken whole when the loop wakes for it,
+-- not a message per wake-up (nothing else wakes this loop for a second:
+-- taken one by one, the burst would take minutes).
+function TestNode:test_a_burst_on_one_subscription_is_taken_in_one_wake_up()
+  local raw = require("tend.core").nats_connect { url = url, name = "burst" }
+  local me, got = tend.self(), {}
+  raw:subscribe("spec.burst", function(data)
+    got[#got + 1] = tonumber(data)
+    if #got == 300 then me:send("all") end
+  end)
+  for i = 1, 300 do lu.assertTrue(raw:publish("spec.burst", tostring(i))) end -- after the
+  lu.assertEquals(next_msg(3), "all") -- subscription, on one connection: all, in order
+  for i = 1, 300 do lu.assertEquals(got[i], i) end
+  raw:close()
+end
+
 function TestNode:test_malformed_bytes_from_a_peer_are_dropped_never_a_crash()
   local name, p = peer()
   local echo = tend.spawn_on(name, "node_actors.echo")
