@@ -116,3 +116,62 @@ function TestErrors:test_post_stop_error_is_logged_and_the_actor_still_dies()
   H.stop_all(a)
   lu.assertFalse(tend.alive(a))
 end
+
+-- tend's global error() (a faster build of the position) says what Lua's
+-- own says: the position of the level asked for, none at level 0 or for a
+-- value that is not a string, NUL bytes kept, a bad level refused.
+function TestErrors:test_error_says_what_lua_error_says()
+  local line = debug.getinfo(1, "l").currentline
+  local function two() error("up two", 2) end
+  local _, e1 = pcall(error, "plain")
+  local _, e2 = pcall(function() error("here") end)
+  local _, e3 = pcall(function() two() end)
+  local _, e4 = pcall(function() error("none", 0) end)
+  local _, e5 = pcall(function() error({ code = 7 }) end)
+  local _, e6 = pcall(function() error("a\0b") end)
+  local ok7, e7 = pcall(error, "x", "z")
+  local _, e8 = pcall(function() error(42) end)
+  local src = debug.getinfo(1, "S").short_src
+  lu.assertEquals(e1, "plain") -- level 1 is pcall itself, a C function: no line
+  lu.assertEquals(e2, src .. ":" .. (line + 3) .. ": here")
+  lu.assertEquals(e3, src .. ":" .. (line + 4) .. ": up two")
+  lu.assertEquals(e4, "none")
+  lu.assertEquals(e5, { code = 7 })
+  lu.assertEquals(e6, src .. ":" .. (line + 7) .. ": a\0b")
+  lu.assertFalse(ok7)
+  lu.assertStrContains(e7, "bad argument #2 to 'error' (number expected, got string)")
+  lu.assertEquals(e8, 42) -- a number stays a number
+end
+
+-- A child that fails the same way again and again gets the same traceback
+-- (its text is reused); a failure elsewhere gets its own.
+function TestErrors:test_each_failure_has_the_traceback_of_where_it_failed()
+  local seen = {}
+  local function fail_a() error("in a") end
+  local function fail_b() error("in b") end
+  local sup = tend.spawn(function(ctx)
+    local c = ctx:spawn(function()
+      return function(m) if m == "a" then fail_a() else fail_b() end end
+    end)
+    return function(m) c:send(m) end
+  end, { supervisor = tend.one_for_one { max_retries = 100, decider = function(err)
+    seen[#seen + 1] = err
+    return "restart"
+  end } })
+  for _, m in ipairs { "a", "a", "b", "a" } do
+    sup:send(m)
+    H.settle()
+  end
+  lu.assertEquals(#seen, 4)
+  local line_a = debug.getinfo(fail_a, "S").linedefined
+  local line_b = debug.getinfo(fail_b, "S").linedefined
+  for i, which in ipairs { "a", "a", "b", "a" } do
+    local line = which == "a" and line_a or line_b
+    lu.assertStrContains(seen[i].message, "in " .. which)
+    lu.assertStrContains(seen[i].traceback, "errors_spec.lua:" .. line .. ": in upvalue 'fail_" .. which .. "'")
+  end
+  lu.assertEquals(seen[1].traceback, seen[2].traceback)
+  lu.assertNotEquals(seen[3].traceback, seen[1].traceback)
+  lu.assertEquals(seen[4].traceback, seen[1].traceback)
+  H.stop_all(sup)
+end
