@@ -152,8 +152,7 @@ void tend_actor_push_ext(lua_State *L, const tend_actor *a, size_t field) {
 }
 
 int64_t tend_actor_shutdown_ns(const tend_actor *a) {
-  return a->ext && a->ext->shutdown_ns ? a->ext->shutdown_ns
-                                       : TEND_SHUTDOWN_NS;
+  return a->ext && a->ext->shutdown_ns ? a->ext->shutdown_ns : TEND_SHUTDOWN_NS;
 }
 
 int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
