@@ -22,10 +22,6 @@
 #include "runtime/watch.h"
 
 #define PUMP_JUMPS 256 /* virtual-clock jumps per loop iteration */
-#define PUMP_DUE                                      \
-  16 /* real-time turns per loop iteration for timers \
-        already due when the run queue drained (a     \
-        zero backoff, ctx:after(0)): no poll between */
 
 /* The Lua allocator: counts bytes so stats and benchmarks can see them. */
 static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -94,19 +90,15 @@ void tend_host_turn(tend_host *h) {
 
 /* Fires due timers and runs actors (and the simulated nodes, when there
  * are); under the virtual clock, jumps to the next timer whenever no
- * actor can run; under the real one, takes a timer that is already due
- * at once (up to PUMP_DUE times) instead of after a poll. */
+ * actor can run. */
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
     tend_host_turn(h);
     if (h->sim) h->sim_step(h);
     int busy;
     int64_t next = next_due(h, &busy);
-    if (busy || next < 0) break;
-    if (!h->clock.is_virtual) {
-      if (jumps + 1 >= PUMP_DUE || next > tend_clock_now(&h->clock)) break;
-      continue;
-    }
+    if (busy) break;
+    if (!h->clock.is_virtual || next < 0) break;
     tend_clock_jump(&h->clock, next);
   }
   update_handles(h);
