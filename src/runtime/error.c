@@ -203,10 +203,7 @@ static void push_words(lua_State *L, int idx) {
   if (t == LUA_TSTRING || t == LUA_TNUMBER || t == LUA_TBOOLEAN ||
       t == LUA_TNIL || t == LUA_TNONE) {
     if (luaL_getmetafield(L, idx, "__tostring") == LUA_TNIL) {
-      if (t == LUA_TSTRING) /* error("..."): as it is */
-        lua_pushvalue(L, idx);
-      else
-        luaL_tolstring(L, idx, NULL);
+      luaL_tolstring(L, idx, NULL);
       return;
     }
     lua_pop(L, 1);
