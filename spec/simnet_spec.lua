@@ -156,6 +156,49 @@ function TestSimnet:test_refused_in_use_and_max_connections()
   H.stop_all(a, b, l, p0)
 end
 
+-- tend.tcp.listen spawns the listener, then binds; its caller can be
+-- preempted between the two, so the listener may start first. It must not
+-- bind a port of its own then (it did: port 0 gave it one, and the
+-- caller's bind of that same port failed with "address already in use");
+-- and when the caller's bind fails, nothing is left listening. The pause
+-- is made here where the caller looks up its transport (simnet.tcp).
+function TestSimnet:test_a_listener_that_starts_before_its_callers_bind()
+  local simnet = require "tend.simnet"
+  local tcp, pauses, me = simnet.tcp, 0, tend.self()
+  simnet.tcp = nil
+  setmetatable(simnet, { __index = function(_, k)
+    if k == "tcp" and tend.self() == me then
+      pauses = pauses + 1
+      tend.sleep(0.01)
+    end
+    return k == "tcp" and tcp or nil
+  end })
+  local ok, l = pcall(tend.tcp.listen, { host = "db", port = 0, handler = function()
+    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
+  end })
+  local ok2, taken = false, nil
+  if ok then
+    ok2, taken = pcall(tend.tcp.listen, { host = "db", port = tend.ask(l, "port"),
+      handler = function() end })
+  end
+  setmetatable(simnet, nil)
+  simnet.tcp = tcp
+  lu.assertTrue(ok, tostring(type(l) == "table" and l.message or l))
+  lu.assertEquals(pauses, 2)
+  lu.assertFalse(ok2)
+  lu.assertEquals(taken.reason, "address already in use")
+  local port = tend.ask(l, "port")
+  lu.assertEquals(tend.ask(l, "refused"), 0)
+  lu.assertEquals(#tend.children("/user"), 2) -- the runner and l: none stray
+  local c = tend.tcp.connect({ host = "db", port = port })
+  tend.tcp.write(c, "hi")
+  lu.assertEquals(next_msg().data, "hi")
+  H.stop_all(c, l)
+  -- the port is free again: nothing else bound it
+  local again = tend.tcp.listen({ host = "db", port = port, handler = function() end })
+  H.stop_all(again)
+end
+
 function TestSimnet:test_an_owners_death_closes_its_connection()
   local seen = {}
   local l, port = echo_server("db", { handler = function()

@@ -143,23 +143,27 @@ local function connection(S, peer, spec)
   end
 end
 
--- The listener's factory; `first` is a listening socket made before the
--- actor started (tend.tcp.listen binds in its caller, so a taken port is
--- the caller's error); a restart listens again on the same port.
-local function listener(spec, first)
+-- The listener's factory. `handoff` (tend.tcp.listen only) carries the
+-- socket its caller binds (so a taken port is the caller's error): the
+-- first start takes that socket, and never binds one itself, since it can
+-- start before the caller has bound (the caller, spawn then bind, can be
+-- preempted between the two). Every other start (a restart, each start of
+-- tend.tcp.server) listens again on the port.
+local function listener(spec, handoff)
   return function(ctx)
-    local lst = first
-    first = nil
-    if lst == nil then
-      lst = transport().listen({ host = spec.host, port = spec.port,
+    local own, given = nil, handoff
+    handoff = nil
+    if given == nil then
+      own = transport().listen({ host = spec.host, port = spec.port,
         backlog = spec.backlog, max_connections = spec.max_connections,
         listener = ctx.self })
-      spec.port = lst:port()
+      spec.port = own:port()
     end
+    local function lst() return own or given.lst end
     return {
       receive = function(_, msg, c)
-        if msg == "port" then c:reply(lst:port()) return end
-        if msg == "refused" then c:reply(lst:refused()) return end
+        if msg == "port" then c:reply(lst():port()) return end
+        if msg == "refused" then c:reply(lst():refused()) return end
         if msg == "connections" then c:reply(#c:children()) return end
         if type(msg) == "table" and msg.tend == "accept" then
           c:spawn(connection(msg.socket, msg.peer, spec), { restart = "temporary" })
@@ -167,7 +171,11 @@ local function listener(spec, first)
         end
         return core.unhandled
       end,
-      post_stop = function() lst:close() end,
+      post_stop = function()
+        if own then own:close() return end
+        given.stopped = true -- a socket bound after this is closed by its caller
+        if given.lst then given.lst:close() end
+      end,
     }
   end
 end
@@ -181,10 +189,8 @@ end
 -- the caller (or of /user for a task such as the main chunk).
 function M.listen(opts, spawn_opts)
   local spec = checked(check_listen, opts, "tend.tcp.listen")
-  local pending = {}
-  local ref = core.tcp_spawn(function(ctx)
-    return listener(spec, pending.lst)(ctx)
-  end, spawn_opts, "tend.tcp.listen")
+  local handoff = {}
+  local ref = core.tcp_spawn(listener(spec, handoff), spawn_opts, "tend.tcp.listen")
   local ok, lst = pcall(transport().listen, { host = spec.host, port = spec.port,
     backlog = spec.backlog, max_connections = spec.max_connections, listener = ref })
   if not ok then
@@ -192,8 +198,9 @@ function M.listen(opts, spawn_opts)
     if type(lst) == "table" then lst.where = nil end
     error(lst, 2)
   end
-  pending.lst = lst
-  spec.port = lst:port()
+  spec.port = lst:port() -- where a restart listens again
+  handoff.lst = lst
+  if handoff.stopped then lst:close() end
   return ref
 end
 
