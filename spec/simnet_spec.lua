@@ -199,6 +199,30 @@ function TestSimnet:test_a_listener_that_starts_before_its_callers_bind()
   H.stop_all(again)
 end
 
+-- The listener stopped while its caller was still binding: the caller
+-- closes what it bound, so the port is free.
+function TestSimnet:test_a_listener_stopped_before_its_callers_bind()
+  local simnet = require "tend.simnet"
+  local tcp, me = simnet.tcp, tend.self()
+  simnet.tcp = nil
+  setmetatable(simnet, { __index = function(_, k)
+    if k == "tcp" and tend.self() == me then
+      for _, row in ipairs(tend.children("/user")) do
+        if row.ref ~= me then tend.stop(row.ref) end
+      end
+      tend.sleep(0.01)
+    end
+    return k == "tcp" and tcp or nil
+  end })
+  local ok, l = pcall(tend.tcp.listen, { host = "db", port = 7000, handler = function() end })
+  setmetatable(simnet, nil)
+  simnet.tcp = tcp
+  lu.assertTrue(ok, tostring(type(l) == "table" and l.message or l))
+  lu.assertFalse(tend.alive(l))
+  local again = tend.tcp.listen({ host = "db", port = 7000, handler = function() end })
+  H.stop_all(again)
+end
+
 function TestSimnet:test_an_owners_death_closes_its_connection()
   local seen = {}
   local l, port = echo_server("db", { handler = function()
