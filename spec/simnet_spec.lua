@@ -156,37 +156,45 @@ function TestSimnet:test_refused_in_use_and_max_connections()
   H.stop_all(a, b, l, p0)
 end
 
--- tend.tcp.listen spawns the listener, then binds; its caller can be
--- preempted between the two, so the listener may start first. It must not
--- bind a port of its own then (it did: port 0 gave it one, and the
--- caller's bind of that same port failed with "address already in use");
--- and when the caller's bind fails, nothing is left listening. The pause
--- is made here where the caller looks up its transport (simnet.tcp).
-function TestSimnet:test_a_listener_that_starts_before_its_callers_bind()
+-- Runs body() with a pause in the running task where tend.tcp looks up
+-- its transport (between its spawn of a listener and its bind): at each
+-- lookup, on_pause() runs, then the task sleeps 10 ms so others run.
+-- Returns body's pcall results and the number of pauses.
+local function with_pause_before_bind(on_pause, body)
   local simnet = require "tend.simnet"
   local tcp, pauses, me = simnet.tcp, 0, tend.self()
   simnet.tcp = nil
   setmetatable(simnet, { __index = function(_, k)
     if k == "tcp" and tend.self() == me then
       pauses = pauses + 1
+      on_pause()
       tend.sleep(0.01)
     end
     return k == "tcp" and tcp or nil
   end })
-  local ok, l = pcall(tend.tcp.listen, { host = "db", port = 0, handler = function()
-    return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
-  end })
-  local ok2, taken = false, nil
-  if ok then
-    ok2, taken = pcall(tend.tcp.listen, { host = "db", port = tend.ask(l, "port"),
-      handler = function() end })
-  end
+  local ok, a, b = pcall(body)
   setmetatable(simnet, nil)
   simnet.tcp = tcp
+  return pauses, ok, a, b
+end
+
+-- tend.tcp.listen spawns the listener, then binds; its caller can be
+-- preempted between the two, so the listener may start first. It must not
+-- bind a port of its own then (it did: port 0 gave it one, and the
+-- caller's bind of that same port failed with "address already in use");
+-- and when the caller's bind fails, nothing is left listening.
+function TestSimnet:test_a_listener_that_starts_before_its_callers_bind()
+  local pauses, ok, l, taken = with_pause_before_bind(function() end, function()
+    local l = tend.tcp.listen({ host = "db", port = 0, handler = function()
+      return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data) end end
+    end })
+    local _, err = pcall(tend.tcp.listen, { host = "db", port = tend.ask(l, "port"),
+      handler = function() end })
+    return l, err
+  end)
   lu.assertTrue(ok, tostring(type(l) == "table" and l.message or l))
   lu.assertEquals(pauses, 2)
-  lu.assertFalse(ok2)
-  lu.assertEquals(taken.reason, "address already in use")
+  lu.assertEquals({ taken.kind, taken.reason }, { "ListenError", "address already in use" })
   local port = tend.ask(l, "port")
   lu.assertEquals(tend.ask(l, "refused"), 0)
   lu.assertEquals(#tend.children("/user"), 2) -- the runner and l: none stray
@@ -202,21 +210,14 @@ end
 -- The listener stopped while its caller was still binding: the caller
 -- closes what it bound, so the port is free.
 function TestSimnet:test_a_listener_stopped_before_its_callers_bind()
-  local simnet = require "tend.simnet"
-  local tcp, me = simnet.tcp, tend.self()
-  simnet.tcp = nil
-  setmetatable(simnet, { __index = function(_, k)
-    if k == "tcp" and tend.self() == me then
-      for _, row in ipairs(tend.children("/user")) do
-        if row.ref ~= me then tend.stop(row.ref) end
-      end
-      tend.sleep(0.01)
+  local me = tend.self()
+  local _, ok, l = with_pause_before_bind(function()
+    for _, row in ipairs(tend.children("/user")) do
+      if row.ref ~= me then tend.stop(row.ref) end
     end
-    return k == "tcp" and tcp or nil
-  end })
-  local ok, l = pcall(tend.tcp.listen, { host = "db", port = 7000, handler = function() end })
-  setmetatable(simnet, nil)
-  simnet.tcp = tcp
+  end, function()
+    return tend.tcp.listen({ host = "db", port = 7000, handler = function() end })
+  end)
   lu.assertTrue(ok, tostring(type(l) == "table" and l.message or l))
   lu.assertFalse(tend.alive(l))
   local again = tend.tcp.listen({ host = "db", port = 7000, handler = function() end })
