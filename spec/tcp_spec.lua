@@ -425,3 +425,48 @@ function TestTcp:test_a_connection_can_be_watched()
   lu.assertEquals(got, { "closed:closed", "terminated:normal" })
   H.stop_all(l)
 end
+
+-- tend.tcp.server is the listener as a factory, for a supervisor's child:
+-- a restart listens again on the same port (port 0: the one it got first);
+-- the connections of the old incarnation end (its children stop).
+function TestTcp:test_a_server_child_restarts_on_the_same_port()
+  local sup = tend.spawn(function(ctx)
+    local l = ctx:spawn(tend.tcp.server({ port = 0, handler = function()
+      return function(msg, c) if msg.tend == "data" then c:write(msg.data) end end
+    end }), { name = "srv" })
+    return function(msg, c) if msg == "l" then c:reply(l) end end
+  end)
+  local l = tend.ask(sup, "l")
+  local port = tend.ask(l, "port")
+  local a = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(a, "one")
+  lu.assertEquals(next_msg().data, "one")
+  tend.chaos.crash(l)
+  local m, from = tend.receive(5)
+  lu.assertEquals({ m.tend, m.reason, from }, { "closed", "eof", a })
+  lu.assertEquals(tend.ask(l, "port"), port)
+  lu.assertEquals(tend.inspect(l).restarts, 1)
+  local b = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  tend.tcp.write(b, "two")
+  lu.assertEquals(next_msg().data, "two")
+  H.stop_all(b, sup)
+end
+
+-- A server whose port is taken fails to start: the reason its watcher
+-- gets is the InitError of the ListenError, and nothing else listens.
+function TestTcp:test_a_server_on_a_taken_port_is_an_InitError()
+  local l = tend.tcp.listen({ port = 0, handler = function() end })
+  local port = tend.ask(l, "port")
+  local me = tend.self()
+  local sup = tend.spawn(function(ctx)
+    ctx:watch(ctx:spawn(tend.tcp.server({ port = port, handler = function() end }),
+      { restart = "temporary" }))
+    return function(msg) if msg.tend == "terminated" then me:send(msg.reason) end end
+  end)
+  local reason = next_msg()
+  lu.assertEquals(reason.kind, "InitError")
+  lu.assertStrContains(tostring(reason), "ListenError: tend.tcp.listen: 127.0.0.1:" .. port
+    .. ": address already in use")
+  lu.assertEquals(#tend.children(sup), 0)
+  H.stop_all(sup, l)
+end
