@@ -284,3 +284,33 @@ tend.sleep(1)
 tend.stop(late)
 ]], { "[2.000] warn  /user/late: " .. WARNING, "[3.000] warn  /user/quiet: " .. WARNING })
 end
+
+-- tend.log and ctx:log: `[time] level path: text` on stderr, formatted as
+-- string.format does, for the level given and those above it only; the
+-- path is the running actor's. A level that is none is an error naming it.
+function TestLogs:test_tend_log_and_ctx_log_write_lines_at_their_level()
+  local path = H.script([[
+local tend = require "tend"
+tend.log("info", "x %d %s", 3, "y")
+tend.log("debug", "hidden")
+local a = tend.spawn(function(ctx) ctx:log("warn", "from %s", "a") return function() end end, { name = "a" })
+tend.sleep(1.5)
+tend.stop(a)
+tend.log("error", 42)
+local ok, err = pcall(tend.log, "loud", "x")
+print(ok, err)
+]])
+  local out, err, code = H.run { "--virtual-time", "--seed", "1", "--log-level", "info", path }
+  os.remove(path)
+  lu.assertEquals(code, 0, err)
+  lu.assertEquals(out, "false\ttend.log: level: expected error, warn, info or debug, got loud\n")
+  local lines = {}
+  for line in err:gmatch("[^\n]+") do
+    if not line:find(" debug ", 1, true) then lines[#lines + 1] = line end
+  end
+  lu.assertEquals(lines, {
+    "[0.000] info  /user/main: x 3 y",
+    "[0.000] warn  /user/a: from a",
+    "[1.500] error /user/main: 42",
+  })
+end

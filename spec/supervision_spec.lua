@@ -567,3 +567,34 @@ function TestSupervision:test_decider_table_matches_the_kind_a_factory_raised()
   lu.assertEquals(#tend.ask(sup, "children"), 1)
   H.stop_all(sup)
 end
+
+-- tend.default_strategy is the strategy an actor without `children` uses:
+-- shown as the README says, InitError stops a child, anything else restarts
+-- it without limit.
+function TestSupervision:test_the_default_strategy_is_what_a_plain_actor_uses()
+  lu.assertEquals(tostring(tend.default_strategy), "one_for_one: restarts without limit; "
+    .. "directives apply to the child; decider: InitError, Killed, DeathPact -> stop, "
+    .. "anything else -> restart")
+  local starts = 0
+  local parent = tend.spawn(function(ctx)
+    local c = ctx:spawn(function()
+      starts = starts + 1
+      return function() error("again") end
+    end, { name = "c" })
+    local bad = ctx:spawn(function() error("no start") end, { name = "bad" })
+    return function(msg, cx) if msg == "refs" then cx:reply({ c, bad }) end end
+  end)
+  local refs = tend.ask(parent, "refs")
+  for _ = 1, 25 do refs[1]:send("x") tend.sleep(0.001) end
+  lu.assertEquals(starts, 26)
+  lu.assertEquals(tend.inspect(refs[1]).restarts, 25)
+  lu.assertFalse(tend.alive(refs[2]))
+  H.stop_all(parent)
+end
+
+-- tend.version is the version `tend --version` prints.
+function TestSupervision:test_tend_version_is_the_cli_version()
+  local out = H.run({ "--version" })
+  lu.assertEquals(out:match("^tend (%S+) "), tend.version)
+  lu.assertStrMatches(tend.version, "%d+%.%d+%.%d+")
+end

@@ -100,3 +100,17 @@ p:stop()
   lu.assertEquals(out, "real\ntrue\nnormal\n")
   os.remove(path)
 end
+
+-- tend.testkit.within(min, max, fn): fn's results when the virtual time it
+-- took is in [min, max]; otherwise an error saying how long it took.
+function TestProbe:test_within_checks_the_virtual_time_fn_took()
+  local within = require("tend.testkit").within
+  local a, b = within(0.5, 1, function() tend.sleep(0.75) return "done", 2 end)
+  lu.assertEquals({ a, b }, { "done", 2 })
+  local ok, err = pcall(within, 0, 0.2, function() tend.sleep(0.3) end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "within: took 0.300000 s, expected between 0 and 0.2 s")
+  ok, err = pcall(within, 1, 2, function() end)
+  lu.assertStrContains(err, "within: took 0.000000 s, expected between 1 and 2 s")
+  lu.assertEquals(tend.testkit.within, within)
+end
