@@ -143,6 +143,12 @@ local function connection(S, peer, spec)
   end
 end
 
+-- A listening socket on spec's host and port, its accepts sent to owner.
+local function bind(spec, owner)
+  return transport().listen({ host = spec.host, port = spec.port,
+    backlog = spec.backlog, max_connections = spec.max_connections, listener = owner })
+end
+
 -- The listener's factory. `handoff` (tend.tcp.listen only) carries the
 -- socket its caller binds (so a taken port is the caller's error): the
 -- first start takes that socket, and never binds one itself, since it can
@@ -154,9 +160,7 @@ local function listener(spec, handoff)
     local own, given = nil, handoff
     handoff = nil
     if given == nil then
-      own = transport().listen({ host = spec.host, port = spec.port,
-        backlog = spec.backlog, max_connections = spec.max_connections,
-        listener = ctx.self })
+      own = bind(spec, ctx.self)
       spec.port = own:port()
     end
     local function lst() return own or given.lst end
@@ -191,8 +195,7 @@ function M.listen(opts, spawn_opts)
   local spec = checked(check_listen, opts, "tend.tcp.listen")
   local handoff = {}
   local ref = core.tcp_spawn(listener(spec, handoff), spawn_opts, "tend.tcp.listen")
-  local ok, lst = pcall(transport().listen, { host = spec.host, port = spec.port,
-    backlog = spec.backlog, max_connections = spec.max_connections, listener = ref })
+  local ok, lst = pcall(bind, spec, ref)
   if not ok then
     core.stop(ref)
     if type(lst) == "table" then lst.where = nil end
