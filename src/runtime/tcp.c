@@ -443,9 +443,9 @@ typedef struct write_req {
 
 static void on_write(uv_write_t *req, int status) {
   tend_sock *s = req->data;
+  tcp_state *st = s->st;
   free(req);
   s->pending--;
-  tend_tcp_poke(s->st);
   if (status < 0 && status != UV_ECANCELED && s->phase == TCP_OPEN) {
     tend_tcp_end(s,
                  status == UV_ECONNRESET || status == UV_EPIPE
@@ -458,6 +458,7 @@ static void on_write(uv_write_t *req, int status) {
     tend_tcp_resolve(s, 1);
   }
   tend_tcp_free_if_unused(s);
+  tend_tcp_poke(st); /* after the writer is woken: it runs at once */
 }
 
 int tend_tcp_write(tend_sock *s, const char *data, size_t n) {

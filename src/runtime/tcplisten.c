@@ -281,22 +281,21 @@ static void connect_failed(tend_sock *s, const char *why, int status) {
   tend_tcp_drop(s); /* resolves the wait with 0 */
 }
 
+/* The poke comes after the wait is resolved: a poke before it would see
+ * no actor runnable, and the caller would sleep until its timeout. */
 static void on_connected(uv_connect_t *req, int status) {
   tend_sock *s = req->data;
+  tcp_state *st = s->st;
   s->pending--;
-  tend_tcp_poke(s->st);
   connect_done(s);
-  if (s->phase != TCP_CONNECTING) { /* abandoned meanwhile */
-    tend_tcp_free_if_unused(s);
-    return;
-  }
-  if (status < 0) {
-    connect_failed(s, NULL, status);
-  } else {
+  if (s->phase == TCP_CONNECTING && status < 0) {
+    connect_failed(s, NULL, status); /* the wait resolved with 0 */
+  } else if (s->phase == TCP_CONNECTING) {
     s->phase = TCP_OPEN;
     tend_tcp_resolve(s, 1);
-  }
+  } /* else abandoned meanwhile */
   tend_tcp_free_if_unused(s);
+  tend_tcp_poke(st);
 }
 
 static int start_connect(tend_sock *s, const struct sockaddr *sa) {
@@ -309,30 +308,27 @@ static int start_connect(tend_sock *s, const struct sockaddr *sa) {
 static void on_resolved(uv_getaddrinfo_t *req, int status,
                         struct addrinfo *res) {
   tend_sock *s = req->data;
+  tcp_state *st = s->st;
   s->pending--;
-  tend_tcp_poke(s->st);
   if (s->conn) s->conn->resolving = 0;
   if (s->phase != TCP_CONNECTING || s->conn == NULL) { /* abandoned */
     uv_freeaddrinfo(res);
     connect_done(s);
-    tend_tcp_free_if_unused(s);
-    return;
-  }
-  if (status < 0 || res == NULL) {
+  } else if (status < 0 || res == NULL) {
     uv_freeaddrinfo(res);
     connect_done(s);
     connect_failed(s, resolve_error(status), status);
-    tend_tcp_free_if_unused(s);
-    return;
-  }
-  set_port(res->ai_addr, s->conn->port);
-  int r = start_connect(s, res->ai_addr);
-  uv_freeaddrinfo(res);
-  if (r != 0) {
-    connect_done(s);
-    connect_failed(s, NULL, r);
+  } else {
+    set_port(res->ai_addr, s->conn->port);
+    int r = start_connect(s, res->ai_addr);
+    uv_freeaddrinfo(res);
+    if (r != 0) {
+      connect_done(s);
+      connect_failed(s, NULL, r);
+    }
   }
   tend_tcp_free_if_unused(s);
+  tend_tcp_poke(st); /* after the wait is resolved (see on_connected) */
 }
 
 tend_sock *tend_tcp_connect(lua_State *L, tend_host *h, tend_actor *a,
