@@ -342,6 +342,66 @@ function TestHttp:test_max_body_and_the_header_bound()
   tend.stop(l)
 end
 
+-- A server that answers each request and resets the connection at once,
+-- without "Connection: close" (curl keeps it for the next call): each next
+-- call reads its answer or goes on a fresh connection, as curl's tool
+-- does, never "select/poll returned error".
+function TestHttp:test_a_connection_the_server_reset_after_its_answer_is_not_an_error()
+  local served = 0
+  local l = tend.tcp.listen({ port = 0, framing = "raw", handler = function()
+    local buf = ""
+    return function(msg, ctx)
+      if msg.tend ~= "data" then return end
+      buf = buf .. msg.data
+      if not buf:find("\r\n\r\n", 1, true) then return end
+      served = served + 1
+      ctx:write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      tend.chaos.reset(ctx.self)
+    end
+  end })
+  local port = tend.ask(l, "port")
+  local bodies = {}
+  for i = 1, 20 do
+    local ok, r = pcall(tend.http.get, url(port, "/" .. i))
+    bodies[i] = ok and r.body or tostring(r)
+  end
+  local want = {}
+  for i = 1, 20 do want[i] = "ok" end
+  lu.assertEquals(bodies, want)
+  lu.assertEquals(served, 20)
+  tend.stop(l)
+end
+
+-- A reset in the middle of the body and a header line of 4 MiB: each
+-- failure says what happened.
+function TestHttp:test_a_reset_mid_body_and_a_giant_header_line_say_what_happened()
+  local l = tend.tcp.listen({ port = 0, framing = "raw", handler = function()
+    local buf = ""
+    return function(msg, ctx)
+      if msg.tend ~= "data" then return end
+      buf = buf .. msg.data
+      if not buf:find("\r\n\r\n", 1, true) then return end
+      if buf:match("^GET /reset ") then
+        ctx:write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" .. string.rep("x", 5000))
+        tend.sleep(0.05)
+        tend.chaos.reset(ctx.self)
+      else
+        ctx:write("HTTP/1.1 200 OK\r\nX-Big: " .. string.rep("h", 4 << 20)
+          .. "\r\nContent-Length: 0\r\n\r\n")
+        ctx:close()
+      end
+    end
+  end })
+  local port = tend.ask(l, "port")
+  local ok, e = pcall(tend.http.get, url(port, "/reset"))
+  lu.assertFalse(ok)
+  lu.assertEquals({ e.kind, e.reason }, { "HttpError", "Recv failure: Connection reset by peer" })
+  ok, e = pcall(tend.http.get, url(port, "/big"))
+  lu.assertFalse(ok)
+  lu.assertEquals({ e.kind, e.reason }, { "HttpError", "response headers over their bound (256 lines, 64 KiB)" })
+  tend.stop(l)
+end
+
 -- (The timeout is long: OpenSSL's first handshake, under valgrind on a
 -- loaded machine, took more than 5 s.)
 function TestHttp:test_https_to_a_plain_server_is_a_tls_error()

@@ -36,6 +36,7 @@ typedef struct tend_http_state {
 struct http_sock {
   uv_poll_t poll;         /* first: the handle's memory is the record's */
   curl_socket_t fd;       /* curl's socket */
+  int events;             /* what curl asked to watch (UV_READABLE...) */
   http_state *st;         /* or NULL once the client is shut down */
   http_sock *prev, *next; /* st->socks */
 };
@@ -57,6 +58,7 @@ struct tend_http_req {
   char *head; /* header lines of the last response */
   size_t head_len, head_cap;
   int head_lines;    /* their number */
+  int head_done;     /* 1: the blank line that ends them came */
   const char *over;  /* the bound passed, or NULL */
   const char *error; /* why it failed, or NULL */
   char errbuf[CURL_ERROR_SIZE];
@@ -112,11 +114,25 @@ static void wake_owner(tend_host *h, tend_http_req *r) {
   tend_host_poke(h);
 }
 
+#define HEADERS_OVER "response headers over their bound (256 lines, 64 KiB)"
+
+/* Did curl give up on a header line over its own bound (100 KiB in curl
+ * 7, "Out of memory"; CURLE_TOO_LARGE since 8.6)? Only while the headers
+ * are not complete, where it is the one allocation that large. */
+static int headers_too_large(CURLcode result) {
+#if LIBCURL_VERSION_NUM >= 0x080600
+  if (result == CURLE_TOO_LARGE) return 1;
+#endif
+  return result == CURLE_OUT_OF_MEMORY;
+}
+
 /* curl finished r with result. */
 static void finish(http_state *st, tend_http_req *r, CURLcode result) {
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
   if (r->over)
     r->error = r->over;
+  else if (!r->head_done && headers_too_large(result))
+    r->error = HEADERS_OVER; /* a line over curl's own bound */
   else if (result != CURLE_OK)
     r->error = r->errbuf[0] ? r->errbuf : curl_easy_strerror(result);
   size_t n = strlen(r->errbuf); /* curl ends some texts with a newline */
@@ -141,19 +157,25 @@ static void check_done(http_state *st) {
 /* ------------------------------------------------------------ curl's sockets
  * and timer */
 
+/* An error on the socket (libuv says so on POLLERR, e.g. a peer's RST,
+ * and stops the handle) is passed to curl as the readiness it waited for,
+ * not as CURL_CSELECT_ERR: curl then reads or writes, gets the response
+ * still queued or the OS's error ("Connection reset by peer"), and retries
+ * a request on a fresh connection when a reused one was dead, as curl's
+ * own tool does. The handle is started again while curl still wants the
+ * socket. */
 static void on_poll(uv_poll_t *handle, int status, int events) {
   http_sock *s = (http_sock *)handle;
   http_state *st = s->st;
   if (st == NULL) return;
+  if (status < 0) events = s->events;
   int flags = 0;
-  if (status < 0)
-    flags = CURL_CSELECT_ERR;
-  else {
-    if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
-    if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
-  }
+  if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
+  if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
   int running;
   curl_multi_socket_action(st->multi, s->fd, flags, &running);
+  if (status < 0 && s->st && !uv_is_active((uv_handle_t *)&s->poll))
+    uv_poll_start(&s->poll, s->events, on_poll); /* still curl's */
   check_done(st);
 }
 
@@ -205,6 +227,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
   int events = 0;
   if (what == CURL_POLL_IN || what == CURL_POLL_INOUT) events |= UV_READABLE;
   if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT) events |= UV_WRITABLE;
+  s->events = events;
   uv_poll_start(&s->poll, events, on_poll);
   return 0;
 }
@@ -328,12 +351,18 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud) {
   if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
     r->head_len = 0;
     r->head_lines = 0;
+    r->head_done = 0;
     r->body_len = 0;
+    return n;
+  }
+  if ((n == 2 && line[0] == '\r' && line[1] == '\n') ||
+      (n == 1 && line[0] == '\n')) {
+    r->head_done = 1; /* the end of this response's headers */
     return n;
   }
   if (r->head_len + n > TEND_HTTP_MAX_HEADER_BYTES ||
       r->head_lines >= TEND_HTTP_MAX_HEADERS) {
-    r->over = "response headers over their bound (256 lines, 64 KiB)";
+    r->over = HEADERS_OVER;
     return 0;
   }
   if (r->head_len + n > r->head_cap) {
