@@ -111,6 +111,34 @@ function TestSimnet:test_a_partition_stalls_until_the_repair()
   H.stop_all(c, other, late, l)
 end
 
+-- As on real sockets: the peer's end (its EOF) delivers its last line
+-- without a newline, then closed "eof"; the handler can still write while
+-- it handles them, until it stops (then the connection closes).
+function TestSimnet:test_input_ended_leaves_the_handler_able_to_write()
+  local seen = {}
+  local l, port = echo_server("db", { handler = function()
+    return function(msg, ctx)
+      if msg.tend == "data" then
+        seen[#seen + 1] = "data " .. msg.data
+      else
+        seen[#seen + 1] = "closed " .. msg.reason
+      end
+      seen[#seen + 1] = "write " .. tostring(ctx:write("answer")) .. string.format("@%.2f", tend.now())
+    end
+  end })
+  tend.chaos.latency("web", "db", 0.25)
+  local c = tend.tcp.connect({ host = "db", port = port, from = "web", framing = "raw" })
+  local t0 = tend.now()
+  tend.tcp.write(c, "GET x") -- no newline
+  tend.tcp.close(c)
+  lu.assertEquals(next_msg().reason, "closed")
+  tend.sleep(1)
+  local at = string.format("@%.2f", t0 + 0.25)
+  lu.assertEquals(seen, { "data GET x", "write true" .. at, "closed eof", "write true" .. at })
+  lu.assertEquals(tend.ask(l, "connections"), 0)
+  H.stop_all(l)
+end
+
 function TestSimnet:test_hold_keeps_everything_until_release()
   local l, port = echo_server("db")
   local c = tend.tcp.connect({ host = "db", port = port, from = "web" })

@@ -105,6 +105,44 @@ function TestTcp:test_the_server_closing_tells_the_client_eof_and_the_handler_st
   H.stop_all(l)
 end
 
+-- A peer that sends its last line without a newline and then shuts down
+-- its sending side (`printf 'GET x' | nc -N`) gets its answer: the FIN
+-- delivers the line, then closed "eof" (input ended), and the handler can
+-- still write, while it handles them, until it stops; then the peer sees
+-- the end. The client is a real one (perl: connect, send, shutdown(1),
+-- read to the end).
+local HALF_CLOSE_CLIENT = [[
+use IO::Socket::INET;
+my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $ARGV[0]) or die "connect: $!";
+print $s "GET x";
+shutdown($s, 1) or die "shutdown: $!";
+local $/;
+my $got = <$s>;
+print defined $got ? $got : "";
+]]
+
+function TestTcp:test_a_half_closed_peer_gets_its_answer_after_its_last_line()
+  local seen = {}
+  local l = tend.tcp.listen({ port = 0, handler = function()
+    return function(msg, ctx)
+      if msg.tend == "data" then
+        seen[#seen + 1] = "data " .. msg.data
+        seen[#seen + 1] = "write " .. tostring(ctx:write("answer to " .. msg.data))
+      elseif msg.tend == "closed" then
+        seen[#seen + 1] = "closed " .. msg.reason
+        seen[#seen + 1] = "write " .. tostring(ctx:write("bye")) -- input ended: still writable
+      end
+    end
+  end })
+  local port = tend.ask(l, "port")
+  local r = tend.process.run({ "perl", "-e", HALF_CLOSE_CLIENT, tostring(port) }, { timeout = 20 })
+  lu.assertEquals(r.stderr, "")
+  lu.assertEquals(r.stdout, "answer to GET x\nbye\n")
+  lu.assertEquals(seen, { "data GET x", "write true", "closed eof", "write true" })
+  lu.assertTrue(eventually(function() return tend.ask(l, "connections") == 0 end))
+  H.stop_all(l)
+end
+
 function TestTcp:test_length_framing_keeps_binary_frames_whole()
   local l = tend.tcp.listen({ port = 0, framing = "length", max_line = 1 << 20, handler = function()
     return function(msg, ctx) if msg.tend == "data" then ctx:write(#msg.data .. ":" .. msg.data) end end

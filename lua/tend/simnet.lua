@@ -134,7 +134,16 @@ local function frames_of(s, data, out)
   return true
 end
 
--- The end of s: its reader told, its owner ended (as the real transport).
+-- Its reader told { tend = "closed", reason }, its owner ended (a
+-- PoisonPill when it reads, else the done token), as the real transport.
+local function tell_end(s, reason)
+  if s.to and core.alive(s.to) then s.to:tell({ tend = "closed", reason = reason }, s.owner) end
+  if s.owner and s.to and core.alive(s.owner) then
+    if s.owner == s.to then core.poison(s.owner) else s.owner:tell(s) end
+  end
+end
+
+-- The end of s (told unless its input ended before: it was told then).
 local function finish(s, reason)
   if s.done then return end
   s.done = true
@@ -142,25 +151,23 @@ local function finish(s, reason)
     s.lst.live = s.lst.live - 1
     s.lst = nil
   end
-  if s.to and core.alive(s.to) then s.to:tell({ tend = "closed", reason = reason }, s.owner) end
-  if s.owner and s.to and core.alive(s.owner) then
-    if s.owner == s.to then core.poison(s.owner) else s.owner:tell(s) end
-  end
+  if not s.input_ended then tell_end(s, reason) end
 end
 
 -- Bytes (or EOF) reached s.
 local function arrive(s, bytes)
-  if s.done then return end
+  if s.done or s.input_ended then return end
   if not s.to then
     s.early[#s.early + 1] = bytes
     return
   end
-  if bytes == EOF then
+  if bytes == EOF then -- input ended: told, but writable until it closes
     if s.framing == "line" and #s.buf > 0 then
       s.to:tell({ tend = "data", data = (s.buf:gsub("\r$", "")) }, s.owner)
       s.buf = ""
     end
-    return finish(s, "eof")
+    s.input_ended = true
+    return tell_end(s, "eof")
   end
   local out = {}
   local ok = frames_of(s, bytes, out)

@@ -134,9 +134,14 @@ void tend_tcp_resolve(tend_sock *s, int code) {
   tend_promise_resolve(h->L, h, pr, v);
 }
 
+/* Can s still be written? (open, or its input ended) */
+static int writable(const tend_sock *s) {
+  return s->phase == TCP_OPEN || s->phase == TCP_INPUT_ENDED;
+}
+
 int tend_tcp_wait_drain(lua_State *L, tend_host *h, tend_actor *a,
                         tend_sock *s) {
-  if (s->phase != TCP_OPEN || uv_stream_get_write_queue_size(
+  if (!writable(s) || uv_stream_get_write_queue_size(
                                   (uv_stream_t *)&s->tcp) <= TEND_TCP_WRITE_LOW)
     return 1;
   if (s->wait_id && tend_slots_get(&h->ids, s->wait_id, s->wait_gen)) return -1;
@@ -217,26 +222,35 @@ static void close_handle(tend_sock *s, int graceful, int reset) {
   uv_close(hd, on_close);
 }
 
+/* `to` gets { tend = "closed", reason } and the owner is ended: a
+ * PoisonPill when it is `to`, else the done token (its Lua handle). */
+static void tell_end(tend_sock *s, const char *reason) {
+  tend_host *h = s->st->h;
+  lua_State *L = h->L;
+  if (s->to_id && tend_actor_live(h, s->to_id, s->to_gen))
+    tell(s, "closed", "reason", reason, strlen(reason));
+  tend_actor *owner = tend_actor_live(h, s->owner_id, s->owner_gen);
+  if (owner && s->to_id) {
+    if (s->owner_id == s->to_id && s->owner_gen == s->to_gen) {
+      tend_actor_send_poison(h, owner);
+    } else if (s->ud_ref != LUA_NOREF) { /* the done token */
+      lua_rawgeti(L, LUA_REGISTRYINDEX, s->ud_ref);
+      tend_actor_send(L, h, s->owner_id, s->owner_gen, -1, 0, 0);
+      lua_pop(L, 1);
+    }
+  }
+}
+
 void tend_tcp_end(tend_sock *s, const char *reason, int graceful, int reset) {
   if (s->phase == TCP_CLOSED) return;
+  int told = s->phase == TCP_INPUT_ENDED; /* `to` heard eof already */
   s->phase = TCP_CLOSED;
   stop_reading(s);
   tcp_state *st = s->st;
   if (st) {
     tend_host *h = st->h;
     lua_State *L = h->L;
-    if (s->to_id && tend_actor_live(h, s->to_id, s->to_gen))
-      tell(s, "closed", "reason", reason, strlen(reason));
-    tend_actor *owner = tend_actor_live(h, s->owner_id, s->owner_gen);
-    if (owner && s->to_id) {
-      if (s->owner_id == s->to_id && s->owner_gen == s->to_gen) {
-        tend_actor_send_poison(h, owner);
-      } else if (s->ud_ref != LUA_NOREF) { /* the done token */
-        lua_rawgeti(L, LUA_REGISTRYINDEX, s->ud_ref);
-        tend_actor_send(L, h, s->owner_id, s->owner_gen, -1, 0, 0);
-        lua_pop(L, 1);
-      }
-    }
+    if (!told) tell_end(s, reason);
     tend_tcp_resolve(s, 0); /* a writer waiting for the queue */
     if (s->listener) tend_tcp_listener_lost(s->listener, s);
     disown(s);
@@ -358,11 +372,25 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   tend_tcp_poke(st);
 }
 
+/* The peer ended its sending side (a FIN: it closed, or shut down its
+ * writing half). A line begun is delivered, then `to` gets closed, reason
+ * "eof", and the owner is ended, as at any end; but the socket stays open
+ * for writing until it closes (the owner stops, or ctx:close), so an
+ * answer to the last request still goes out (gen_tcp's
+ * {exit_on_close, false}, Node's allowHalfOpen). */
+static void input_ended(tend_sock *s) {
+  tend_framer_end(&s->framer, deliver, s);
+  if (s->phase != TCP_OPEN) return;
+  stop_reading(s);
+  s->phase = TCP_INPUT_ENDED;
+  tend_framer_free(&s->framer);
+  tell_end(s, "eof");
+}
+
 static void read_frames(tend_sock *s, ssize_t nread, const uv_buf_t *buf) {
   tend_host *h = s->st->h;
   if (nread == UV_EOF) {
-    tend_framer_end(&s->framer, deliver, s);
-    tend_tcp_end(s, "eof", 1, 0);
+    input_ended(s);
     return;
   }
   if (nread < 0) {
@@ -446,13 +474,13 @@ static void on_write(uv_write_t *req, int status) {
   tcp_state *st = s->st;
   free(req);
   s->pending--;
-  if (status < 0 && status != UV_ECANCELED && s->phase == TCP_OPEN) {
+  if (status < 0 && status != UV_ECANCELED && writable(s)) {
     tend_tcp_end(s,
                  status == UV_ECONNRESET || status == UV_EPIPE
                      ? "reset"
                      : uv_strerror(status),
                  0, 0);
-  } else if (s->phase == TCP_OPEN && s->wait_id &&
+  } else if (writable(s) && s->wait_id &&
              uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) <=
                  TEND_TCP_WRITE_LOW) {
     tend_tcp_resolve(s, 1);
@@ -462,7 +490,7 @@ static void on_write(uv_write_t *req, int status) {
 }
 
 int tend_tcp_write(tend_sock *s, const char *data, size_t n) {
-  if (s->phase != TCP_OPEN) return UV_ENOTCONN;
+  if (!writable(s)) return UV_ENOTCONN;
   tend_framing mode = s->to_id ? s->framer.mode : TEND_FRAME_RAW;
   char head[4];
   tend_frame_header(mode, n, head);

@@ -17,6 +17,8 @@
  * its owner is ended: a PoisonPill when it is `to` (a handler reads its own
  * data), else its Lua handle as a message (the done token). When the owner
  * dies first, the socket closes and `to` gets closed, reason "closed".
+ * The peer's eof ends only the input: `to` and the owner hear it as
+ * above, but the socket can be written until it closes (half-close).
  *
  * The Lua handles ("tend.Socket", "tend.Listener" userdata holding a
  * pointer) are the API's; a record is freed once its uv handle is closed and
@@ -88,7 +90,8 @@ void tend_tcp_set_handle(lua_State *L, tend_sock *s, int ud);
 int tend_tcp_start(tend_sock *s, uint32_t owner_id, uint32_t owner_gen,
                    uint32_t to_id, uint32_t to_gen, tend_framing framing,
                    size_t max_line);
-/* Writes data framed. Returns 0 (sent or queued), 1 when the queue is
+/* Writes data framed (also after the peer's eof, until s closes).
+ * Returns 0 (sent or queued), 1 when the queue is
  * now over TEND_TCP_WRITE_HIGH (the caller should wait: tend_tcp_wait),
  * or a negative libuv error (UV_ENOTCONN when closed). */
 int tend_tcp_write(tend_sock *s, const char *data, size_t n);

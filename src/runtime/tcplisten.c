@@ -295,7 +295,7 @@ static void on_connected(uv_connect_t *req, int status) {
     tend_tcp_resolve(s, 1);
   } /* else abandoned meanwhile */
   tend_tcp_free_if_unused(s);
-  tend_tcp_poke(st);
+  tend_tcp_poke(st); /* the woken caller runs now */
 }
 
 static int start_connect(tend_sock *s, const struct sockaddr *sa) {

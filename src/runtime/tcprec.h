@@ -11,6 +11,8 @@
 enum tcp_phase {
   TCP_CONNECTING, /* resolving or connecting (tend_tcp_connect) */
   TCP_OPEN,       /* connected; reading once started */
+  TCP_INPUT_ENDED, /* the peer ended its side (eof): closed message sent,
+                      the owner ended; writing still works until it closes */
   TCP_CLOSED      /* ended: closed message sent, handle closing */
 };
 
