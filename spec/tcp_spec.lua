@@ -513,3 +513,77 @@ function TestTcp:test_a_server_on_a_taken_port_is_an_InitError()
   lu.assertEquals(#tend.children(sup), 0)
   H.stop_all(sup, l)
 end
+
+-- At its descriptor limit a listener closes each new connection at once
+-- (the peer sees eof, not a hang), counts it in "refused" and logs once
+-- per burst: a burst ends when a connection is accepted again. (libuv's
+-- own accept closed them without a word.) The server is another tend run
+-- under `ulimit -n 32`; the clients are here.
+local FD_SERVER = [[
+local tend = require "tend"
+local l
+l = tend.tcp.listen({ port = 0, handler = function()
+  return function(msg, ctx)
+    if msg.tend == "data" then ctx:write(tostring(tend.ask(l, "refused"))) end
+  end
+end })
+print(tend.ask(l, "port"))
+]]
+
+function TestTcp:test_out_of_descriptors_connections_are_refused_counted_and_logged_once_per_burst()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(FD_SERVER)
+  f:close()
+  local me = tend.self()
+  local p = tend.spawn(tend.process({ to = me, cmd = { "sh", "-c",
+    'ulimit -n 32 && exec "$0" --real-time "$1"', require("tend.internal").executable(), path } }))
+  local warns, port = 0, nil
+  -- Reads until 1 s passes with nothing new; returns how many client
+  -- connections the server closed (their actors stop).
+  local function drain(clients)
+    while true do
+      local m = tend.receive(1)
+      if m == nil then break end
+      if m.tend == "stdout" then port = tonumber(m.line) end
+      if m.tend == "stderr" then
+        lu.assertStrContains(m.line, "warn  /user/")
+        lu.assertStrContains(m.line, ": port " .. tostring(port) .. ": out of file descriptors "
+          .. "(too many open files): new connections are closed at once and counted in 'refused'")
+        warns = warns + 1
+      end
+    end
+    local gone, kept = 0, {}
+    for _, c in ipairs(clients or {}) do
+      if tend.alive(c) then kept[#kept + 1] = c else gone = gone + 1 end
+    end
+    return gone, kept
+  end
+  drain()
+  lu.assertNotNil(port)
+  local function connect(n)
+    local cs = {}
+    for i = 1, n do cs[i] = tend.tcp.connect({ host = "127.0.0.1", port = port }) end
+    return cs
+  end
+  local refused, kept = drain(connect(40))
+  lu.assertTrue(refused >= 5 and #kept >= 5, refused .. " refused, " .. #kept .. " kept")
+  lu.assertEquals(warns, 1)
+  tend.tcp.write(kept[1], "refused?")
+  lu.assertEquals(next_msg(5).data, tostring(refused))
+  -- three places free up; the next connections are accepted (the burst
+  -- ends), then the limit again: a second burst, a second line
+  for _ = 1, 3 do tend.tcp.close(table.remove(kept)) end
+  drain() -- the server has closed its ends
+  local more, kept2 = drain(connect(10))
+  drain()
+  lu.assertEquals(#kept2, 3)
+  lu.assertEquals(more, 7)
+  lu.assertEquals(warns, 2)
+  tend.tcp.write(kept[1], "refused?")
+  lu.assertEquals(next_msg(5).data, tostring(refused + 7))
+  os.remove(path)
+  H.stop_all(p, table.unpack(kept))
+  H.stop_all(table.unpack(kept2))
+  flush()
+end

@@ -26,6 +26,7 @@ tcp_state *tend_tcp_state(tend_host *h) {
   tcp_state *st = calloc(1, sizeof *st);
   if (st == NULL) return NULL;
   st->h = h;
+  st->spare = -1;
   st->drain = malloc(sizeof *st->drain);
   if (st->drain == NULL) {
     free(st);
@@ -141,8 +142,8 @@ static int writable(const tend_sock *s) {
 
 int tend_tcp_wait_drain(lua_State *L, tend_host *h, tend_actor *a,
                         tend_sock *s) {
-  if (!writable(s) || uv_stream_get_write_queue_size(
-                                  (uv_stream_t *)&s->tcp) <= TEND_TCP_WRITE_LOW)
+  if (!writable(s) || uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) <=
+                          TEND_TCP_WRITE_LOW)
     return 1;
   if (s->wait_id && tend_slots_get(&h->ids, s->wait_id, s->wait_gen)) return -1;
   tend_promise *pr = tend_promise_new(L, h, a, -1, "tend.tcp.write");
@@ -260,6 +261,9 @@ void tend_tcp_end(tend_sock *s, const char *reason, int graceful, int reset) {
   }
   tend_framer_free(&s->framer);
   close_handle(s, graceful, reset);
+  if (st)
+    tend_tcp_listeners_resume(st); /* its descriptor is free (or
+                                      soon, after a shutdown) */
 }
 
 void tend_tcp_drop(tend_sock *s) {

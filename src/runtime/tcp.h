@@ -3,14 +3,15 @@
  * A listener (tend_listener) accepts connections and hands each to its
  * actor as a message { tend = "accept", socket = <its Lua handle>, peer };
  * over max_connections live ones it closes the new one at once (counted:
- * refused). A connection (tend_sock) is accepted, or made by
- * tend_tcp_connect (the caller waits, as for an ask). Once started it
- * reads frames (base/frame.h) into { tend = "data", data = frame }
- * messages to its `to` actor, sent by its owner; reading pauses while `to`'s
- * mailbox holds TEND_TCP_READ_HIGH messages, until it is down to
- * TEND_TCP_READ_LOW. Writes go out at once when the kernel takes them,
- * else are queued; a writer waits while more than TEND_TCP_WRITE_HIGH bytes
- * are queued, until TEND_TCP_WRITE_LOW.
+ * refused), and so when the process is out of descriptors (a spare one
+ * is given up to accept it; logged once per burst). A connection
+ * (tend_sock) is accepted, or made by tend_tcp_connect (the caller waits,
+ * as for an ask). Once started it reads frames (base/frame.h) into
+ * { tend = "data", data = frame } messages to its `to` actor, sent by its
+ * owner; reading pauses while `to`'s mailbox holds TEND_TCP_READ_HIGH
+ * messages, until it is down to TEND_TCP_READ_LOW. Writes go out at once
+ * when the kernel takes them, else are queued; a writer waits while more
+ * than TEND_TCP_WRITE_HIGH bytes are queued, until TEND_TCP_WRITE_LOW.
  *
  * When a connection ends (the peer's eof, a reset, an error, a frame over
  * the bound, a close here) `to` gets { tend = "closed", reason = ... } and

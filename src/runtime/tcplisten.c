@@ -1,8 +1,13 @@
 /* tcplisten: listening and accepting, and connecting (see tcp.h). */
+#define _GNU_SOURCE /* accept4 */
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "runtime/promise.h"
 #include "runtime/send.h"
@@ -36,13 +41,16 @@ static const char *resolve_error(int status) {
 
 /* ------------------------------------------------------------ listeners */
 
+#define ACCEPT_BATCH 128 /* connections accepted per wake-up, at most */
+#define SHED_BATCH 4096  /* closed at once per wake-up out of descriptors */
+
 static void listener_free_if_unused(tend_listener *l) {
-  if (l->lua_gone && !l->handle_open) free(l);
+  if (l->lua_gone && l->handles == 0) free(l);
 }
 
 static void on_listener_close(uv_handle_t *handle) {
   tend_listener *l = handle->data;
-  l->handle_open = 0;
+  l->handles--;
   listener_free_if_unused(l);
 }
 
@@ -78,16 +86,20 @@ static int accept_p(lua_State *L) {
   return 0;
 }
 
-static void on_connection(uv_stream_t *server, int status) {
-  tend_listener *l = server->data;
-  if (status < 0 || !l->open || l->st == NULL) return;
+/* The connection fd, just accepted by l: its actor hears of it, or it is
+ * closed at once (refused: over max_connections, its actor gone, out of
+ * memory). */
+static void take(tend_listener *l, int fd) {
   tcp_state *st = l->st;
   tend_host *h = st->h;
   tend_sock *s = tend_tcp_sock_new(st);
-  if (s == NULL) return;
-  if (uv_accept(server, (uv_stream_t *)&s->tcp) != 0) {
-    s->lua_gone = 1;
-    tend_tcp_drop(s);
+  if (s == NULL || uv_tcp_open(&s->tcp, fd) != 0) {
+    close(fd);
+    l->refused++;
+    if (s) {
+      s->lua_gone = 1;
+      tend_tcp_drop(s);
+    }
     return;
   }
   tend_actor *a = tend_actor_live(h, l->owner_id, l->owner_gen);
@@ -112,14 +124,108 @@ static void on_connection(uv_stream_t *server, int status) {
     tend_tcp_listener_lost(l, s);
     tend_tcp_drop(s);
   }
+}
+
+static int path_p(lua_State *L) {
+  tend_actor_push_path(L, lua_touserdata(L, 1), lua_touserdata(L, 2));
+  return 1;
+}
+
+/* The first refusal of a burst out of descriptors is logged, under the
+ * listener actor's path. */
+static void warn_shedding(tend_listener *l, int err) {
+  tend_host *h = l->st->h;
+  lua_State *L = h->L;
+  if (!tend_host_logs(h, TEND_LOG_WARN)) return;
+  tend_actor *a = tend_actor_live(h, l->owner_id, l->owner_gen);
+  const char *path = NULL;
+  if (a) {
+    lua_pushcfunction(L, path_p);
+    lua_pushlightuserdata(L, h);
+    lua_pushlightuserdata(L, a);
+    if (lua_pcall(L, 2, 1, 0) == LUA_OK) path = lua_tostring(L, -1);
+  } /* pushed: the path, or pcall's error (out of memory) */
+  tend_host_log(h, TEND_LOG_WARN, path ? path : "/system/tcp",
+                "port %d: out of file descriptors (%s): new connections are "
+                "closed at once and counted in 'refused' until one can be "
+                "accepted (raise the limit, `ulimit -n`, or lower "
+                "max_connections)",
+                l->port, uv_strerror(err));
+  if (a) lua_pop(L, 1);
+}
+
+/* Out of descriptors (EMFILE, ENFILE): the spare one is given up for a
+ * moment to accept each pending connection and close it at once (its
+ * peer sees it closed, not a hang), each counted in refused. With no
+ * spare, accepting stops until a connection ends (level-triggered, the
+ * socket would wake the loop for ever). */
+static void shed(tend_listener *l, int err) {
+  tcp_state *st = l->st;
+  if (st->spare < 0) st->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (!l->shedding) warn_shedding(l, err);
+  l->shedding = 1;
+  if (st->spare < 0) {
+    uv_poll_stop(&l->poll);
+    l->stalled = 1;
+    return;
+  }
+  close(st->spare);
+  for (int i = 0; i < SHED_BATCH; i++) {
+    int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      close(fd);
+      l->refused++;
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      break;
+    }
+  }
+  st->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* l's socket is readable: connections to accept. */
+static void on_acceptable(uv_poll_t *poll, int status, int events) {
+  (void)events;
+  tend_listener *l = poll->data;
+  if (status < 0 || !l->open || l->st == NULL) return;
+  tcp_state *st = l->st;
+  for (int i = 0; i < ACCEPT_BATCH && l->open; i++) {
+    int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      l->shedding = 0; /* a burst out of descriptors is over */
+      take(l, fd);
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EMFILE || errno == ENFILE) shed(l, -errno);
+    break; /* EAGAIN: none left */
+  }
   tend_tcp_poke(st);
 }
 
-/* Binds and listens; 0 or a libuv error (*what: the step that failed). */
+void tend_tcp_listeners_resume(tcp_state *st) {
+  for (tend_listener *l = st->listeners; l; l = l->next) {
+    if (!l->stalled || !l->open) continue;
+    l->stalled = 0;
+    uv_poll_start(&l->poll, UV_READABLE, on_acceptable);
+  }
+}
+
+/* Binds and listens; 0 or a libuv error. */
 static int bind_listen(tend_listener *l, const struct sockaddr *sa,
                        int backlog) {
+  uv_os_fd_t fd;
   int r = uv_tcp_bind(&l->tcp, sa, 0);
-  if (r == 0) r = uv_listen((uv_stream_t *)&l->tcp, backlog, on_connection);
+  if (r == 0)
+    r = l->tcp.delayed_error; /* libuv may keep EADDRINUSE for
+                                 uv_listen, which is not called */
+  if (r == 0) r = uv_fileno((uv_handle_t *)&l->tcp, &fd);
+  if (r == 0 && listen(fd, backlog) != 0) r = -errno;
+  if (r == 0) r = uv_poll_init_socket(l->tcp.loop, &l->poll, fd);
+  if (r != 0) return r;
+  l->fd = fd;
+  l->poll.data = l;
+  l->handles++;
+  r = uv_poll_start(&l->poll, UV_READABLE, on_acceptable);
   if (r != 0) return r;
   struct sockaddr_storage me;
   int len = sizeof me;
@@ -165,13 +271,15 @@ tend_listener *tend_tcp_listen(lua_State *L, tend_host *h, const char *host,
     return NULL;
   }
   l->tcp.data = l;
-  l->handle_open = 1;
+  l->handles = 1;
   l->ud_ref = LUA_NOREF;
+  if (st->spare < 0) st->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int r = bind_listen(l, addr, backlog);
   uv_freeaddrinfo(res);
   if (r != 0) {
     lua_pushfstring(L, "%s:%d: %s", host, port, uv_strerror(r));
     l->lua_gone = 1;
+    if (l->handles == 2) uv_close((uv_handle_t *)&l->poll, on_listener_close);
     uv_close((uv_handle_t *)&l->tcp, on_listener_close);
     return NULL;
   }
@@ -223,7 +331,9 @@ void tend_tcp_listener_close(tend_listener *l) {
   }
   l->ud_ref = LUA_NOREF;
   l->st = NULL;
-  if (l->handle_open && !uv_is_closing((uv_handle_t *)&l->tcp))
+  if (l->handles == 2 && !uv_is_closing((uv_handle_t *)&l->poll))
+    uv_close((uv_handle_t *)&l->poll, on_listener_close); /* before its fd */
+  if (l->handles && !uv_is_closing((uv_handle_t *)&l->tcp))
     uv_close((uv_handle_t *)&l->tcp, on_listener_close);
 }
 
@@ -250,6 +360,8 @@ int tend_tcp_listener_port_of(tcp_state *st, uint32_t id, uint32_t gen) {
 
 void tend_tcp_listeners_close_all(tcp_state *st) {
   while (st->listeners) tend_tcp_listener_close(st->listeners);
+  if (st->spare >= 0) close(st->spare);
+  st->spare = -1;
 }
 
 /* ------------------------------------------------------------ connecting */

@@ -9,11 +9,11 @@
 #define TCP_READ_SIZE 65536 /* the shared read buffer */
 
 enum tcp_phase {
-  TCP_CONNECTING, /* resolving or connecting (tend_tcp_connect) */
-  TCP_OPEN,       /* connected; reading once started */
+  TCP_CONNECTING,  /* resolving or connecting (tend_tcp_connect) */
+  TCP_OPEN,        /* connected; reading once started */
   TCP_INPUT_ENDED, /* the peer ended its side (eof): closed message sent,
                       the owner ended; writing still works until it closes */
-  TCP_CLOSED      /* ended: closed message sent, handle closing */
+  TCP_CLOSED       /* ended: closed message sent, handle closing */
 };
 
 struct tend_sock {
@@ -39,18 +39,28 @@ struct tend_sock {
   tend_sock *paused_next;   /* in st->paused */
 };
 
+/* A listener binds with its uv_tcp_t, and accepts itself (accept4 when its
+ * uv_poll_t says so), not through uv_listen: libuv closes the connections
+ * it cannot accept for want of descriptors without telling (its EMFILE
+ * trick), and a listener counts them. */
 struct tend_listener {
-  uv_tcp_t tcp;
+  uv_tcp_t tcp;   /* the socket, bound (never uv_listen'ed) */
+  uv_poll_t poll; /* readable: connections to accept */
+  int fd;         /* the socket's descriptor (tcp's) */
   struct tcp_state *st;
   tend_listener *prev, *next; /* in st->listeners */
   uint32_t owner_id, owner_gen;
   int port;
   int max_connections;
   int live;         /* accepted connections not yet ended */
-  uint64_t refused; /* closed at once, over max_connections */
+  uint64_t refused; /* closed at once: over max_connections, or out of
+                       descriptors or memory */
   uint8_t open;     /* 1: listening */
-  uint8_t handle_open;
+  uint8_t handles;  /* uv handles not closed yet (tcp, poll) */
   uint8_t lua_gone;
+  uint8_t shedding; /* 1: in a burst out of descriptors (logged once) */
+  uint8_t stalled;  /* 1: poll stopped (no spare descriptor to shed with)
+                       until a connection closes */
   int ud_ref;
   tend_sock *pending; /* accepted, not started: closed with it */
 };
@@ -65,6 +75,8 @@ typedef struct tcp_state {
                               would block, resumes those drained */
   int drain_active;
   char *rbuf;      /* the read buffer (TCP_READ_SIZE) */
+  int spare;       /* a descriptor kept to give up when a listener is out
+                      of them (to accept and close), or -1 */
   void **by_owner; /* actor id -> first socket/listener it owns */
   uint32_t n_by_owner;
 } tcp_state;
@@ -95,5 +107,7 @@ void tend_tcp_listener_owner_died(tcp_state *st, uint32_t id, uint32_t gen);
 void tend_tcp_listeners_close_all(tcp_state *st);
 /* The port of the open listener (id, gen) owns, or -1. */
 int tend_tcp_listener_port_of(tcp_state *st, uint32_t id, uint32_t gen);
+/* A descriptor was freed: listeners stalled for want of one accept again. */
+void tend_tcp_listeners_resume(tcp_state *st);
 
 #endif
