@@ -171,7 +171,9 @@ M.docs = {
   Listens (a taken port raises ListenError here) and spawns the listener
   as a child of the caller. Each connection is a temporary child running
   handler(ctx, peer): it gets {tend="data", data=...} per line or frame,
-  then {tend="closed", reason=...}, and stops. tend.ask(l, "port").]=],
+  then {tend="closed", reason=...}, and stops (after reason "eof", the
+  peer's end of input, it can still write while it handles it).
+  tend.ask(l, "port" | "connections" | "refused").]=],
   ["tend.tcp.server"] = [=[tend.tcp.server{host, port, handler, framing, ...} -> factory
   The listener as a factory (for tend.spawn, ctx:spawn, children);
   a taken port is then an InitError of the listener.]=],
