@@ -4,7 +4,7 @@
 -- rate=R. scripts/bench runs each 5 times and prints medians and spreads.
 -- Usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks
 --        | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K
---        | copy N | backoff N | costs N | trace N
+--        | restart_queued Q K | copy N | backoff N | costs N | trace N
 local tend = require "tend"
 
 local bench = arg[1]
@@ -223,6 +223,40 @@ elseif bench == "restart" then
   tend.stop(sup)
   tend.stop(driver)
 
+elseif bench == "restart_queued" then
+  -- Restarts while Q messages wait in the mailbox and one tend.ask to the
+  -- actor is pending behind them: a child that fails on every message gets
+  -- K + Q of them, then the ask (held, still queued); K restarts are timed,
+  -- with at least Q messages ahead of the ask all along. A restart must not
+  -- cost more with a deeper mailbox.
+  local q, k = A[1] or 100000, A[2] or 2000
+  local wall = require("tend.internal").wall_clock
+  local t0, t1, n = nil, nil, 0
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      if t0 then
+        n = n + 1
+        if n == k then t1 = wall() end
+      end
+      return function() error("boom") end
+    end, { name = "w" })
+    return function(_, ctx) ctx:reply(ctx:children()[1]) end
+  end)
+  local w = tend.ask(sup, "?")
+  local asker = tend.spawn(function()
+    return function()
+      t0 = wall()
+      pcall(tend.ask, w, "held", 3600)
+    end
+  end)
+  for i = 1, k + q do w:send(i) end -- queued: w runs only when main waits
+  asker:send("go")
+  await(function() return t1 ~= nil end)
+  emit("restart", { { "variant", "queued" }, { "queued", q }, { "count", k },
+    { "secs", t1 - t0 }, { "rate", math.floor(k / (t1 - t0) + 0.5) } })
+  tend.stop(sup)
+  tend.stop(asker)
+
 elseif bench == "backoff_restart" then
   -- The same under a backoff supervisor (on_failure, min_backoff = 0): each
   -- failure stops the child and starts a new one
@@ -404,7 +438,8 @@ elseif bench == "trace" then
 
 else
   io.stderr:write("usage: tend bench/bench.lua pingpong N reply|sender int|string|table|hooks"
-    .. " | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K | copy N"
+    .. " | ring SIZE ROUNDS | ask N | spawn N | restart K | backoff_restart K"
+    .. " | restart_queued Q K | copy N"
     .. " | backoff N | costs N | trace N\n")
   tend.shutdown(2)
 end

@@ -2,7 +2,9 @@
 -- routers; OTP's simple_one_for_one with a dispatcher in front). The pool
 -- is an actor that supervises `size` members with `strategy` and routes
 -- every message it is sent to one of them (or to all: "broadcast"), the
--- sender kept, so a member's ctx:reply answers the asker.
+-- sender kept, so a member's ctx:reply answers the asker; an ask's request
+-- sent on to one member is held by that member (the runtime hands it over,
+-- runtime/promise.h), so its failure fails the ask at once.
 --
 -- A library on the API (Lua): it only spawns, watches and forwards, with
 -- tend.children for the mailbox sizes; nothing in it must be enforced by

@@ -5,6 +5,7 @@
  * at its next message boundary and puts that message back in front. */
 #include "api/api.h"
 #include "base/timer.h"
+#include "runtime/promise.h"
 #include "runtime/value.h"
 #include "runtime/watch.h"
 
@@ -145,7 +146,8 @@ static int l_code_requeue(lua_State *L) {
   m->kind = TEND_MSG_USER;
   m->sender_id = a->sender_id;
   m->sender_gen = a->sender_gen;
-  m->next = a->mbox.user.head; /* in front */
+  tend_promise_enqueue(h, a, m); /* a request: queued again (promise.h) */
+  m->next = a->mbox.user.head;   /* in front */
   a->mbox.user.head = m;
   if (a->mbox.user.tail == NULL) a->mbox.user.tail = m;
   a->mbox.n_user++;

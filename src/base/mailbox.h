@@ -60,6 +60,9 @@ struct tend_msg {
   uint32_t sender_id;  /* sender actor slot, 0 for none; for system
                           messages, the actor they are about */
   uint32_t sender_gen; /* sender generation */
+  uint32_t held;       /* 1: a request of an ask its recipient holds,
+                          counted there while queued (runtime/promise.h);
+                          0 from tend_msg_alloc */
   tend_value value;    /* TEND_MSG_USER: the message, owned by the node */
 };
 
@@ -75,7 +78,9 @@ typedef struct tend_mailbox {
 
 /* Nodes come from the host's message pool (base/pool.h). */
 static inline tend_msg *tend_msg_alloc(tend_pool *p) {
-  return tend_pool_get(p);
+  tend_msg *m = tend_pool_get(p);
+  if (m) m->held = 0;
+  return m;
 }
 static inline void tend_msg_release(tend_pool *p, tend_msg *m) {
   tend_pool_put(p, m);

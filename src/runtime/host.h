@@ -111,6 +111,8 @@ struct tend_host {
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */
   tend_actor *current;               /* actor whose code runs now, or NULL */
+  uint32_t held;      /* asks some actor holds (promise.c); 0: no queued
+                         message needs counting */
   lua_State *resumed; /* the coroutine the scheduler runs now, or NULL: a
                          yield from it that tend did not make is BadYield */
   tend_yield yield;   /* set by the code that yields to the scheduler */

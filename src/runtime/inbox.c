@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/error.h"
+#include "runtime/promise.h"
 #include "runtime/ref.h"
 #include "runtime/send.h"
 #include "runtime/value.h"
@@ -15,6 +16,7 @@ int tend_inbox_take(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->flags & TEND_AF_NOTICES) tend_watch_deliver(a); /* they come next */
   while ((m = tend_queue_pop(&a->mbox.user)) != NULL) {
     a->mbox.n_user--;
+    tend_promise_dequeue(h, a, m); /* a request: taken */
     if (m->kind == TEND_MSG_TERMINATED &&
         tend_watch_take(L, h, a, m->sender_id, m->sender_gen) == 0) {
       tend_value_drop(L, h, &m->value); /* unwatched since: dropped */

@@ -10,7 +10,7 @@
 #include "runtime/value.h"
 
 /* Takes p out of its target's held list. */
-static void unhold(tend_promise *p) {
+static void unhold(tend_host *h, tend_promise *p) {
   tend_actor *t = p->target;
   if (t == NULL) return;
   if (p->held_prev)
@@ -20,10 +20,12 @@ static void unhold(tend_promise *p) {
   if (p->held_next) p->held_next->held_prev = p->held_prev;
   p->target = NULL;
   p->held_prev = p->held_next = NULL;
+  p->queued = 0;
+  h->held--;
 }
 
 static void release(tend_host *h, tend_promise *p) {
-  unhold(p);
+  unhold(h, p);
   tend_slots_release(&h->ids, p->id);
   free(p);
 }
@@ -37,6 +39,7 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   p->timeout = NULL;
   p->target = NULL;
   p->held_prev = p->held_next = NULL;
+  p->queued = p->via_id = p->via_gen = 0;
   p->id = tend_slots_alloc(&h->ids, p, &p->gen);
   if (p->id == 0) {
     free(p);
@@ -56,7 +59,6 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
 }
 
 void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target) {
-  (void)h;
   tend_actor_ext *x = tend_actor_ext_get(target);
   if (x == NULL || p->target) return;
   p->target = target;
@@ -64,6 +66,48 @@ void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target) {
   p->held_next = x->held;
   if (x->held) x->held->held_prev = p;
   x->held = p;
+  h->held++;
+}
+
+/* The held promise whose id is m's sender, or NULL. */
+static tend_promise *held_sender(const tend_host *h, const tend_msg *m) {
+  tend_promise *p = tend_slots_get(&h->ids, m->sender_id, m->sender_gen);
+  return p && p->kind == TEND_ENTITY_PROMISE && p->target ? p : NULL;
+}
+
+/* The held p goes to `to`; 0 when to cannot hold it (out of memory: p
+ * stays where it was). */
+static int move(tend_host *h, tend_promise *p, tend_actor *to) {
+  if (p->target == to) return 1;
+  if (tend_actor_ext_get(to) == NULL) return 0;
+  unhold(h, p);
+  tend_promise_hold(h, p, to);
+  return 1;
+}
+
+void tend_promise_enqueue_held(tend_host *h, tend_actor *a, tend_msg *m) {
+  tend_promise *p = held_sender(h, m);
+  if (p == NULL) return;
+  if (p->target != a) {
+    tend_actor *c = h->current;
+    if (c && c != a && p->via_id == c->id && p->via_gen == c->gen) {
+      move(h, p, c); /* sent on to several: c holds it again (taken) */
+      return;
+    }
+    if (p->queued) return; /* its holder has not taken it: not sent on */
+    tend_actor *from = p->target;
+    if (!move(h, p, a)) return;
+    p->via_id = from->id; /* its holder sent it on: a holds it now */
+    p->via_gen = from->gen;
+  }
+  p->queued++;
+  m->held = 1;
+}
+
+void tend_promise_dequeue_held(tend_host *h, const tend_actor *a,
+                               const tend_msg *m) {
+  tend_promise *p = held_sender(h, m);
+  if (p && p->target == a && p->queued) p->queued--;
 }
 
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
@@ -88,13 +132,6 @@ void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->wait != TEND_WAIT_RECEIVE) return;
   tend_promise_cancel(L, h, a);
   tend_runq_wake(h, a, TEND_WAKE_OK);
-}
-
-/* Is a request of p still in a's mailbox (not taken yet)? */
-static int queued(const tend_actor *a, const tend_promise *p) {
-  for (const tend_msg *m = a->mbox.user.head; m; m = m->next)
-    if (m->sender_id == p->id && m->sender_gen == p->gen) return 1;
-  return 0;
 }
 
 /* Pushes the AskFailed error for an ask to a that ended (why) with the
@@ -129,10 +166,10 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
   tend_promise *next;
   for (tend_promise *p = a->ext->held; p; p = next) {
     next = p->held_next;
-    if (why == TEND_PROMISE_RESTART && queued(a, p)) continue;
+    if (why == TEND_PROMISE_RESTART && p->queued) continue; /* answered */
     tend_actor *asker = p->asker;
     if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) {
-      unhold(p);
+      unhold(h, p);
       continue;
     }
     tend_value v;
@@ -140,7 +177,7 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
     int stored = tend_value_store(L, h, -1, &v) == 0;
     lua_pop(L, 1);
     if (!stored) { /* out of memory: it times out instead */
-      unhold(p);
+      unhold(h, p);
       continue;
     }
     tend_promise_cancel(L, h, asker);

@@ -11,7 +11,16 @@
  * fails; when it restarts, the requests it already took from its mailbox
  * fail (the new instance knows nothing of them; those still queued are
  * answered by it). A failed ask wakes its asker with an AskFailed error
- * whose cause is the target's error or stop reason. */
+ * whose cause is the target's error or stop reason.
+ *
+ * The messages whose sender is a held promise are counted while they are
+ * in the holder's user queue (the message's `held` flag, p->queued), so a
+ * restart tells taken from queued in O(1) per held ask. A holder that has
+ * taken the request and sends it on (a router: a pool, a backoff
+ * supervisor; the promise still the sender) hands it over: the actor it
+ * reaches holds it from then on, so its failure fails the ask. A request
+ * sent on again by the same actor went to several (a broadcast): that
+ * actor holds it again, and only its own end fails the ask. */
 #ifndef TEND_PROMISE_H
 #define TEND_PROMISE_H
 
@@ -26,6 +35,8 @@ struct tend_promise {
   tend_timer *timeout;   /* the ASK timer that ends the wait, or NULL */
   tend_actor *target;    /* the actor asked, while p is in its held list */
   tend_promise *held_prev, *held_next; /* that list (target->ext->held) */
+  uint32_t queued;                     /* its messages in target's user queue */
+  uint32_t via_id, via_gen; /* the actor that sent it on to target, or 0 */
 };
 
 /* Why a target's held requests fail. */
@@ -53,6 +64,22 @@ void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
  * (supervise.c) and at death (lifecycle.c). */
 void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
                             tend_promise_end why, int cause);
+/* The slow paths of the two below (a message from a held promise). */
+void tend_promise_enqueue_held(tend_host *h, tend_actor *a, tend_msg *m);
+void tend_promise_dequeue_held(tend_host *h, const tend_actor *a,
+                               const tend_msg *m);
+/* m (its sender set) goes into a's user queue: when its sender is a held
+ * promise, a holds it or takes it over (see above) and m is counted.
+ * Nothing to do while no ask is held. */
+static inline void tend_promise_enqueue(tend_host *h, tend_actor *a,
+                                        tend_msg *m) {
+  if (h->held) tend_promise_enqueue_held(h, a, m);
+}
+/* m left a's user queue (taken or dropped): no longer counted. */
+static inline void tend_promise_dequeue(tend_host *h, const tend_actor *a,
+                                        const tend_msg *m) {
+  if (m->held) tend_promise_dequeue_held(h, a, m);
+}
 /* a stops waiting for its promise (if any): it is freed, its timer too. */
 void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
 /* A message reached a's user queue: if a waits in tend.receive (its

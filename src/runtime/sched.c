@@ -37,6 +37,7 @@ static int worker_loop(lua_State *L, tend_host *h);
 static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   tend_msg *m = tend_queue_pop(&a->mbox.user);
   a->mbox.n_user--;
+  tend_promise_dequeue(h, a, m); /* a request: taken */
   a->sender_id = m->sender_id;
   a->sender_gen = m->sender_gen;
   a->terminated_msg = 0;

@@ -105,6 +105,7 @@ static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
     case TEND_OVERFLOW_DROP_OLD: {
       tend_msg *old = tend_queue_pop(&a->mbox.user);
       a->mbox.n_user--;
+      tend_promise_dequeue(h, a, old);
       tend_letter o = {.to = a,
                        .from_id = old->sender_id,
                        .from_gen = old->sender_gen,
@@ -195,6 +196,7 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
   m->kind = TEND_MSG_USER;
   m->sender_id = sender_id;
   m->sender_gen = sender_gen;
+  tend_promise_enqueue(h, a, m); /* a request: held by a (promise.h) */
   m->value = v;
   tend_queue_push(&a->mbox.user, m);
   a->mbox.n_user++;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "runtime/error.h"
+#include "runtime/promise.h"
 #include "runtime/send.h"
 #include "runtime/value.h"
 
@@ -62,10 +63,11 @@ void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a,
 }
 
 uint32_t tend_stash_unstash_all(tend_host *h, tend_actor *a) {
-  (void)h;
   tend_stash *s = a->ext ? a->ext->stash : NULL;
   if (s == NULL || s->n == 0) return 0;
   uint32_t n = s->n;
+  for (tend_msg *m = s->q.head; m; m = m->next)
+    tend_promise_enqueue(h, a, m); /* requests queued again (promise.h) */
   s->q.tail->next = a->mbox.user.head;
   if (a->mbox.user.head == NULL) a->mbox.user.tail = s->q.tail;
   a->mbox.user.head = s->q.head;
