@@ -39,30 +39,10 @@ function M.run(...)
   f:close()
   local rest = table.move(args, 3, #args, 1, {})
 
-  local port
-  do
-    local l = tend.tcp.listen { port = 0, handler = function() end }
-    port = tend.ask(l, "port")
-    tend.stop(l)
-  end
-  local dir = os.tmpname()
-  os.remove(dir)
-  local url = "nats://127.0.0.1:" .. port
-  -- /user/cluster: the server, then the nodes; when every node has ended,
-  -- the server stops and tend exits (1 if a node failed for good)
+  local url = require("tend.nats").local_server() -- (a NatsError ends tend here)
+  -- /user/cluster: the nodes; when every node has ended, tend exits (1 if
+  -- a node failed for good), and the server (under /system) stops last
   tend.spawn(function(ctx)
-    ctx:spawn(tend.process {
-      cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
-      stdout = "null", stderr = "null", ready = { tcp = port }, ready_timeout = 10,
-    }, { name = "nats-server" })
-    for _ = 1, 200 do -- the nodes start once the server listens
-      local ok, c = pcall(tend.tcp.connect, { host = "127.0.0.1", port = port, timeout = 1 })
-      if ok then
-        tend.tcp.close(c)
-        break
-      end
-      tend.sleep(0.05)
-    end
     local left, failed = n, false
     for i = 1, n do
       local argv = { require("tend.core").node_exe(), "--node", "n" .. i, "--nats", url, "--nats-retry", script }

@@ -261,8 +261,11 @@ void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what) {
       lua_pushnil(L);
     lua_replace(L, -2);
   }
-  fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
-          lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+  if (lua_isstring(L, -1)) /* an error with no traceback is one line */
+    fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
+            lua_tostring(L, -1));
+  else
+    fprintf(stderr, "tend: %s%s\n", what, lua_tostring(L, -2));
   fflush(stderr);
   lua_pop(L, 2);
   h->failed = 1;

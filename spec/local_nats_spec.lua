@@ -1,0 +1,111 @@
+-- nats = "local" and `tend cluster`: the nats-server tend starts itself,
+-- with real tend processes, a real nats-server and real signals. Run with
+-- the real clock: `tend --real-time test spec/local_nats_spec.lua`
+-- (scripts/test does). Each run gets its own TMPDIR, so that what a run
+-- leaves behind is seen (and nothing of another program's is).
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if tend.virtual_time() then return end
+if not os.execute("command -v nats-server >/dev/null 2>&1") then
+  print("local_nats_spec: skipped: nats-server is not installed (scripts/deps installs it)")
+  return
+end
+
+local exe = require("tend.internal").executable()
+
+local function run(argv, opts)
+  return tend.process.run(argv, opts)
+end
+
+-- A fresh empty directory.
+local function mkdir()
+  local r = run { "mktemp", "-d" }
+  return (r.stdout:gsub("\n$", ""))
+end
+
+-- The names in dir, sorted, one string ("" when empty).
+local function ls(dir)
+  return (run { "ls", "-A", dir }).stdout
+end
+
+local function rmdir(dir) run { "rm", "-rf", dir } end
+
+-- Writes an executable shell script named name into dir.
+local function script(dir, name, text)
+  local f = assert(io.open(dir .. "/" .. name, "w"))
+  f:write(text)
+  f:close()
+  run { "chmod", "+x", dir .. "/" .. name }
+end
+
+TestLocalNats = {}
+
+function TestLocalNats:tearDown() H.assert_clean() end
+
+function TestLocalNats:test_the_server_keeps_its_store_and_output_in_a_private_directory_removed_at_exit()
+  local tmp = mkdir()
+  local code = [[
+local tend = require "tend"
+local dir = tend.process.run({ "ls", "-A", os.getenv("TMPDIR") }).stdout
+io.write(dir, tend.process.run({ "ls", "-A", os.getenv("TMPDIR") .. "/" .. dir:gsub("\n", "") }).stdout)
+tend.shutdown(0)]]
+  local r = run({ exe, "--node", "a", "--nats", "local", "-e", code }, { env = { TMPDIR = tmp }, timeout = 30 })
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stdout, "tend%-nats%-%w%w%w%w%w%w\njetstream\nserver%.log\n")
+  lu.assertEquals(ls(tmp), "") -- gone with tend
+  rmdir(tmp)
+end
+
+function TestLocalNats:test_sigterm_and_os_exit_leave_nothing_behind()
+  local tmp = mkdir()
+  -- SIGTERM: the tree stops (the server with it), then the directory goes
+  local p = tend.spawn(tend.process {
+    cmd = { exe, "--node", "a", "--nats", "local", "-e", "print('up') io.stdout:flush() require('tend').sleep(60)" },
+    env = { TMPDIR = tmp }, ready = { line = "^up$" }, ready_timeout = 30, stdout = "lines", to = tend.self(),
+  }, { restart = "temporary" })
+  lu.assertTrue(H.eventually(function() return tend.inspect(p).state == "running" end, 30))
+  lu.assertStrMatches(ls(tmp), "tend%-nats%-%w+\n")
+  tend.watch(p)
+  p:send { signal = "TERM" }
+  local m
+  repeat m = tend.receive(20) until m.tend == "terminated"
+  lu.assertEquals(m.reason.status, 143)
+  lu.assertEquals(ls(tmp), "")
+  -- os.exit (no close): no actor's post_stop runs, the directory still goes
+  local r = run({ exe, "--node", "b", "--nats", "local", "-e", "os.exit(3)" }, { env = { TMPDIR = tmp }, timeout = 30 })
+  lu.assertEquals(r.status, 3, r.stderr)
+  lu.assertEquals(ls(tmp), "")
+  rmdir(tmp)
+end
+
+function TestLocalNats:test_a_missing_nats_server_is_one_line()
+  local tmp, bin = mkdir(), mkdir()
+  local line = "tend: NatsError: nats-server not found in PATH (scripts/deps installs it)\n"
+  local r = run({ exe, "--node", "a", "--nats", "local", "-e", "print('never')" },
+    { env = { TMPDIR = tmp, PATH = bin }, timeout = 30 })
+  lu.assertEquals({ r.status, r.stdout, r.stderr }, { 1, "", line })
+  local app = tmp .. "/app.lua"
+  script(tmp, "app.lua", "print('never')\n")
+  r = run({ exe, "cluster", "2", app }, { env = { TMPDIR = tmp, PATH = bin }, timeout = 30 })
+  lu.assertEquals({ r.status, r.stdout, r.stderr }, { 1, "", line })
+  lu.assertEquals(ls(tmp), "app.lua\n")
+  rmdir(tmp)
+  rmdir(bin)
+end
+
+function TestLocalNats:test_a_server_that_fails_to_start_shows_what_it_wrote()
+  local tmp, bin = mkdir(), mkdir()
+  script(bin, "nats-server", "#!/bin/sh\necho \"nats-server: cannot listen: $*\" >&2\nexit 1\n")
+  local r = run({ exe, "--node", "a", "--nats", "local", "-e", "print('never')" },
+    { env = { TMPDIR = tmp, PATH = bin .. ":" .. os.getenv("PATH") }, timeout = 30 })
+  lu.assertEquals(r.status, 1)
+  lu.assertEquals(r.stdout, "")
+  lu.assertStrMatches(r.stderr, ".*tend: NatsError: nats%-server did not start; it wrote:\n"
+    .. "  nats%-server: cannot listen: %-a 127%.0%.0%.1 %-p %-1 %-js %-sd " .. tmp:gsub("%p", "%%%0")
+    .. "/tend%-nats%-%w+\n")
+  lu.assertEquals(ls(tmp), "")
+  rmdir(tmp)
+  rmdir(bin)
+end
