@@ -109,3 +109,48 @@ function TestLocalNats:test_a_server_that_fails_to_start_shows_what_it_wrote()
   rmdir(tmp)
   rmdir(bin)
 end
+
+function TestLocalNats:test_log_lines_of_a_real_node_carry_its_name()
+  local tmp = mkdir()
+  local code = [[
+local tend = require "tend"
+tend.spawn(function(ctx)
+  ctx:log("warn", "hello from %s", "x")
+  return function() end
+end, { name = "x" })
+tend.sleep(0.1)
+tend.shutdown(0)]]
+  local r = run({ exe, "--node", "b", "--nats", "local", "-e", code }, { env = { TMPDIR = tmp }, timeout = 30 })
+  lu.assertEquals(r.status, 0, r.stderr)
+  lu.assertStrMatches(r.stderr, "%[%d+%.%d+%] warn  /user/x@b: hello from x\n")
+  r = run({ exe, "--node", "c", "--nats", "local", "-e", (code:gsub("ctx:log%(", "tend.log(")) }, { env = { TMPDIR = tmp }, timeout = 30 })
+  lu.assertStrMatches(r.stderr, "%[%d+%.%d+%] warn  /user/x@c: hello from x\n")
+  rmdir(tmp)
+end
+
+function TestLocalNats:test_cluster_restarts_a_crashing_node_with_backoff_then_leaves_it_down()
+  local tmp = mkdir()
+  script(tmp, "bad.lua", "error('boom')\n")
+  local t0 = tend.now()
+  local r = run({ exe, "cluster", "1", tmp .. "/bad.lua" }, { env = { TMPDIR = tmp }, timeout = 60 })
+  lu.assertFalse(r.timed_out) -- (it restarted without end before)
+  lu.assertEquals(r.status, 1)
+  local times, booms = {}, 0
+  for line in r.stderr:gmatch("[^\n]+") do
+    local t = line:match("^%[(%d+%.%d+)%] warn  /user/cluster/n1/n1: ProcessExit: .* exited with status 1; ")
+    if t then times[#times + 1] = tonumber(t) end
+    if line:find("bad.lua:1: boom", 1, true) then booms = booms + 1 end
+  end
+  lu.assertEquals(#times, 5, r.stderr) -- the first start and 4 restarts
+  lu.assertEquals(booms, 5)
+  -- each wait is the delay (0.5, 1, 2, 4 s, + at most 20 %) and a node's start
+  local gaps = H.gaps(times)
+  for k, d in ipairs { 0.5, 1, 2, 4 } do
+    lu.assertTrue(gaps[k] >= d and gaps[k] <= d * 1.2 + 5, string.format("gap %d: %g s", k, gaps[k]))
+  end
+  lu.assertStrContains(r.stderr, "error /user/cluster: node n1 failed 5 times in a row (the last: '"
+    .. exe .. "' exited with status 1); no more restarts\n")
+  lu.assertTrue(tend.now() - t0 < 45)
+  lu.assertEquals(ls(tmp), "bad.lua\n")
+  rmdir(tmp)
+end
