@@ -154,3 +154,33 @@ function TestLocalNats:test_cluster_restarts_a_crashing_node_with_backoff_then_l
   lu.assertEquals(ls(tmp), "bad.lua\n")
   rmdir(tmp)
 end
+
+function TestLocalNats:test_a_node_stopped_while_it_starts_ends_at_once()
+  -- a server of this spec's own, on the port it picked
+  local server = tend.spawn(tend.process {
+    cmd = { "nats-server", "-a", "127.0.0.1", "-p", "-1" }, stderr = "lines", to = tend.self(),
+  }, { restart = "temporary" })
+  local port
+  repeat
+    local m = tend.receive(10)
+    port = m.line and m.line:match("Listening for client connections on [%d.]+:(%d+)")
+  until port
+  -- SIGTERM at several moments of the start (connected, then checking
+  -- that the name is free): each node ends within 3 s (one stayed up for
+  -- ever: its connection, still open, kept the loop running)
+  for i, delay in ipairs { 0.1, 0.2, 0.3, 0.4 } do
+    local p = tend.spawn(tend.process {
+      cmd = { exe, "--node", "s" .. i, "--nats", "nats://127.0.0.1:" .. port, "-e", "" },
+      stderr = "null", kill_signal = "KILL",
+    }, { restart = "temporary" })
+    tend.watch(p)
+    tend.sleep(delay)
+    p:send { signal = "TERM" }
+    local m
+    repeat m = tend.receive(3) until m == nil or m.tend == "terminated"
+    if not m then H.stop_all(p, server) end
+    lu.assertNotNil(m, "node s" .. i .. " still running 3 s after SIGTERM (sent after " .. delay .. " s)")
+  end
+  H.stop_all(server)
+  while select("#", tend.receive(0.2)) > 0 do end -- its last lines
+end

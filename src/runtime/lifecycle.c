@@ -10,6 +10,7 @@
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
+#include "runtime/nats.h"
 #include "runtime/names.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
@@ -395,6 +396,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (a == h->system) {
     h->system = NULL;
     tend_timers_cancel_all(L, h);
+    tend_nats_close_every(h); /* one a task left open (an interrupted start) */
   }
   lua_settop(L, top);
 }
