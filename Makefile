@@ -100,6 +100,7 @@ check: deps
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/tcp_spec.lua
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/http_spec.lua
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/node_spec.lua
+	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/local_nats_spec.lua
 	FUZZ_SEED=$${FUZZ_SEED:-1} scripts/fuzz build/asan/tend 10
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
@@ -115,6 +116,9 @@ check: deps
 	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
 	  build/tend --real-time test spec/node_spec.lua
+	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+	  build/tend --real-time test spec/local_nats_spec.lua
 
 # The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
 FUZZ_TIME ?= 60

@@ -1,13 +1,18 @@
 -- tend cluster N SCRIPT [ARGS...]: a local nats-server and N nodes of
 -- SCRIPT (n1 .. nN), each a `tend --node nK --nats URL SCRIPT ARGS...`
 -- process supervised here as an OS process (lua/tend/process.lua): their
--- output is this one's, a node that fails is restarted (one_for_one), and
--- Ctrl-C (or SIGTERM) stops them all, then the server. One node per core
--- is the use: `tend cluster $(nproc) app.lua`.
+-- output is this one's, a node that fails is restarted with backoff and a
+-- limit (BACKOFF), and Ctrl-C (or SIGTERM) stops them all, then the
+-- server. One node per core is the use: `tend cluster $(nproc) app.lua`.
 local core = require "tend.core"
 local tend = require "tend"
 
 local M = {}
+
+-- A node that fails is restarted after 0.5 s, then 1, 2 and 4 s (+0-20
+-- %); once it has failed 5 times in a row (each sooner than 10 s after
+-- its start), it is left down. The README's advice for OS processes.
+local BACKOFF = { min = 0.5, max = 10, random = 0.2, reset = 10, retries = 4 }
 
 local function usage(msg)
   io.stderr:write("tend cluster: " .. msg .. "\nusage: tend cluster N SCRIPT [ARGS...]\n")
@@ -18,8 +23,9 @@ local USAGE = [[
 usage: tend cluster N SCRIPT [ARGS...]
 Starts a nats-server on a free loopback port (JetStream on), then N nodes
 n1..nN, each `tend --node nK --nats URL --nats-retry SCRIPT ARGS...`,
-as OS processes supervised here; a node that fails is restarted. Ends when
-every node has ended (exit 1 if one failed for good); Ctrl-C stops them all.
+as OS processes supervised here; a node that fails is restarted after 0.5 s,
+1, 2 and 4 s, and left down after 5 failures in a row. Ends when every node
+has ended (exit 1 if one failed for good); Ctrl-C stops them all.
 ]]
 
 function M.run(...)
@@ -39,41 +45,40 @@ function M.run(...)
   f:close()
   local rest = table.move(args, 3, #args, 1, {})
 
-  local port
-  do
-    local l = tend.tcp.listen { port = 0, handler = function() end }
-    port = tend.ask(l, "port")
-    tend.stop(l)
-  end
-  local dir = os.tmpname()
-  os.remove(dir)
-  local url = "nats://127.0.0.1:" .. port
-  -- /user/cluster: the server, then the nodes; when every node has ended,
-  -- the server stops and tend exits (1 if a node failed for good)
+  local url = require("tend.nats").local_server() -- (a NatsError ends tend here)
+  -- /user/cluster: the nodes, each under a backoff supervisor; when every
+  -- node has ended, tend exits (1 if a node failed for good), and the
+  -- server (under /system) stops last
   tend.spawn(function(ctx)
-    ctx:spawn(tend.process {
-      cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
-      stdout = "null", stderr = "null", ready = { tcp = port }, ready_timeout = 10,
-    }, { name = "nats-server" })
-    for _ = 1, 200 do -- the nodes start once the server listens
-      local ok, c = pcall(tend.tcp.connect, { host = "127.0.0.1", port = port, timeout = 1 })
-      if ok then
-        tend.tcp.close(c)
-        break
-      end
-      tend.sleep(0.05)
-    end
     local left, failed = n, false
+    local last = {} -- node index -> the error of its last incarnation, or nil
     for i = 1, n do
-      local argv = { require("tend.core").node_exe(), "--node", "n" .. i, "--nats", url, "--nats-retry", script }
+      local argv = { core.node_exe(), "--node", "n" .. i, "--nats", url, "--nats-retry", script }
       table.move(rest, 1, #rest, #argv + 1, argv)
-      ctx:watch(ctx:spawn(tend.process { cmd = argv, stdout = "inherit", stderr = "inherit" },
-        { name = "n" .. i }))
+      local program = tend.process { cmd = argv, stdout = "inherit", stderr = "inherit" }
+      local function node(c)
+        last[i] = nil
+        return program(c)
+      end
+      local sup = ctx:spawn(tend.backoff.on_failure(node, {
+        name = "n" .. i, min_backoff = BACKOFF.min, max_backoff = BACKOFF.max,
+        random_factor = BACKOFF.random, reset_after = BACKOFF.reset, max_retries = BACKOFF.retries,
+        supervisor_strategy = tend.one_for_one { decider = function(err)
+          last[i] = err
+          return "restart"
+        end },
+      }), { name = "n" .. i })
+      ctx:watch(sup, { node = i })
     end
     return function(m)
-      if type(m) == "table" and m.tend == "terminated" then
+      if type(m) == "table" and m.node then
         left = left - 1
-        if m.reason ~= "normal" then failed = true end
+        if last[m.node] then
+          failed = true
+          local err = last[m.node]
+          core.log("error", "node n%d failed %d times in a row (the last: %s); no more restarts",
+            m.node, BACKOFF.retries + 1, tostring(type(err) == "table" and err.message or err))
+        end
         if left == 0 then tend.shutdown(failed and 1 or 0) end
       end
     end

@@ -34,32 +34,86 @@ local function check(opts)
   end
 end
 
--- A free port on 127.0.0.1 (bound, read, closed).
-local function free_port()
-  local tcp = require "tend.tcp"
-  local l = tcp.listen { port = 0, handler = function() end }
-  local port = core.ask(l, "port")
-  core.stop(l)
-  return port
+-- Is there a file `program` in a directory of PATH?
+local function in_path(program)
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    local f = io.open(dir .. "/" .. program, "r")
+    if f then
+      f:close()
+      return true
+    end
+  end
+  return false
 end
 
--- nats = "local": a nats-server child of /system on a free loopback port,
--- with JetStream in a fresh directory; returns its URL. The server runs
--- Go with one processor (GOMAXPROCS=1): it shares the machine's cores
--- with the nodes, and its goroutines then hand a message on within one
--- thread instead of waking others (a remote pingpong through it: 6.4 k
--- -> 8.9 k messages per second on 2 cores).
-local function local_server()
+-- A NatsError about the machine, not about a line of the script: printed
+-- as one line (no place, no traceback).
+local function setup_error(msg)
+  local e = core.error("NatsError", msg)
+  e.where, e.traceback = nil, false
+  return e
+end
+
+-- The port a nats-server's log says it listens on (or nil), and the log.
+local function listening_port(log)
+  local f = io.open(log, "r")
+  if not f then return nil, "" end
+  local text = f:read("a")
+  f:close()
+  return tonumber(text:match("Listening for client connections on [^\n]-:(%d+)\n")), text
+end
+
+-- The last n lines of text, each indented.
+local function last_lines(text, n)
+  local lines = {}
+  for line in text:gmatch("[^\n]+") do lines[#lines + 1] = "  " .. line end
+  return table.concat(lines, "\n", math.max(1, #lines - n + 1))
+end
+
+-- nats = "local" (and tend cluster): a nats-server child of /system on
+-- 127.0.0.1 with JetStream; returns its URL and its ref. Its store and its
+-- output (server.log) are in a private directory (core.nats_dir) that tend
+-- removes when it exits. The server picks its port itself (-p -1: no port
+-- chosen here can be taken meanwhile); tend reads it from the server's
+-- "Listening for client connections on" line, and a restart of the server
+-- binds that port again. The server runs Go with one processor
+-- (GOMAXPROCS=1): it shares the machine's cores with the nodes, and its
+-- goroutines then hand a message on within one thread instead of waking
+-- others (a remote pingpong through it: 6.4 k -> 8.9 k messages per
+-- second on 2 cores). A missing nats-server, or one that does not listen
+-- within 10 s, is a NatsError (with what the server wrote).
+function M.local_server()
+  if not in_path("nats-server") then
+    error(setup_error("nats-server not found in PATH (scripts/deps installs it)"), 0)
+  end
   local process = require "tend.process"
-  local port = free_port()
-  local dir = os.tmpname()
-  os.remove(dir)
-  core.node_spawn(process {
-    cmd = { "env", "GOMAXPROCS=1", "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
-    stdout = "null", stderr = "null",
-    ready = { tcp = port }, ready_timeout = 10,
-  }, { name = "nats-server" })
-  return "nats://127.0.0.1:" .. port
+  local dir = core.nats_dir()
+  local log = dir .. "/server.log"
+  local port, starts = -1, 0
+  local function server(ctx)
+    starts = starts + 1
+    return process {
+      cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
+      env = { GOMAXPROCS = "1" }, stdout = log, stderr = log,
+      ready = port > 0 and { tcp = port } or nil, ready_timeout = 10,
+    }(ctx)
+  end
+  local ref = core.node_spawn(server, { name = "nats-server" })
+  local deadline = core.now() + 10
+  while true do
+    local p, text = listening_port(log)
+    if p then
+      port = p
+      return "nats://127.0.0.1:" .. port, ref
+    end
+    if starts > 1 or not core.alive(ref) or core.now() >= deadline then
+      core.stop(ref)
+      error(setup_error(string.format("nats-server did not start%s; it wrote:\n%s",
+        core.now() >= deadline and " within 10 s" or "",
+        text == "" and "  (nothing)" or last_lines(text, 20))), 0)
+    end
+    core.sleep(0.02)
+  end
 end
 
 local function connect(url, name, retry, deadline)
@@ -127,7 +181,7 @@ function M.start(opts)
     local e = core.error("NodeError", "tend.node.start: this process is node " .. node.name() .. " already")
     error(e, 2)
   end
-  local url = opts.nats == "local" and local_server() or opts.nats
+  local url = opts.nats == "local" and M.local_server() or opts.nats
   -- a local server takes a moment to listen: tried for up to 10 s
   local conn = connect(url, opts.name, opts.retry, opts.nats == "local" and core.now() + 10 or nil)
   if taken(conn, opts.name) then

@@ -1,9 +1,13 @@
 /* C unit tests of the Lua-free core: generational slots, the timer heap,
  * the generator, the message pool and queues, the clock. Prints
  * "c: N passed, M failed". */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/mailbox.h"
@@ -12,6 +16,7 @@
 #include "base/strategy.h"
 #include "base/backoff.h"
 #include "base/frame.h"
+#include "base/privdir.h"
 #include "base/timer.h"
 
 static int passed, failed; /* tests (functions) */
@@ -423,6 +428,53 @@ static void test_frame_lines_and_lengths(void) {
   CHECK(strcmp(tend_frame_trailer(TEND_FRAME_RAW), "") == 0);
 }
 
+static int exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f) fclose(f);
+}
+
+static void test_privdir_made_private_and_removed_whole(void) {
+  char tmp[] = "/tmp/tend-test-XXXXXX", d[4096], p[4200], out[4200];
+  CHECK(mkdtemp(tmp) != NULL);
+  snprintf(out, sizeof out, "%s/outside", tmp);
+  touch(out);
+  setenv("TMPDIR", tmp, 1);
+  CHECK(tend_privdir_make("a/b", d, sizeof d) == -EINVAL);
+  CHECK(tend_privdir_make("nats", d, 8) == -ENAMETOOLONG);
+  CHECK(tend_privdir_make("nats", d, sizeof d) == 0);
+  CHECK(strncmp(d, tmp, strlen(tmp)) == 0 &&
+        strncmp(d + strlen(tmp), "/tend-nats-", 11) == 0);
+  struct stat st;
+  CHECK(stat(d, &st) == 0 && (st.st_mode & 0777) == 0700);
+  snprintf(p, sizeof p, "%s/jetstream", d); /* a tree, and a link out */
+  CHECK(mkdir(p, 0700) == 0);
+  snprintf(p, sizeof p, "%s/jetstream/f", d);
+  touch(p);
+  snprintf(p, sizeof p, "%s/link", d);
+  CHECK(symlink(out, p) == 0);
+  pid_t child = fork(); /* a forked process removes nothing */
+  if (child == 0) {
+    tend_privdir_remove_all();
+    _exit(0);
+  }
+  waitpid(child, NULL, 0);
+  CHECK(exists(p));
+  CHECK(tend_privdir_remove(d) == 0);
+  CHECK(!exists(d));
+  CHECK(exists(out)); /* the link went, not what it points to */
+  CHECK(tend_privdir_remove(d) == -ENOENT);   /* once */
+  CHECK(tend_privdir_remove(out) == -ENOENT); /* only its own */
+  CHECK(exists(out));
+  unsetenv("TMPDIR");
+  unlink(out);
+  rmdir(tmp);
+}
+
 int main(void) {
   RUN(test_slots_generations);
   RUN(test_timer_heap_order);
@@ -437,6 +489,7 @@ int main(void) {
   RUN(test_backoff_delays);
   RUN(test_backoff_known_delays);
   RUN(test_frame_lines_and_lengths);
+  RUN(test_privdir_made_private_and_removed_whole);
   printf("c: %d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

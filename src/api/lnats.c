@@ -2,9 +2,11 @@
  * the transport of lua/tend/nats.lua. Not part of the tend module
  * (lua/tend.lua leaves nats_* out). */
 #include <lauxlib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "base/privdir.h"
 #include "runtime/error.h"
 #include "runtime/nats.h"
 #include "runtime/sched.h"
@@ -205,13 +207,33 @@ static int l_kv(lua_State *L) {
   return tend_sched_wait(L, h, TEND_WAIT_ASK, kv_k);
 }
 
+/* core.nats_dir() -> path: a fresh private directory for a local
+ * nats-server (its JetStream store and its log), removed with all it
+ * holds when tend exits (base/privdir.h). Raises NatsError when none can
+ * be made. */
+static int l_dir(lua_State *L) {
+  char path[4096];
+  int r = tend_privdir_make("nats", path, sizeof path);
+  if (r == 0) {
+    lua_pushstring(L, path);
+    return 1;
+  }
+  const char *tmp = getenv("TMPDIR");
+  lua_pushfstring(L,
+                  "nats = \"local\": cannot make a private directory under "
+                  "%s (TMPDIR): %s",
+                  tmp && tmp[0] ? tmp : "/tmp", strerror(-r));
+  return raise_nats(L, lua_tostring(L, -1), strerror(-r));
+}
+
 void tend_open_nats(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"publish", l_publish},     {"send", l_send},
       {"subscribe", l_subscribe}, {"unsubscribe", l_unsubscribe},
       {"status", l_status},       {"close", l_close},
       {"kv_raw", l_kv},           {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"nats_connect", l_connect}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"nats_connect", l_connect}, {"nats_dir", l_dir}, {NULL, NULL}};
   luaL_newmetatable(L, NATS_MT);
   luaL_newlib(L, methods);
   lua_setfield(L, -2, "__index");

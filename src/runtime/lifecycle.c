@@ -10,6 +10,7 @@
 #include "runtime/backoff_sup.h"
 #include "runtime/error.h"
 #include "runtime/event.h"
+#include "runtime/nats.h"
 #include "runtime/names.h"
 #include "runtime/promise.h"
 #include "runtime/ref.h"
@@ -261,8 +262,11 @@ void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what) {
       lua_pushnil(L);
     lua_replace(L, -2);
   }
-  fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
-          lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+  if (lua_isstring(L, -1)) /* an error with no traceback is one line */
+    fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
+            lua_tostring(L, -1));
+  else
+    fprintf(stderr, "tend: %s%s\n", what, lua_tostring(L, -2));
   fflush(stderr);
   lua_pop(L, 2);
   h->failed = 1;
@@ -392,6 +396,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (a == h->system) {
     h->system = NULL;
     tend_timers_cancel_all(L, h);
+    tend_nats_close_every(h); /* one a task left open (an interrupted start) */
   }
   lua_settop(L, top);
 }

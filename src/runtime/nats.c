@@ -466,6 +466,10 @@ void tend_nats_close(tend_nats *c) {
   on_status(c, "closed");
 }
 
+void tend_nats_close_every(tend_host *h) {
+  for (tend_nats *c = h->nats; c; c = c->next) tend_nats_close(c);
+}
+
 /* ------------------------------------------------------------ key-value */
 
 typedef struct kv_job {

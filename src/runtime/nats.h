@@ -58,6 +58,10 @@ void tend_nats_unsubscribe(tend_nats *c, int id);
 /* "connected", "reconnecting", "closed", ... */
 const char *tend_nats_status(tend_nats *c);
 void tend_nats_close(tend_nats *c);
+/* Closes every connection of h (the tree is gone: no actor is left to use
+ * one, and an open one would keep the loop running); they are freed at
+ * the host's close. */
+void tend_nats_close_every(tend_host *h);
 
 /* A key-value operation (JetStream). */
 typedef enum tend_kv_op {

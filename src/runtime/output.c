@@ -27,7 +27,8 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
   msg[n] = '\0';
   double t = (double)tend_clock_now(&h->clock) / 1e9;
   if (h->front.output) h->front.output(h, 1);
-  const char *node = h->world ? h->node_name : NULL; /* a simulated node */
+  /* a node's lines carry its name, a simulated node's as a real one's */
+  const char *node = h->node_name && h->node_name[0] ? h->node_name : NULL;
   fprintf(stderr, "[%.3f] %-5s %s%s%s%s%s\n", t, tend_log_name(level),
           path ? path : "", node ? "@" : "", node ? node : "",
           path || node ? ": " : "", msg);
