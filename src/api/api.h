@@ -91,6 +91,14 @@ int tend_typed_is_spec(lua_State *L, int idx);
 int tend_typed_spawn_spec(lua_State *L, tend_actor *parent, int off,
                           const char *fn);
 
+/* ---- lprocess_check.c: the options of tend.process, for lprocess.c */
+/* core.process_check(opts, fn [, cmd]) -> spec (raises on a bad option). */
+int tend_process_check(lua_State *L);
+/* The names of the output modes, in tend_output's order. */
+extern const char *const tend_process_outputs[];
+/* "ENOENT", "EACCES", ... for an errno. */
+const char *tend_errno_name(int e);
+
 /* ---- the open functions, one per file */
 void tend_open_ref(lua_State *L);           /* lref.c */
 void tend_open_ctx(lua_State *L);           /* lctx.c */
