@@ -44,6 +44,39 @@ int tend_bad_option(lua_State *L, const char *fn, const char *opt,
                     expected, tend_typename(L, idx));
 }
 
+void tend_push_quoted(lua_State *L, const char *s, size_t len) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '"');
+  for (size_t i = 0; i < len && i < 80; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      luaL_addchar(&b, '\\');
+      luaL_addchar(&b, (char)c);
+    } else if (c < 32 || c == 127) {
+      char esc[8]; /* three digits when a digit follows, as %q */
+      int digit = i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9';
+      snprintf(esc, sizeof esc, digit ? "\\%03d" : "\\%d", c);
+      luaL_addstring(&b, esc);
+    } else {
+      luaL_addchar(&b, (char)c);
+    }
+  }
+  luaL_addstring(&b, len > 80 ? "\"..." : "\"");
+  luaL_pushresult(&b);
+}
+
+const char *tend_check_no_nul(lua_State *L, int idx, const char *fn,
+                              const char *what) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (s == NULL || strlen(s) == len) return s;
+  tend_push_quoted(L, s, len);
+  luaL_error(L, "%s: %s: expected a string without NUL bytes, got %s", fn, what,
+             lua_tostring(L, -1));
+  return NULL;
+}
+
 int tend_find_name(const char *const *list, const char *s) {
   for (int i = 0; list[i]; i++)
     if (strcmp(list[i], s) == 0) return i;

@@ -118,7 +118,10 @@ static int l_process_spawn(lua_State *L) {
   s.stdin_pipe =
       run ? !lua_isnil(L, -1)
           : lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "pipe") == 0;
-  tend_output def = run ? TEND_OUT_COLLECT : TEND_OUT_LINES;
+  lua_getfield(L, 1, "to"); /* no `to`: the output passes through */
+  tend_output def = run                ? TEND_OUT_COLLECT
+                    : lua_isnil(L, -1) ? TEND_OUT_PASS
+                                       : TEND_OUT_LINES;
   s.out[0] = output_of(L, 1, "stdout", def, &s.file[0]);
   s.out[1] = output_of(L, 1, "stderr", def, &s.file[1]);
   lua_getfield(L, 1, "group");
@@ -320,6 +323,15 @@ static int l_process_signal_ref(lua_State *L) {
   return 1;
 }
 
+/* core.process_pass(err, line): a line of a simulated program passed
+ * through to tend's own stdout (err false) or stderr (err true). */
+static int l_process_pass(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  tend_host_pass(tend_host_of(L), lua_toboolean(L, 1), s, n, 1);
+  return 0;
+}
+
 /* core.signal_number(name) -> number or nil */
 static int l_signal_number(lua_State *L) {
   int sig = tend_signal_number(luaL_checkstring(L, 1));
@@ -344,6 +356,7 @@ void tend_open_process(lua_State *L) {
                                  {"process_spawn", l_process_spawn},
                                  {"process_event", l_process_event},
                                  {"process_cover", l_process_cover},
+                                 {"process_pass", l_process_pass},
                                  {"process_signal_ref", l_process_signal_ref},
                                  {"signal_number", l_signal_number},
                                  {NULL, NULL}};

@@ -67,11 +67,16 @@ const char *tend_errno_name(int e) {
 /* An output option at idx: a mode name, or a file path (with a '/'). */
 static void check_output(lua_State *L, int idx, const char *fn, const char *opt,
                          int run) {
+  idx = lua_absindex(L, idx);
   if (lua_isnil(L, idx)) return;
   if (lua_type(L, idx) == LUA_TSTRING) {
     const char *s = lua_tostring(L, idx);
     int i = tend_find_name(tend_process_outputs, s);
-    if ((i >= 0 && (i != 5 || run)) || (i < 0 && strchr(s, '/'))) return;
+    if (i >= 0 && (i != 5 || run)) return;
+    lua_pushfstring(L, "option '%s'", opt);
+    tend_check_no_nul(L, idx, fn, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (i < 0 && strchr(s, '/')) return;
   }
   tend_bad_option(L, fn, opt,
                   run ? "\"collect\", \"log\", \"inherit\", \"null\" or a file "
@@ -113,6 +118,10 @@ static void check_env(lua_State *L, int opts, int spec, const char *fn) {
         luaL_error(L,
                    "%s: option 'env': value of %s: expected a string, got %s",
                    fn, lua_tostring(L, -2), tend_typename(L, -1));
+      tend_check_no_nul(L, -2, fn, "option 'env': a key");
+      lua_pushfstring(L, "option 'env': value of %s", lua_tostring(L, -2));
+      tend_check_no_nul(L, -2, fn, lua_tostring(L, -1));
+      lua_pop(L, 1);
       lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1));
       lua_rawseti(L, list, ++n);
       lua_pop(L, 1);
@@ -141,6 +150,7 @@ static void check_cmd(lua_State *L, int idx, int shell, int spec,
   if (shell) {
     if (lua_type(L, idx) != LUA_TSTRING)
       tend_bad_option(L, fn, "cmd", "a string (with shell = true)", idx);
+    tend_check_no_nul(L, idx, fn, "option 'cmd'");
     lua_pushliteral(L, "sh");
     lua_rawseti(L, argv, 1);
     lua_pushliteral(L, "-c");
@@ -150,7 +160,11 @@ static void check_cmd(lua_State *L, int idx, int shell, int spec,
     lua_pushliteral(L, "/bin/sh");
   } else {
     if (!lua_istable(L, idx))
-      tend_bad_option(L, fn, "cmd", "a list of strings {program, args...}",
+      tend_bad_option(L, fn, "cmd",
+                      lua_type(L, idx) == LUA_TSTRING
+                          ? "a list of strings {program, args...}, or a "
+                            "string with shell = true"
+                          : "a list of strings {program, args...}",
                       idx);
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     if (n == 0)
@@ -162,6 +176,9 @@ static void check_cmd(lua_State *L, int idx, int shell, int spec,
       if (lua_rawgeti(L, idx, i) != LUA_TSTRING)
         luaL_error(L, "%s: option 'cmd': element %d: expected a string, got %s",
                    fn, (int)i, tend_typename(L, -1));
+      lua_pushfstring(L, "option 'cmd': element %d", (int)i);
+      tend_check_no_nul(L, -2, fn, lua_tostring(L, -1));
+      lua_pop(L, 1);
       lua_rawseti(L, argv, i);
     }
     lua_rawgeti(L, idx, 1);
@@ -204,6 +221,7 @@ static void check_ready(lua_State *L, int opts, int spec, const char *fn) {
   if (lua_getfield(L, r, "line") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TSTRING)
       tend_bad_option(L, fn, "ready.line", "a Lua pattern (string)", -1);
+    tend_check_no_nul(L, -1, fn, "option 'ready.line'");
     lua_setfield(L, spec, "ready_line");
     n++;
   } else {
@@ -284,6 +302,7 @@ int tend_process_check(lua_State *L) {
     struct stat st;
     if (lua_type(L, -1) != LUA_TSTRING)
       tend_bad_option(L, fn, "cwd", "a directory path", -1);
+    tend_check_no_nul(L, -1, fn, "option 'cwd'");
     if (stat(lua_tostring(L, -1), &st) != 0 || !S_ISDIR(st.st_mode))
       luaL_error(L, "%s: option 'cwd': '%s' is not a directory", fn,
                  lua_tostring(L, -1));
