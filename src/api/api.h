@@ -34,6 +34,9 @@ void tend_push_quoted(lua_State *L, const char *s, size_t len);
  * OS, which takes C strings, would see only the part before it. */
 const char *tend_check_no_nul(lua_State *L, int idx, const char *fn,
                               const char *what);
+/* Raises unless the value at idx can name an actor: a step of its path. */
+void tend_check_actor_name(lua_State *L, int idx, const char *fn,
+                           const char *opt);
 /* The index of s in a NULL-ended list of names, or -1. */
 int tend_find_name(const char *const *list, const char *s);
 /* Adds ns as seconds without trailing zeros ("60", "1.5") to b. */
