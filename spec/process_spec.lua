@@ -102,6 +102,11 @@ function TestProcess:test_bad_input_is_a_named_error_at_the_callers_line()
   lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = 1, tcp = 2 } },
     "option 'ready.line': expected a Lua pattern")
   lu.assertStrContains(spawn_error { cmd = { "true" }, colour = "red" }, "colour")
+  -- a ready line on a stdout tend never reads would never be seen
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = "up" }, stdout = "inherit" },
+    "tend.process: option 'ready.line': expected stdout read by tend (\"lines\", \"chunks\", \"log\" or none), " ..
+    "got stdout = \"inherit\"")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = "up" }, stdout = "null" }, "option 'ready.line'")
   lu.assertStrContains(spawn_error { cmd = "ls -l" }, "tend.process: option 'cmd': expected a list of " ..
     "strings {program, args...}, or a string with shell = true, got ls -l (string)")
   local ok, err = pcall(function() local r = tend.process.run({ "true" }, { timeout = -1 }) return r end)

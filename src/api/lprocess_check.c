@@ -356,6 +356,16 @@ int tend_process_check(lua_State *L) {
     lua_setfield(L, spec, "input");
   } else {
     check_ready(L, 1, spec, fn);
+    if (lua_getfield(L, spec, "ready_line") != LUA_TNIL &&
+        lua_getfield(L, spec, "stdout") == LUA_TSTRING) {
+      int i = tend_find_name(tend_process_outputs, lua_tostring(L, -1));
+      if (i < 0 || i > 2) /* inherit, null, a file: tend never sees it */
+        luaL_error(L,
+                   "%s: option 'ready.line': expected stdout read by tend "
+                   "(\"lines\", \"chunks\", \"log\" or none), got stdout = "
+                   "\"%s\"",
+                   fn, lua_tostring(L, -1));
+    }
     lua_pushnumber(L, opt_seconds(L, 1, "ready_timeout", 30.0, 1, fn));
     lua_setfield(L, spec, "ready_timeout");
   }
