@@ -53,4 +53,12 @@ setmetatable(tend, {
   end,
 })
 
+-- require "tend.core" from now on gives a view of core (reads, writes and
+-- pairs go to it) that holds no function itself. Lua's tracebacks
+-- (debug.traceback, the REPL's, luaL_argerror's) name a C function by the
+-- first loaded module found to hold it, in hash order: tend.ask showed as
+-- often as not as 'tend.core.ask', a name the user never wrote.
+package.loaded["tend.core"] = setmetatable({}, { __index = core, __newindex = core,
+  __pairs = function() return next, core, nil end })
+
 return tend

@@ -173,6 +173,19 @@ end
 function TestChaos:test_bad_arguments()
   lu.assertErrorMsgContains("tend.chaos.drop: p: expected a number in [0, 1], got 2", chaos.drop, "*", "*", 2)
   lu.assertErrorMsgContains("tend.chaos.freeze: seconds: expected a number > 0", chaos.freeze, tend.self(), 0)
+  -- durations are bounded as every other one: 1e9 s at most
+  lu.assertErrorMsgContains("tend.chaos.delay: seconds: expected a number of seconds <= 1e9, got 1e+300",
+    chaos.delay, "*", "*", 1e300)
+  lu.assertErrorMsgContains("tend.chaos.delay: seconds: expected a number of seconds <= 1e9, got inf",
+    chaos.delay, "*", "*", math.huge)
+  lu.assertErrorMsgContains("tend.chaos.delay: seconds: expected a number >= 0, got ",
+    chaos.delay, "*", "*", 0 / 0)
+  local echo = tend.spawn(function() return function(m, ctx) ctx:reply(m) end end)
+  lu.assertErrorMsgContains(
+    "tend.chaos.freeze: seconds: expected a number of seconds <= 1e9 (or math.huge), got 1e+300",
+    chaos.freeze, echo, 1e300)
+  lu.assertEquals(tend.ask(echo, "still here", 1), "still here") -- refused before it froze
+  H.stop_all(echo)
   lu.assertErrorMsgContains("option 'nth'", chaos.crash_on, "*", function() end, { nth = 0 })
   lu.assertErrorMsgContains("tend.chaos.flaky: fn: expected a function", chaos.flaky, 3)
 end

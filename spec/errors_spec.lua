@@ -175,3 +175,86 @@ function TestErrors:test_each_failure_has_the_traceback_of_where_it_failed()
   lu.assertEquals(seen[4].traceback, seen[1].traceback)
   H.stop_all(sup)
 end
+
+-- ------------------------------------------------------------ text that tells the truth
+
+-- A NUL byte is part of a message: the error value keeps it, the trace
+-- writes it as \u0000 and a log line as \0 (text cut there said less).
+function TestErrors:test_a_NUL_byte_in_a_message_is_kept_in_the_value_the_trace_and_the_log()
+  lu.assertEquals(tend.error("K", "before\0after").message, "before\0after")
+  local ok, e = pcall(tend.raise, "K", "before\0after")
+  lu.assertFalse(ok)
+  lu.assertEquals({ e.kind, e.message }, { "K", "before\0after" })
+  lu.assertErrorMsgContains("kind must not hold a NUL byte", tend.error, "K\0x")
+  local script = H.script([[
+    local tend = require "tend"
+    local a = tend.spawn(function() return function() tend.raise("K", "before\0after") end end,
+      { restart = "temporary", name = "a" })
+    a:send("go")
+    tend.sleep(0.1)
+  ]])
+  local trace = os.tmpname()
+  local _, err, code = H.run({ "--log-level", "debug", "--trace", trace, script })
+  lu.assertEquals(code, 0)
+  lu.assertStrContains(err, "debug /user/a: fail (K: before\\0after)\n")
+  lu.assertStrContains(err, "warn  /user/a: " .. script .. ":2: K: before\\0after; stop")
+  local f = assert(io.open(trace))
+  local text = f:read("a")
+  f:close()
+  lu.assertStrContains(text, '"ev":"fail","path":"/user/a","kind":"K","message":"before\\u0000after"}')
+  os.remove(trace)
+  os.remove(script)
+end
+
+-- Lua's tracebacks (debug.traceback, the REPL's, an argument error) name a
+-- C function by the first loaded module that holds it: tend.core, which
+-- the user never wrote, holds none itself (it is a view of the module).
+function TestErrors:test_tracebacks_name_tend_ask_not_tend_core_ask()
+  local core = require "tend.core"
+  lu.assertNil(next(core)) -- (raw: what luaL_traceback searches)
+  lu.assertIs(core.ask, tend.ask) -- reads go through
+  local names = {}
+  for k in pairs(core) do names[#names + 1] = k end
+  lu.assertTrue(#names > 50) -- and pairs
+  local b = tend.spawn(function() return function() error("no") end end)
+  local _, tb = xpcall(tend.ask, function(e) return debug.traceback(tostring(e)) end, b, "hi", 1)
+  lu.assertStrContains(tb, "[C]: in function 'tend.ask'")
+  lu.assertNotStrContains(tb, "tend.core")
+  H.stop_all(b)
+  local input = H.script('local b = tend.spawn(function() return function() error("x") end end) tend.ask(b, 1)\n')
+  local p = io.popen(string.format("cat %s | %s -i 2>&1", input, require("tend.internal").executable()))
+  local out = p:read("a") -- the REPL's own traceback (a pipe: the REPL reads it)
+  p:close()
+  os.remove(input)
+  lu.assertStrContains(out, "AskFailed")
+  lu.assertStrContains(out, "[C]: in function 'tend.ask'")
+  lu.assertNotStrContains(out, "tend.core")
+end
+
+-- A configuration the environment refuses (a port taken, a node that
+-- cannot start) ends the main chunk with one line naming the script's
+-- line; a traceback into tend would only hide it. Other errors keep theirs.
+function TestErrors:test_a_configuration_error_of_the_main_chunk_is_one_line()
+  local script = H.script([[
+    local tend = require "tend"
+    local l = tend.tcp.listen { port = 0, handler = function() end }
+    local port = tend.ask(l, "port")
+    tend.tcp.listen { port = port, handler = function() end }
+  ]])
+  local out, err, code = H.run({ "--real-time", script })
+  lu.assertEquals({ out, code }, { "", 1 })
+  lu.assertStrMatches(err, "tend: " .. script:gsub("%p", "%%%0") ..
+    ":4: ListenError: tend%.tcp%.listen: 127%.0%.0%.1:%d+: address already in use\n")
+  os.remove(script)
+  script = H.script('local tend = require "tend"\n\ntend.node.start { name = "x", nats = "local" }\n')
+  out, err, code = H.run({ "--virtual-time", script })
+  lu.assertEquals({ out, code }, { "", 1 })
+  lu.assertEquals(err, "tend: " .. script .. ":3: NodeError: tend.node.start: a node on NATS cannot run " ..
+    "under the virtual clock (--virtual-time): simulate the nodes with tend.sim.nodes\n")
+  os.remove(script)
+  script = H.script('local tend = require "tend"\ntend.raise("Mine", "my own")\n')
+  _, err, code = H.run({ script })
+  lu.assertEquals(code, 1)
+  lu.assertStrContains(err, "tend: " .. script .. ":2: Mine: my own\nstack traceback:\n")
+  os.remove(script)
+end

@@ -27,6 +27,17 @@ function TestOptions:test_unknown_option()
   local err = spawn_error(idle, { nmae = "x" })
   lu.assertStrContains(err, "tend.spawn: unknown option 'nmae'")
   lu.assertStrContains(err, "expected one of: name, args")
+  -- the nearest valid option is suggested (at most 2 edits; 1 for 3 letters)
+  lu.assertStrContains(err, "): did you mean 'name'?")
+  lu.assertStrContains(spawn_error(idle, { restrat = "temporary" }), "did you mean 'restart'?")
+  lu.assertStrContains(spawn_error(idle, { shutdwn = 1 }), "did you mean 'shutdown'?")
+  lu.assertStrContains(spawn_error(idle, { mailbox = { capcity = 2 } }),
+    "unknown option 'mailbox.capcity' (expected one of: capacity, overflow): did you mean 'mailbox.capacity'?")
+  lu.assertStrContains(spawn_error(idle, { nam = 1 }), "did you mean 'name'?")
+  for _, far in ipairs { "colour", "nme1x", "ab" } do -- nothing close: no guess
+    lu.assertNotStrContains(spawn_error(idle, { [far] = 1 }), "did you mean")
+  end
+  lu.assertNotStrContains(spawn_error(idle, { [1] = 1 }), "did you mean")
 end
 
 function TestOptions:test_options_must_be_a_table()
@@ -34,10 +45,25 @@ function TestOptions:test_options_must_be_a_table()
 end
 
 function TestOptions:test_name()
-  lu.assertStrContains(spawn_error(idle, { name = 5 }), "option 'name': expected a non-empty string")
-  lu.assertStrContains(spawn_error(idle, { name = "a/b" }), "got a/b")
-  lu.assertStrContains(spawn_error(idle, { name = "$x" }), "option 'name'")
-  lu.assertStrContains(spawn_error(idle, { name = "" }), "option 'name'")
+  local expected = "option 'name': expected a name of 1-255 bytes without '/' or NUL, not starting " ..
+    "with '$', not \".\" or \"..\" (a step of the actor's path), got "
+  lu.assertStrContains(spawn_error(idle, { name = 5 }), expected .. "5 (number)")
+  lu.assertStrContains(spawn_error(idle, { name = "a/b" }), expected .. '"a/b"')
+  lu.assertStrContains(spawn_error(idle, { name = "$x" }), expected .. '"$x"')
+  lu.assertStrContains(spawn_error(idle, { name = "" }), expected .. '""')
+  -- a name is one step of a path: "." and ".." would read as steps of another
+  lu.assertStrContains(spawn_error(idle, { name = ".." }), expected .. '".."')
+  lu.assertStrContains(spawn_error(idle, { name = "." }), expected .. '"."')
+  lu.assertStrContains(spawn_error(idle, { name = "a\0b" }), expected .. '"a\\0b"')
+  lu.assertStrContains(spawn_error(idle, { name = ("x"):rep(256) }), "option 'name'")
+  -- the same for the child of a backoff supervisor
+  local ok, err = pcall(tend.backoff.on_failure, idle, { name = ".." })
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "tend.backoff.on_failure: " .. expected .. '".."')
+  -- what is only like them is a name
+  local dots = tend.spawn(idle, { name = "..." })
+  lu.assertEquals(dots:path(), "/user/...")
+  H.stop_all(dots)
 end
 
 function TestOptions:test_args()

@@ -102,9 +102,45 @@ function TestProcess:test_bad_input_is_a_named_error_at_the_callers_line()
   lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = 1, tcp = 2 } },
     "option 'ready.line': expected a Lua pattern")
   lu.assertStrContains(spawn_error { cmd = { "true" }, colour = "red" }, "colour")
+  -- a ready line on a stdout tend never reads would never be seen
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = "up" }, stdout = "inherit" },
+    "tend.process: option 'ready.line': expected stdout read by tend (\"lines\", \"chunks\", \"log\" or none), " ..
+    "got stdout = \"inherit\"")
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = "up" }, stdout = "null" }, "option 'ready.line'")
+  lu.assertStrContains(spawn_error { cmd = "ls -l" }, "tend.process: option 'cmd': expected a list of " ..
+    "strings {program, args...}, or a string with shell = true, got ls -l (string)")
   local ok, err = pcall(function() local r = tend.process.run({ "true" }, { timeout = -1 }) return r end)
   lu.assertStrContains(err, "tend.process.run: option 'timeout': expected a number of seconds > 0")
   lu.assertEquals(tend.stats().spawned, before) -- nothing spawned
+end
+
+-- A C string ends at its first NUL byte: the OS would run with, set or
+-- enter only the part before it, so each is refused.
+function TestProcess:test_a_NUL_byte_in_what_starts_a_process_is_a_named_error()
+  local before = tend.stats().spawned
+  local function run_error(cmd, opts)
+    local ok, err = pcall(function() local r = tend.process.run(cmd, opts) return r end)
+    lu.assertFalse(ok)
+    return err
+  end
+  lu.assertStrContains(run_error { "printf", "%s", "a\0b" },
+    "tend.process.run: option 'cmd': element 3: expected a string without NUL bytes, got \"a\\0b\"")
+  lu.assertStrContains(run_error("echo a\0b"),
+    "tend.process.run: option 'cmd': expected a string without NUL bytes, got \"echo a\\0b\"")
+  lu.assertStrContains(run_error({ "env" }, { env = { X = "a\0b" } }),
+    "tend.process.run: option 'env': value of X: expected a string without NUL bytes, got \"a\\0b\"")
+  lu.assertStrContains(run_error({ "env" }, { env = { ["X\0Y"] = "1" } }),
+    "option 'env': a key: expected a string without NUL bytes, got \"X\\0Y\"")
+  lu.assertStrContains(run_error({ "pwd" }, { cwd = "/tmp\0/nonexistent" }),
+    "tend.process.run: option 'cwd': expected a string without NUL bytes, got \"/tmp\\0/nonexistent\"")
+  lu.assertStrContains(run_error({ "true" }, { stdout = "/tmp/x\0y" }),
+    "option 'stdout': expected a string without NUL bytes, got \"/tmp/x\\0y\"")
+  lu.assertStrContains(run_error({ "printf", "a\0001" }), "got \"a\\0001\"") -- \0 then a digit
+  lu.assertStrContains(spawn_error { cmd = { "true" }, ready = { line = "a\0b" } },
+    "tend.process: option 'ready.line': expected a string without NUL bytes, got \"a\\0b\"")
+  lu.assertEquals(tend.stats().spawned, before) -- nothing spawned
+  -- what has no NUL byte still runs as given
+  lu.assertEquals(tend.process.run({ "printf", "%s", "a b" }).stdout, "a b")
 end
 
 function TestProcess:test_a_spawn_error_at_start_is_an_InitError_naming_the_os_error()
@@ -356,17 +392,77 @@ function TestProcess:test_sigterm_and_sighup_stop_the_tree_and_every_process()
 end
 
 function TestProcess:test_a_closed_stdout_does_not_kill_tend_with_SIGPIPE()
-  local script = H.script([[
+  for _, body in ipairs {
+    [[ -- a print of an actor
     local tend = require "tend"
     tend.spawn(function(ctx)
-      ctx:spawn(tend.process { cmd = { "yes" } })
+      ctx:spawn(tend.process { cmd = { "yes" }, to = ctx.self })
       return function(msg) if msg.line then print(msg.line) end end
     end)
-  ]])
-  local r = tend.process.run(string.format("(%s %s; echo status $? >&2) | head -1",
-    require("tend.internal").executable(), script), { timeout = 10 })
+  ]], [[ -- a program's output passed through
+    local tend = require "tend"
+    tend.spawn(tend.process { cmd = { "yes" } })
+  ]] } do
+    local script = H.script(body)
+    local r = tend.process.run(string.format("(%s %s; echo status $? >&2) | head -1",
+      require("tend.internal").executable(), script), { timeout = 10 })
+    os.remove(script)
+    lu.assertEquals(r.stdout, "y\n")
+    lu.assertStrContains(r.stderr, "status 141") -- 128 + SIGPIPE, after a graceful stop
+    lu.assertFalse(r.timed_out)
+  end
+end
+
+-- ------------------------------------------------------------ pass-through
+
+-- Runs a tend script; returns its stdout, stderr and status.
+local function run_script(body, ...)
+  local script = H.script(body)
+  local r = tend.process.run({ require("tend.internal").executable(), ..., script }, { timeout = 10 })
   os.remove(script)
-  lu.assertEquals(r.stdout, "y\n")
-  lu.assertStrContains(r.stderr, "status 141") -- 128 + SIGPIPE, after a graceful stop
   lu.assertFalse(r.timed_out)
+  return r.stdout, r.stderr, r.status
+end
+
+-- With no `to` and no stdout/stderr option, a program's output is not
+-- lost (it was a dead letter to /user): it goes to tend's own stdout and
+-- stderr, in order with tend's prints, as a shell would pass it.
+function TestProcess:test_without_to_the_output_passes_through_to_tends_stdout_and_stderr()
+  local out, err, status = run_script([[
+    local tend = require "tend"
+    print("before")
+    local p = tend.testkit.probe()
+    local ls = tend.spawn(tend.process { cmd = { "sh", "-c", "echo one; echo two >&2; echo three; printf tail" } })
+    p:watch(ls)
+    p:expect_terminated(ls, 5)
+    local ready = tend.spawn(tend.process { cmd = { "sh", "-c", "echo boot; echo up; exec sleep 5" },
+      ready = { line = "^up$" } })
+    for _ = 1, 500 do
+      if tend.inspect(ready).state == "running" then break end
+      tend.sleep(0.01)
+    end
+    print("state " .. tend.inspect(ready).state)
+    print("dead letters " .. tend.stats().dead_letters)
+    tend.shutdown(0)
+  ]], "--real-time", "--log-level", "error")
+  lu.assertEquals(out, "before\none\nthree\ntailboot\nup\nstate running\ndead letters 0\n")
+  lu.assertEquals(err, "two\n")
+  lu.assertEquals(status, 0)
+end
+
+-- A simulated process without `to` passes its lines through the same way.
+function TestProcess:test_a_simulated_process_without_to_passes_its_output_through()
+  local out, err, status = run_script([[
+    local tend = require "tend"
+    local p = tend.testkit.probe()
+    local s = tend.spawn(tend.process { sim = function(proc)
+      proc:print("one", 2) proc:eprint("oops") proc:sleep(1) proc:print("three")
+    end })
+    p:watch(s)
+    p:expect_terminated(s, 5)
+    print("at " .. tend.now())
+  ]], "--virtual-time", "--log-level", "error")
+  lu.assertEquals(out, "one\t2\nthree\nat 1.0\n")
+  lu.assertEquals(err, "oops\n")
+  lu.assertEquals(status, 0)
 end

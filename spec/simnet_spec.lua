@@ -292,6 +292,12 @@ function TestSimnet:test_chaos_verbs_check_their_arguments()
   lu.assertStrContains(err, "tend.chaos.partition: b: expected a host name or an actor ref, got number")
   ok, err = pcall(tend.chaos.latency, "a", "b", -1)
   lu.assertStrContains(err, "tend.chaos.latency: seconds: expected a number >= 0, got -1")
+  ok, err = pcall(tend.chaos.latency, "a", "b", 1e300) -- bounded as every duration
+  lu.assertStrContains(err, "tend.chaos.latency: seconds: expected a number of seconds <= 1e9, got 1e+300")
+  ok, err = pcall(tend.chaos.latency, "a", "b", math.huge)
+  lu.assertStrContains(err, "tend.chaos.latency: seconds: expected a number of seconds <= 1e9, got inf")
+  ok, err = pcall(tend.chaos.latency, "a", "b", 0.1, 1e300)
+  lu.assertStrContains(err, "tend.chaos.latency: jitter: expected a number of seconds <= 1e9, got 1e+300")
   ok, err = pcall(tend.chaos.reset, tend.self())
   lu.assertStrContains(err, "tend.chaos.reset: conn: expected a live connection ref")
 end

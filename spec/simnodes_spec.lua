@@ -225,6 +225,10 @@ function TestSimNodes:test_bad_input_is_named()
   lu.assertStrContains(err_of(tend.sim.nodes, { ["a b"] = "x.lua" }), "node name: expected letters")
   lu.assertStrContains(err_of(tend.sim.nodes, { a = 3 }), "expected a script path or a table")
   lu.assertStrContains(err_of(tend.sim.nodes, { a = "x.lua" }, { frob = 1 }), "opts: expected the options")
+  lu.assertStrContains(err_of(tend.sim.nodes, { a = "x.lua" }, { latency = 1e300 }),
+    "tend.sim.nodes: latency: expected a number of seconds >= 0 and <= 1e9, got 1e+300")
+  lu.assertStrContains(err_of(tend.sim.nodes, { a = "x.lua" }, { jitter = math.huge }),
+    "tend.sim.nodes: jitter: expected a number of seconds >= 0 and <= 1e9, got inf")
   lu.assertStrContains(err_of(tend.sim.nodes, { a = "/nonexistent/app.lua" }),
     "tend.sim.nodes: node 'a': cannot open /nonexistent/app.lua")
   local state

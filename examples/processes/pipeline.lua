@@ -10,9 +10,9 @@ local n = tonumber(arg and arg[1]) or 1000
 local done = tend.testkit.probe()
 tend.spawn(function(ctx)
   local consumer = ctx:spawn(tend.process {
-    cmd = { "awk", "{ s += $1 } END { printf \"%d\\n\", s }" }, stdin = "pipe",
+    cmd = { "awk", "{ s += $1 } END { printf \"%d\\n\", s }" }, stdin = "pipe", to = ctx.self,
   }, { name = "consumer" })
-  local producer = ctx:spawn(tend.process { cmd = { "seq", tostring(n) } }, { name = "producer" })
+  local producer = ctx:spawn(tend.process { cmd = { "seq", tostring(n) }, to = ctx.self }, { name = "producer" })
   ctx:watch(producer)
   return function(msg, ctx)
     if msg.tend == "stdout" and ctx.sender == producer then

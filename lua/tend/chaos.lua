@@ -19,6 +19,20 @@ local function path_of(x, what, fn)
   error(string.format("%s: %s: expected a ref, a path or \"*\", got %s", fn, what, type(x)), 3)
 end
 
+-- Checks a duration argument as every duration of tend is checked: a
+-- number >= 0 (> 0 when positive), at most 1e9 s (math.huge only where
+-- huge is true); raises at the caller of fn.
+local function check_seconds(fn, what, s, positive, huge)
+  if type(s) ~= "number" or s ~= s or s < 0 or (positive and s == 0) then
+    error(string.format("%s: %s: expected a number %s, got %s", fn, what,
+      positive and "> 0" or ">= 0", tostring(s)), 3)
+  end
+  if s > 1e9 and not (huge and s == math.huge) then
+    error(string.format("%s: %s: expected a number of seconds <= 1e9%s, got %s", fn, what,
+      huge and " (or math.huge)" or "", tostring(s)), 3)
+  end
+end
+
 local function matches(pattern, ref)
   return pattern == "*" or (ref ~= nil and ref:path() == pattern)
 end
@@ -149,9 +163,7 @@ end
 
 -- delay(from, to, seconds): messages from `from` to `to` arrive later.
 function M.delay(from, to, seconds)
-  if type(seconds) ~= "number" or not (seconds >= 0) then
-    error("tend.chaos.delay: seconds: expected a number >= 0, got " .. tostring(seconds), 2)
-  end
+  check_seconds("tend.chaos.delay", "seconds", seconds) -- (never: drop)
   link_rules[#link_rules + 1] = { from = path_of(from, "from", "tend.chaos.delay"),
     to = path_of(to, "to", "tend.chaos.delay"), delay = seconds }
   install()
@@ -170,9 +182,7 @@ end
 -- freeze(ref, seconds): ref processes nothing for that long (its mailbox
 -- fills), then goes on.
 function M.freeze(ref, seconds)
-  if type(seconds) ~= "number" or not (seconds > 0) then
-    error("tend.chaos.freeze: seconds: expected a number > 0, got " .. tostring(seconds), 2)
-  end
+  check_seconds("tend.chaos.freeze", "seconds", seconds, true, true) -- huge: until heal
   check_ref(ref, "tend.chaos.freeze")
   core.chaos_event(ref, string.format("freeze %.3f s", seconds))
   core.chaos_freeze(ref)
@@ -207,6 +217,8 @@ end
 function M.hold(a, b) net("hold", a, b) end
 function M.release(a, b) net("release", a, b) end
 function M.latency(a, b, seconds, jitter)
+  check_seconds("tend.chaos.latency", "seconds", seconds)
+  if jitter ~= nil then check_seconds("tend.chaos.latency", "jitter", jitter) end
   local sim = nodes(a, b)
   if sim then sim.latency(a, b, seconds, jitter) else net("latency", a, b, seconds, jitter) end
 end

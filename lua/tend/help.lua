@@ -161,7 +161,8 @@ M.docs = {
   The groups with a live member on any node up.]=],
   ["tend.process"] = [=[tend.process{cmd, env, inherit_env, cwd, stdin, stdout, stderr, to, kill_signal, shutdown, process_group, ready, ready_timeout, shell, sim} -> factory
   A factory for an OS process actor: spawn it like any factory. Exit 0
-  is a normal stop, else ProcessExit (.status) or ProcessSignal (.signal).]=],
+  is a normal stop, else ProcessExit (.status) or ProcessSignal (.signal).
+  Its output goes to `to` as lines; without `to`, to tend's stdout/stderr.]=],
   ["tend.process.run"] = [=[tend.process.run(cmd, opts) -> {status, signal, core_dump, stdout, stderr, timed_out, pid}
   Runs cmd and waits by yielding (other actors run): os.execute and
   io.popen for actors. opts: timeout, input, env, cwd, stdout, stderr...]=],

@@ -4,7 +4,9 @@
 -- tend's exec helper), is `starting` until the program is ready, turns
 -- the program's exit into a normal stop (status 0) or a failure
 -- (ProcessExit, ProcessSignal), and stops the program in its post_stop:
--- the kill signal, then SIGKILL after `shutdown` seconds. Under the
+-- the kill signal, then SIGKILL after `shutdown` seconds. Its output goes
+-- to `to` as messages or, without `to`, through to tend's own stdout and
+-- stderr (unless stdout/stderr say otherwise). Under the
 -- virtual clock a simulated process (`sim`) takes the program's place.
 -- tend.process.run is os.execute / io.popen for actors: it waits by
 -- yielding, so other actors run meanwhile.
@@ -154,10 +156,12 @@ local function sim_factory(spec)
     local started = core.now()
     local co
     local function send(kind, text)
-      local out = spec[kind] or "lines"
+      local out = spec[kind] or (spec.to and "lines" or "pass") -- as a real one
       if out == "log" then ctx:log(kind == "stderr" and "warn" or "info", "%s", text)
       elseif out == "lines" or out == "chunks" then
         to:send({ tend = kind, [out == "lines" and "line" or "chunk"] = text })
+      elseif out == "pass" or out == "inherit" then
+        core.process_pass(kind == "stderr", text)
       end
     end
     local function exit_with(status, signal)

@@ -115,6 +115,12 @@ function M.nodes(list, opts)
   if opts.timeout ~= nil and (type(opts.timeout) ~= "number" or not (opts.timeout > 0)) then
     bad(fn, "timeout", "seconds > 0", opts.timeout)
   end
+  for _, k in ipairs { "latency", "jitter" } do -- as tend.chaos.latency's
+    local s = opts[k]
+    if s ~= nil and (type(s) ~= "number" or not (s >= 0 and s <= 1e9)) then
+      bad(fn, k, "a number of seconds >= 0 and <= 1e9", s)
+    end
+  end
   local names = {}
   for name, spec in pairs(list) do
     specs[name] = check_spec(name, spec)

@@ -26,6 +26,17 @@ int tend_bad_option(lua_State *L, const char *fn, const char *opt,
 /* Raises unless every key of the table at t is in keys (NULL-ended). */
 void tend_check_keys(lua_State *L, int t, const char *const *keys,
                      const char *fn, const char *prefix);
+/* Pushes s as a Lua literal: quoted, control bytes escaped ("a\0b"), cut
+ * after 80 bytes ("..."). */
+void tend_push_quoted(lua_State *L, const char *s, size_t len);
+/* The string at idx (or NULL when it is none), or an error "fn: what:
+ * expected a string without NUL bytes, got "a\0b"" when it holds one: the
+ * OS, which takes C strings, would see only the part before it. */
+const char *tend_check_no_nul(lua_State *L, int idx, const char *fn,
+                              const char *what);
+/* Raises unless the value at idx can name an actor: a step of its path. */
+void tend_check_actor_name(lua_State *L, int idx, const char *fn,
+                           const char *opt);
 /* The index of s in a NULL-ended list of names, or -1. */
 int tend_find_name(const char *const *list, const char *s);
 /* Adds ns as seconds without trailing zeros ("60", "1.5") to b. */
@@ -90,6 +101,14 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
 int tend_typed_is_spec(lua_State *L, int idx);
 int tend_typed_spawn_spec(lua_State *L, tend_actor *parent, int off,
                           const char *fn);
+
+/* ---- lprocess_check.c: the options of tend.process, for lprocess.c */
+/* core.process_check(opts, fn [, cmd]) -> spec (raises on a bad option). */
+int tend_process_check(lua_State *L);
+/* The names of the output modes (values of the stdout, stderr options). */
+extern const char *const tend_process_outputs[];
+/* "ENOENT", "EACCES", ... for an errno. */
+const char *tend_errno_name(int e);
 
 /* ---- the open functions, one per file */
 void tend_open_ref(lua_State *L);           /* lref.c */

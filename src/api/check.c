@@ -44,10 +44,80 @@ int tend_bad_option(lua_State *L, const char *fn, const char *opt,
                     expected, tend_typename(L, idx));
 }
 
+void tend_push_quoted(lua_State *L, const char *s, size_t len) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '"');
+  for (size_t i = 0; i < len && i < 80; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      luaL_addchar(&b, '\\');
+      luaL_addchar(&b, (char)c);
+    } else if (c < 32 || c == 127) {
+      char esc[8]; /* three digits when a digit follows, as %q */
+      int digit = i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9';
+      snprintf(esc, sizeof esc, digit ? "\\%03d" : "\\%d", c);
+      luaL_addstring(&b, esc);
+    } else {
+      luaL_addchar(&b, (char)c);
+    }
+  }
+  luaL_addstring(&b, len > 80 ? "\"..." : "\"");
+  luaL_pushresult(&b);
+}
+
+const char *tend_check_no_nul(lua_State *L, int idx, const char *fn,
+                              const char *what) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (s == NULL || strlen(s) == len) return s;
+  tend_push_quoted(L, s, len);
+  luaL_error(L, "%s: %s: expected a string without NUL bytes, got %s", fn, what,
+             lua_tostring(L, -1));
+  return NULL;
+}
+
 int tend_find_name(const char *const *list, const char *s) {
   for (int i = 0; list[i]; i++)
     if (strcmp(list[i], s) == 0) return i;
   return -1;
+}
+
+/* Edits (insert, delete, change, swap two neighbours) from a to b, as the
+ * REPL's "did you mean" counts them (lua/tend/help.lua); 3 for anything
+ * farther than 2 or longer than 32 bytes. */
+static int distance(const char *a, const char *b) {
+  size_t m = strlen(a), n = strlen(b);
+  if (m > 32 || n > 32 || (m > n ? m - n : n - m) > 2) return 3;
+  int d[33][33];
+  for (size_t i = 0; i <= m; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= n; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= m; i++)
+    for (size_t j = 1; j <= n; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[m][n] < 3 ? d[m][n] : 3;
+}
+
+/* The key closest to name (at most 2 edits, 1 for names of 3 bytes or
+ * fewer; the first in the list on a tie), or NULL. */
+static const char *closest(const char *const *keys, const char *name) {
+  const char *best = NULL;
+  int best_d = strlen(name) <= 3 ? 2 : 3; /* must be below this */
+  for (int i = 0; keys[i]; i++) {
+    int d = distance(name, keys[i]);
+    if (d < best_d) {
+      best = keys[i];
+      best_d = d;
+    }
+  }
+  return best;
 }
 
 void tend_check_keys(lua_State *L, int t, const char *const *keys,
@@ -67,8 +137,12 @@ void tend_check_keys(lua_State *L, int t, const char *const *keys,
       luaL_addstring(&b, keys[i]);
     }
     luaL_pushresult(&b);
-    luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)", fn, prefix,
-               key, lua_tostring(L, -1));
+    const char *guess =
+        lua_type(L, -3) == LUA_TSTRING ? closest(keys, key) : NULL; /* -3: k */
+    luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)%s%s%s%s", fn,
+               prefix, key, lua_tostring(L, -1),
+               guess ? ": did you mean '" : "", guess ? prefix : "",
+               guess ? guess : "", guess ? "'?" : "");
   }
 }
 
@@ -77,6 +151,24 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns) {
   char num[64]; /* Lua's number format: "60", "1.5" */
   snprintf(num, sizeof num, "%.14g", (double)ns / 1e9);
   luaL_addstring(b, num);
+}
+
+void tend_check_actor_name(lua_State *L, int idx, const char *fn,
+                           const char *opt) {
+  size_t len = 0;
+  const char *name =
+      lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+  if (name && len > 0 && len <= 255 && strlen(name) == len &&
+      !strchr(name, '/') && name[0] != '$' && strcmp(name, ".") != 0 &&
+      strcmp(name, "..") != 0)
+    return;
+  const char *expected =
+      "a name of 1-255 bytes without '/' or NUL, not starting with '$', "
+      "not \".\" or \"..\" (a step of the actor's path)";
+  if (name == NULL) tend_bad_option(L, fn, opt, expected, idx);
+  tend_push_quoted(L, name, len);
+  luaL_error(L, "%s: option '%s': expected %s, got %s", fn, opt, expected,
+             lua_tostring(L, -1));
 }
 
 static const char *const spawn_keys[] = {
@@ -111,14 +203,7 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
   idx = lua_absindex(L, idx);
   tend_check_keys(L, idx, spawn_keys, fn, "");
   if (lua_getfield(L, idx, "name") != LUA_TNIL) {
-    size_t len = 0;
-    const char *name =
-        lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-    if (name == NULL || len == 0 || len > 255 || strchr(name, '/') ||
-        name[0] == '$' || strlen(name) != len)
-      tend_bad_option(L, fn, "name",
-                      "a non-empty string without '/', not starting with '$'",
-                      -1);
+    tend_check_actor_name(L, -1, fn, "name");
     o->name = lua_gettop(L); /* stays on the stack for the caller */
   } else {
     lua_pop(L, 1);

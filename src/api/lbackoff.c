@@ -176,14 +176,8 @@ static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
   if (lua_getfield(L, t, "factory") != LUA_TFUNCTION)
     tend_bad_option(L, fn, "factory", "a function", -1);
   lua_pop(L, 1);
-  int ty = lua_getfield(L, t, "name");
-  size_t len = 0;
-  const char *name = ty == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-  if (ty != LUA_TNIL &&
-      (name == NULL || len == 0 || strchr(name, '/') || name[0] == '$'))
-    tend_bad_option(L, fn, "name",
-                    "a non-empty string without '/', not starting with '$'",
-                    -1);
+  if (lua_getfield(L, t, "name") != LUA_TNIL)
+    tend_check_actor_name(L, -1, fn, "name");
   lua_pop(L, 1);
   if (lua_getfield(L, t, "args") != LUA_TNIL && !lua_istable(L, -1))
     tend_bad_option(L, fn, "args", "a table (list)", -1);

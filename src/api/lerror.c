@@ -1,19 +1,27 @@
 /* lerror: tend.error, tend.raise and the methods of error values (the
  * values themselves: runtime/error.h). */
 #include <lauxlib.h>
+#include <string.h>
 
 #include "api/api.h"
 #include "runtime/error.h"
 
 /* Builds an error value from (kind, message, data) at 1..3 for fn. */
 static void build(lua_State *L, const char *fn) {
-  const char *kind = luaL_checkstring(L, 1);
+  size_t klen, mlen;
+  const char *kind = luaL_checklstring(L, 1, &klen);
   if (*kind == '\0') luaL_argerror(L, 1, "kind must not be empty");
-  const char *message = luaL_optstring(L, 2, kind);
+  if (strlen(kind) != klen)
+    luaL_argerror(L, 1, "kind must not hold a NUL byte (it is a name)");
+  const char *message = luaL_optlstring(L, 2, kind, &mlen);
   if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
     luaL_error(L, "%s: data: expected a table, got %s", fn,
                luaL_typename(L, 3));
   tend_error_new(L, kind, message);
+  if (strlen(message) != mlen) { /* the message keeps every byte */
+    lua_pushlstring(L, message, mlen);
+    lua_setfield(L, -2, "message");
+  }
   if (lua_istable(L, 3)) {
     lua_pushvalue(L, 3);
     lua_setfield(L, -2, "data");

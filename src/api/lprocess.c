@@ -18,341 +18,9 @@
 
 #define PROCESS_MT "tend.Process"
 
-extern char **environ;
-
 typedef struct handle {
   tend_process *p; /* the record, or NULL once released */
 } handle;
-
-/* ------------------------------------------------------------ checks */
-
-static const char *const process_keys[] = {
-    "cmd",   "shell",         "env",      "inherit_env",
-    "cwd",   "stdin",         "stdout",   "stderr",
-    "to",    "kill_signal",   "shutdown", "process_group",
-    "ready", "ready_timeout", "sim",      NULL};
-static const char *const run_keys[] = {
-    "shell",       "env",      "inherit_env",   "cwd",    "timeout", "input",
-    "kill_signal", "shutdown", "process_group", "stdout", "stderr",  NULL};
-static const char *const outputs[] = {"lines", "chunks",  "log", "inherit",
-                                      "null",  "collect", NULL};
-
-/* Finds an executable for name (searched in PATH unless it has a '/').
- * Pushes its path and returns 0, or returns an errno. */
-static int resolve(lua_State *L, const char *name) {
-  struct stat st;
-  if (strchr(name, '/')) {
-    if (stat(name, &st) != 0) return errno;
-    if (S_ISDIR(st.st_mode) || access(name, X_OK) != 0) return EACCES;
-    lua_pushstring(L, name);
-    return 0;
-  }
-  const char *path = getenv("PATH");
-  if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
-  int found = ENOENT;
-  while (*path) {
-    const char *end = strchr(path, ':');
-    size_t n = end ? (size_t)(end - path) : strlen(path);
-    lua_pushfstring(L, "%s/%s", n ? "" : ".", name);
-    if (n) {
-      lua_pushlstring(L, path, n);
-      lua_insert(L, -2);
-      lua_concat(L, 2);
-    }
-    const char *full = lua_tostring(L, -1);
-    if (stat(full, &st) == 0) {
-      if (!S_ISDIR(st.st_mode) && access(full, X_OK) == 0) return 0;
-      found = EACCES;
-    }
-    lua_pop(L, 1);
-    path += n + (end ? 1 : 0);
-  }
-  return found;
-}
-
-static const char *errno_name(int e) {
-  return e == ENOENT ? "ENOENT" : e == EACCES ? "EACCES" : uv_err_name(-e);
-}
-
-/* An output option at idx: a mode name, or a file path (with a '/'). */
-static void check_output(lua_State *L, int idx, const char *fn, const char *opt,
-                         int run) {
-  if (lua_isnil(L, idx)) return;
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    const char *s = lua_tostring(L, idx);
-    int i = tend_find_name(outputs, s);
-    if ((i >= 0 && (i != 5 || run)) || (i < 0 && strchr(s, '/'))) return;
-  }
-  tend_bad_option(L, fn, opt,
-                  run ? "\"collect\", \"log\", \"inherit\", \"null\" or a file "
-                        "path with a '/'"
-                      : "\"lines\", \"chunks\", \"log\", \"inherit\", \"null\" "
-                        "or a file path with a '/'",
-                  idx);
-}
-
-/* Builds the "K=V" list for env at idx (may be nil) into spec.env. */
-static void check_env(lua_State *L, int opts, int spec, const char *fn) {
-  lua_getfield(L, opts, "inherit_env");
-  int inherit = 1;
-  if (!lua_isnil(L, -1)) {
-    if (!lua_isboolean(L, -1))
-      tend_bad_option(L, fn, "inherit_env", "a boolean", -1);
-    inherit = lua_toboolean(L, -1);
-  }
-  lua_getfield(L, opts, "env");
-  int env = lua_gettop(L);
-  if (lua_isnil(L, env) && inherit) {
-    lua_pop(L, 2);
-    return;
-  }
-  if (!lua_isnil(L, env) && !lua_istable(L, env))
-    tend_bad_option(L, fn, "env", "a table of strings", env);
-  lua_newtable(L);
-  int list = lua_gettop(L);
-  lua_Integer n = 0;
-  if (!lua_isnil(L, env)) {
-    lua_pushnil(L);
-    while (lua_next(L, env)) {
-      if (lua_type(L, -2) != LUA_TSTRING || *lua_tostring(L, -2) == '\0' ||
-          strchr(lua_tostring(L, -2), '='))
-        luaL_error(L,
-                   "%s: option 'env': keys must be names without '=', got %s",
-                   fn, tend_typename(L, -2));
-      if (lua_type(L, -1) != LUA_TSTRING)
-        luaL_error(L,
-                   "%s: option 'env': value of %s: expected a string, got %s",
-                   fn, lua_tostring(L, -2), tend_typename(L, -1));
-      lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1));
-      lua_rawseti(L, list, ++n);
-      lua_pop(L, 1);
-    }
-  }
-  if (inherit)
-    for (char **e = environ; *e; e++) {
-      const char *eq = strchr(*e, '=');
-      if (eq == NULL) continue;
-      lua_pushlstring(L, *e, (size_t)(eq - *e));
-      int given = lua_rawget(L, env) != LUA_TNIL;
-      lua_pop(L, 1);
-      if (given) continue;
-      lua_pushstring(L, *e);
-      lua_rawseti(L, list, ++n);
-    }
-  lua_setfield(L, spec, "env");
-  lua_pop(L, 2);
-}
-
-/* The command at idx (list, or a string with shell): spec.path, argv. */
-static void check_cmd(lua_State *L, int idx, int shell, int spec,
-                      const char *fn) {
-  lua_newtable(L);
-  int argv = lua_gettop(L);
-  if (shell) {
-    if (lua_type(L, idx) != LUA_TSTRING)
-      tend_bad_option(L, fn, "cmd", "a string (with shell = true)", idx);
-    lua_pushliteral(L, "sh");
-    lua_rawseti(L, argv, 1);
-    lua_pushliteral(L, "-c");
-    lua_rawseti(L, argv, 2);
-    lua_pushvalue(L, idx);
-    lua_rawseti(L, argv, 3);
-    lua_pushliteral(L, "/bin/sh");
-  } else {
-    if (!lua_istable(L, idx))
-      tend_bad_option(L, fn, "cmd", "a list of strings {program, args...}",
-                      idx);
-    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-    if (n == 0)
-      luaL_error(L,
-                 "%s: option 'cmd': expected a list of strings {program, "
-                 "args...}, got an empty table",
-                 fn);
-    for (lua_Integer i = 1; i <= n; i++) {
-      if (lua_rawgeti(L, idx, i) != LUA_TSTRING)
-        luaL_error(L, "%s: option 'cmd': element %d: expected a string, got %s",
-                   fn, (int)i, tend_typename(L, -1));
-      lua_rawseti(L, argv, i);
-    }
-    lua_rawgeti(L, idx, 1);
-    const char *name = lua_tostring(L, -1);
-    int e = resolve(L, name);
-    if (e)
-      luaL_error(L, "%s: option 'cmd': cannot run '%s': %s (%s)", fn, name,
-                 strerror(e), errno_name(e));
-    lua_remove(L, -2);
-  }
-  lua_setfield(L, spec, "path");
-  lua_setfield(L, spec, "argv");
-}
-
-static double opt_seconds(lua_State *L, int opts, const char *key, double def,
-                          int positive, const char *fn) {
-  lua_getfield(L, opts, key);
-  double s = def;
-  if (!lua_isnil(L, -1)) {
-    lua_pushfstring(L, "option '%s'", key);
-    s = tend_check_seconds(L, -2, fn, lua_tostring(L, -1), positive);
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  return s;
-}
-
-static void check_ready(lua_State *L, int opts, int spec, const char *fn) {
-  lua_getfield(L, opts, "ready");
-  int r = lua_gettop(L);
-  if (lua_isnil(L, r)) {
-    lua_pop(L, 1);
-    return;
-  }
-  static const char *const keys[] = {"line", "tcp", "after", NULL};
-  const char *expect = "{ line = pattern } | { tcp = port } | { after = s }";
-  if (!lua_istable(L, r)) tend_bad_option(L, fn, "ready", expect, r);
-  tend_check_keys(L, r, keys, fn, "option 'ready': ");
-  int n = 0;
-  if (lua_getfield(L, r, "line") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TSTRING)
-      tend_bad_option(L, fn, "ready.line", "a Lua pattern (string)", -1);
-    lua_setfield(L, spec, "ready_line");
-    n++;
-  } else {
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, r, "tcp") != LUA_TNIL) {
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-        lua_tointeger(L, -1) > 65535)
-      tend_bad_option(L, fn, "ready.tcp", "a port number 1-65535", -1);
-    lua_setfield(L, spec, "ready_tcp");
-    n++;
-  } else {
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, r, "after") != LUA_TNIL) {
-    lua_pushnumber(L, tend_check_seconds(L, -1, fn, "option 'ready.after'", 0));
-    lua_setfield(L, spec, "ready_after");
-    n++;
-  }
-  lua_pop(L, 1);
-  if (n != 1) tend_bad_option(L, fn, "ready", expect, r);
-  lua_pop(L, 1);
-}
-
-/* core.process_check(opts, fn [, cmd]) -> spec: tend.process{...} (no
- * cmd) or tend.process.run(cmd, opts); raises "fn: option ...". */
-static int l_process_check(lua_State *L) {
-  tend_host *h = tend_host_of(L);
-  const char *fn = luaL_checkstring(L, 2);
-  int run = !lua_isnoneornil(L, 3);
-  lua_settop(L, 3);
-  if (lua_isnil(L, 1)) {
-    lua_newtable(L);
-    lua_replace(L, 1);
-  }
-  if (!lua_istable(L, 1))
-    luaL_error(L, "%s: options: expected a table, got %s", fn,
-               tend_typename(L, 1));
-  tend_check_keys(L, 1, run ? run_keys : process_keys, fn, "");
-  lua_newtable(L);
-  int spec = lua_gettop(L);
-  int shell = 0;
-  lua_getfield(L, 1, "shell");
-  if (!lua_isnil(L, -1)) {
-    if (!lua_isboolean(L, -1)) tend_bad_option(L, fn, "shell", "a boolean", -1);
-    shell = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-  int sim = 0;
-  if (!run) {
-    lua_getfield(L, 1, "sim");
-    if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
-      tend_bad_option(L, fn, "sim", "a function(p)", -1);
-    sim = lua_isfunction(L, -1);
-    lua_setfield(L, spec, "sim");
-    lua_getfield(L, 1, "cmd");
-    lua_replace(L, 3);
-  }
-  if (h->clock.is_virtual && !sim)
-    luaL_error(L,
-               run ? "%s: a real command cannot run under the virtual clock "
-                     "(--virtual-time): tend.process.run runs real programs "
-                     "only; in a scenario, spawn tend.process{ sim = "
-                     "function(p) ... end } instead"
-                   : "%s: a real command cannot run under the virtual clock "
-                     "(--virtual-time): give sim = function(p) ... end to "
-                     "simulate the process",
-               fn);
-  if (!h->clock.is_virtual || !sim) {
-    if (!lua_isnil(L, 3) || !sim) check_cmd(L, 3, shell, spec, fn);
-  }
-  if (!lua_isnil(L, 3)) {
-    lua_pushvalue(L, 3);
-    lua_setfield(L, spec, "cmd");
-  }
-  check_env(L, 1, spec, fn);
-  if (lua_getfield(L, 1, "cwd") != LUA_TNIL) {
-    struct stat st;
-    if (lua_type(L, -1) != LUA_TSTRING)
-      tend_bad_option(L, fn, "cwd", "a directory path", -1);
-    if (stat(lua_tostring(L, -1), &st) != 0 || !S_ISDIR(st.st_mode))
-      luaL_error(L, "%s: option 'cwd': '%s' is not a directory", fn,
-                 lua_tostring(L, -1));
-  }
-  lua_setfield(L, spec, "cwd");
-  if (!run) {
-    lua_getfield(L, 1, "stdin");
-    if (!lua_isnil(L, -1) && (lua_type(L, -1) != LUA_TSTRING ||
-                              (strcmp(lua_tostring(L, -1), "pipe") != 0 &&
-                               strcmp(lua_tostring(L, -1), "null") != 0)))
-      tend_bad_option(L, fn, "stdin", "\"pipe\" or \"null\"", -1);
-    lua_setfield(L, spec, "stdin");
-    lua_getfield(L, 1, "to");
-    if (!lua_isnil(L, -1)) tend_check_ref(L, -1, fn, "option 'to'");
-    lua_setfield(L, spec, "to");
-  }
-  static const char *const streams[] = {"stdout", "stderr"};
-  for (int i = 0; i < 2; i++) {
-    lua_getfield(L, 1, streams[i]);
-    check_output(L, -1, fn, streams[i], run);
-    lua_setfield(L, spec, streams[i]);
-  }
-  lua_getfield(L, 1, "kill_signal");
-  int sig = SIGTERM;
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING ||
-        (sig = tend_signal_number(lua_tostring(L, -1))) == 0)
-      tend_bad_option(L, fn, "kill_signal", "a signal name such as \"TERM\"",
-                      -1);
-  }
-  lua_pop(L, 1);
-  lua_pushinteger(L, sig);
-  lua_setfield(L, spec, "kill_signal");
-  lua_pushstring(L, tend_signal_name(sig));
-  lua_setfield(L, spec, "kill_signal_name");
-  lua_pushnumber(L, opt_seconds(L, 1, "shutdown", 5.0, 0, fn));
-  lua_setfield(L, spec, "shutdown");
-  lua_getfield(L, 1, "process_group");
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    tend_bad_option(L, fn, "process_group", "a boolean", -1);
-  lua_pushboolean(L, lua_isnil(L, -1) || lua_toboolean(L, -1));
-  lua_setfield(L, spec, "group");
-  lua_pop(L, 1);
-  if (run) {
-    double t = opt_seconds(L, 1, "timeout", HUGE_VAL, 1, fn);
-    lua_pushnumber(L, t);
-    lua_setfield(L, spec, "timeout");
-    lua_getfield(L, 1, "input");
-    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
-      tend_bad_option(L, fn, "input", "a string", -1);
-    lua_setfield(L, spec, "input");
-  } else {
-    check_ready(L, 1, spec, fn);
-    lua_pushnumber(L, opt_seconds(L, 1, "ready_timeout", 30.0, 1, fn));
-    lua_setfield(L, spec, "ready_timeout");
-  }
-  lua_settop(L, spec);
-  return 1;
-}
 
 /* ------------------------------------------------------------ spawn */
 
@@ -364,7 +32,7 @@ static tend_output output_of(lua_State *L, int spec, const char *key,
     static const tend_output modes[] = {TEND_OUT_LINES, TEND_OUT_CHUNKS,
                                         TEND_OUT_LOG,   TEND_OUT_INHERIT,
                                         TEND_OUT_NULL,  TEND_OUT_COLLECT};
-    int i = tend_find_name(outputs, lua_tostring(L, -1));
+    int i = tend_find_name(tend_process_outputs, lua_tostring(L, -1));
     if (i >= 0) {
       o = modes[i];
     } else {
@@ -435,7 +103,7 @@ static int l_process_spawn(lua_State *L) {
   s.path = luaL_checkstring(L, -1);
   struct stat st;
   if (stat(s.path, &st) != 0)
-    return spawn_error(L, errno_name(errno), strerror(errno), s.path);
+    return spawn_error(L, tend_errno_name(errno), strerror(errno), s.path);
   if (S_ISDIR(st.st_mode) || access(s.path, X_OK) != 0)
     return spawn_error(L, "EACCES", strerror(EACCES), s.path);
   lua_getfield(L, 1, "argv");
@@ -450,7 +118,10 @@ static int l_process_spawn(lua_State *L) {
   s.stdin_pipe =
       run ? !lua_isnil(L, -1)
           : lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "pipe") == 0;
-  tend_output def = run ? TEND_OUT_COLLECT : TEND_OUT_LINES;
+  lua_getfield(L, 1, "to"); /* no `to`: the output passes through */
+  tend_output def = run                ? TEND_OUT_COLLECT
+                    : lua_isnil(L, -1) ? TEND_OUT_PASS
+                                       : TEND_OUT_LINES;
   s.out[0] = output_of(L, 1, "stdout", def, &s.file[0]);
   s.out[1] = output_of(L, 1, "stderr", def, &s.file[1]);
   lua_getfield(L, 1, "group");
@@ -652,6 +323,15 @@ static int l_process_signal_ref(lua_State *L) {
   return 1;
 }
 
+/* core.process_pass(err, line): a line of a simulated program passed
+ * through to tend's own stdout (err false) or stderr (err true). */
+static int l_process_pass(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 2, &n);
+  tend_host_pass(tend_host_of(L), lua_toboolean(L, 1), s, n, 1);
+  return 0;
+}
+
 /* core.signal_number(name) -> number or nil */
 static int l_signal_number(lua_State *L) {
   int sig = tend_signal_number(luaL_checkstring(L, 1));
@@ -672,10 +352,11 @@ void tend_open_process(lua_State *L) {
                                      {"collected", l_collected},
                                      {"wait", l_wait},
                                      {NULL, NULL}};
-  static const luaL_Reg fns[] = {{"process_check", l_process_check},
+  static const luaL_Reg fns[] = {{"process_check", tend_process_check},
                                  {"process_spawn", l_process_spawn},
                                  {"process_event", l_process_event},
                                  {"process_cover", l_process_cover},
+                                 {"process_pass", l_process_pass},
                                  {"process_signal_ref", l_process_signal_ref},
                                  {"signal_number", l_signal_number},
                                  {NULL, NULL}};

@@ -306,6 +306,44 @@ void tend_error_describe(lua_State *L, int idx) {
   escape_nul(L);
 }
 
+int tend_error_push_brief(lua_State *L, int idx) {
+  static const char *const kinds[] = {"NatsError", "ListenError", "NodeError",
+                                      NULL};
+  idx = lua_absindex(L, idx);
+  if (!tend_error_is(L, idx)) return 0;
+  lua_getfield(L, idx, "kind");
+  const char *kind = lua_tostring(L, -1);
+  int i = 0;
+  while (kind && kinds[i] && strcmp(kinds[i], kind) != 0) i++;
+  lua_pop(L, 1);
+  if (kind == NULL || kinds[i] == NULL) return 0;
+  int top = lua_gettop(L);
+  const char *at = "";
+  size_t at_len = 0;
+  if (lua_getfield(L, idx, "where") == LUA_TNIL &&
+      lua_getfield(L, idx, "traceback") == LUA_TSTRING) {
+    /* the first "\n\tsrc:line: in ..." that is not tend's or C's */
+    const char *line = lua_tostring(L, -1);
+    while ((line = strstr(line, "\n\t")) != NULL) {
+      line += 2;
+      const char *end = strstr(line, ": in ");
+      if (end == NULL) break;
+      if (strncmp(line, "[C]", 3) != 0 && strncmp(line, "[tend]", 6) != 0 &&
+          strncmp(line, "[string ", 8) != 0) { /* (a wrapper of main.c) */
+        at = line;
+        at_len = (size_t)(end - line) + 2; /* with ": " */
+        break;
+      }
+    }
+  }
+  lua_pushlstring(L, at, at_len); /* (the traceback stays below it) */
+  tend_error_describe(L, idx);
+  lua_concat(L, 2);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  return 1;
+}
+
 void tend_error_wrap(lua_State *L, int idx, const char *kind,
                      const char *prefix) {
   idx = lua_absindex(L, idx);

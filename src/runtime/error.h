@@ -29,6 +29,13 @@ void tend_error_wrap(lua_State *L, int idx, const char *kind,
                      const char *prefix);
 /* Pushes "kind: message" for the error value at idx. */
 void tend_error_describe(lua_State *L, int idx);
+/* For an error value whose kind says the environment refused the
+ * configuration (NatsError, ListenError, NodeError: a server down, a port
+ * taken), pushes its one line "src:line: Kind: message" (the first level
+ * of its traceback outside tend, when it has no `where`) and returns 1:
+ * a traceback into tend would only hide that line. Else pushes nothing
+ * and returns 0. */
+int tend_error_push_brief(lua_State *L, int idx);
 /* Raises Interrupted (Ctrl-C at the REPL). */
 int tend_error_interrupted(lua_State *L);
 /* A type name for error messages ("an actor ref", "a table", ...). */

@@ -83,6 +83,22 @@ static void to_json(tend_jsonl *b, int64_t t, const char *node,
   tend_jsonl_end(b);
 }
 
+/* Writes s[0..len) at dst (room bytes, NUL-ended), each NUL byte as \0
+ * (a log line is text: %s would end at it); returns the bytes written. */
+static int put_escaped(char *dst, size_t room, const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len && n + 3 < room; i++) {
+    if (s[i] == '\0') {
+      dst[n++] = '\\';
+      dst[n++] = '0';
+    } else {
+      dst[n++] = s[i];
+    }
+  }
+  if (room > 0) dst[n] = '\0';
+  return (int)n;
+}
+
 static void log_line(tend_host *h, const char *path, const tend_event *e) {
   char extra[256];
   int n = 0;
@@ -93,7 +109,13 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
   if (e->directive) ADD(" %s", e->directive);
   if (e->count >= 0) ADD(" #%lld", (long long)e->count);
   if (e->delay_ns >= 0) ADD(" in %.3f s", (double)e->delay_ns / 1e9);
-  if (e->kind) ADD(" (%s: %s)", e->kind, e->message ? e->message : "");
+  if (e->kind) {
+    ADD(" (%s: ", e->kind);
+    if (e->message && n < (int)sizeof extra)
+      n += put_escaped(extra + n, sizeof extra - (size_t)n, e->message,
+                       e->message_len ? e->message_len : strlen(e->message));
+    ADD(")");
+  }
   if (e->reason) ADD(" %s", e->reason);
   if (e->to) ADD(" -> %s", e->to);
   if (e->detail) ADD(": %s", e->detail);

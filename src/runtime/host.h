@@ -307,6 +307,10 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
  * a closed pipe (EPIPE: SIGPIPE is ignored), says so once and stops the
  * tree; the host exits with 128 + SIGPIPE. */
 void tend_host_print(tend_host *h, const char *text, size_t len);
+/* The same for a line of a program's output passed through to tend's own
+ * stdout (err 0) or stderr (err 1), a newline added when eol. */
+void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
+                    int eol);
 
 /* The sentinels a behavior returns. */
 typedef enum tend_sentinel {

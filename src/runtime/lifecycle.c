@@ -251,24 +251,29 @@ void tend_host_shutdown(tend_host *h, int code) {
 }
 
 void tend_host_fatal(lua_State *L, tend_host *h, int err, const char *what) {
-  tend_error_describe(L, err);
-  lua_getfield(L, err, "traceback");
-  if (!lua_isstring(L, -1)) {
+  if (tend_error_push_brief(L, err)) { /* one line says it all */
+    fprintf(stderr, "tend: %s%s\n", what, lua_tostring(L, -1));
     lua_pop(L, 1);
-    lua_getfield(L, err, "cause");
-    if (lua_istable(L, -1))
-      lua_getfield(L, -1, "traceback");
+  } else {
+    tend_error_describe(L, err);
+    lua_getfield(L, err, "traceback");
+    if (!lua_isstring(L, -1)) {
+      lua_pop(L, 1);
+      lua_getfield(L, err, "cause");
+      if (lua_istable(L, -1))
+        lua_getfield(L, -1, "traceback");
+      else
+        lua_pushnil(L);
+      lua_replace(L, -2);
+    }
+    if (lua_isstring(L, -1)) /* an error with no traceback is one line */
+      fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
+              lua_tostring(L, -1));
     else
-      lua_pushnil(L);
-    lua_replace(L, -2);
+      fprintf(stderr, "tend: %s%s\n", what, lua_tostring(L, -2));
+    lua_pop(L, 2);
   }
-  if (lua_isstring(L, -1)) /* an error with no traceback is one line */
-    fprintf(stderr, "tend: %s%s\n%s\n", what, lua_tostring(L, -2),
-            lua_tostring(L, -1));
-  else
-    fprintf(stderr, "tend: %s%s\n", what, lua_tostring(L, -2));
   fflush(stderr);
-  lua_pop(L, 2);
   h->failed = 1;
   tend_host_shutdown(h, 1);
 }

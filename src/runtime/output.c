@@ -37,10 +37,22 @@ void tend_host_log(tend_host *h, tend_log_level level, const char *path,
 }
 
 void tend_host_print(tend_host *h, const char *text, size_t len) {
+  tend_host_pass(h, 0, text, len, 0);
+}
+
+void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
+                    int eol) {
+  FILE *f = err ? stderr : stdout;
+  if (!err && h->stdout_closed) return; /* the tree stops: nobody reads */
   if (h->front.output) h->front.output(h, 1);
-  int broken = fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0;
+  int broken = fwrite(text, 1, len, f) != len ||
+               (eol && fputc('\n', f) == EOF) || fflush(f) != 0;
   int e = errno;
   if (h->front.output) h->front.output(h, 0);
+  if (err) {
+    clearerr(stderr); /* a closed stderr loses the line, as a log line */
+    return;
+  }
   if (broken && e == EPIPE && !h->stdout_closed) { /* SIGPIPE is ignored */
     h->stdout_closed = 1;
     clearerr(stdout);

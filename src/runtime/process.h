@@ -36,7 +36,9 @@ typedef enum tend_output {
   TEND_OUT_COLLECT, /* kept whole (tend.process.run) */
   TEND_OUT_INHERIT, /* tend's own stdout / stderr */
   TEND_OUT_NULL,    /* /dev/null */
-  TEND_OUT_FILE     /* appended to a file */
+  TEND_OUT_FILE,    /* appended to a file */
+  TEND_OUT_PASS     /* each line to tend's own stdout / stderr (the
+                       default of a process actor without `to`) */
 } tend_output;
 
 /* What a wait ended with. */

@@ -3,6 +3,7 @@
  * the `to` mailbox; the ready line and the tcp readiness check. */
 #include <errno.h>
 #include <lauxlib.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,14 @@ static int matches_ready(lua_State *L, tend_process *p, const char *s,
   return ok;
 }
 
+/* How a piece of text given to deliver ends. */
+enum {
+  WHOLE = 0,
+  PIECE = 1,
+  LAST = 2
+}; /* a line; a cut piece; the end of
+      the stream, without a newline */
+
 /* One line (or a chunk, or a piece of an overlong line) of stream s. */
 static void deliver(stream *s, const char *text, size_t n, int partial) {
   tend_process *p = s->p;
@@ -35,6 +44,10 @@ static void deliver(stream *s, const char *text, size_t n, int partial) {
   lua_State *L = h->L;
   if (s->idx == 0 && p->ready_line && !p->ready && matches_ready(L, p, text, n))
     tend_proc_set_ready(p);
+  if (s->mode == TEND_OUT_PASS) {
+    tend_host_pass(h, s->idx, text, n, partial == WHOLE);
+    return;
+  }
   if (s->mode == TEND_OUT_LOG) {
     tend_actor *a = tend_proc_owner_of(p);
     if (a == NULL) return;
@@ -50,7 +63,7 @@ static void deliver(stream *s, const char *text, size_t n, int partial) {
   lua_setfield(L, -2, "tend");
   lua_pushlstring(L, text, n);
   lua_setfield(L, -2, s->mode == TEND_OUT_CHUNKS ? "chunk" : "line");
-  if (partial) {
+  if (partial == PIECE) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "partial");
   }
@@ -78,10 +91,10 @@ static void take_lines(stream *s, const char *data, size_t n) {
     if (s->len + k >= TEND_PROCESS_LINE_MAX) { /* cut: a piece goes out */
       size_t room = TEND_PROCESS_LINE_MAX - s->len;
       if (s->len == 0) {
-        deliver(s, data, room, 1);
+        deliver(s, data, room, PIECE);
       } else {
         if (reserve(s, room) == 0) memcpy(s->buf + s->len, data, room);
-        deliver(s, s->buf, s->len + room, 1);
+        deliver(s, s->buf, s->len + room, PIECE);
         s->len = 0;
       }
       data += room;
@@ -96,10 +109,10 @@ static void take_lines(stream *s, const char *data, size_t n) {
       return;
     }
     if (s->len == 0) {
-      deliver(s, data, k, 0);
+      deliver(s, data, k, WHOLE);
     } else {
       if (reserve(s, k) == 0) memcpy(s->buf + s->len, data, k);
-      deliver(s, s->buf, s->len + k, 0);
+      deliver(s, s->buf, s->len + k, WHOLE);
       s->len = 0;
     }
     data += k + 1;
@@ -107,9 +120,39 @@ static void take_lines(stream *s, const char *data, size_t n) {
   }
 }
 
+/* Passes data through to tend's own stdout or stderr, whole lines at a
+ * time, one write a read (a line is not cut by another program's; a flood
+ * costs a write per 64 KiB, not per line). A partial line waits in s->buf
+ * up to TEND_PROCESS_LINE_MAX bytes, then goes as it is. While a ready
+ * line is awaited, line by line (each is matched). */
+static void take_pass(stream *s, const char *data, size_t n) {
+  tend_process *p = s->p;
+  if (s->idx == 0 && p->ready_line && !p->ready) {
+    take_lines(s, data, n);
+    return;
+  }
+  if (reserve(s, n) != 0) { /* no memory: what is kept, then this, as is */
+    tend_host_pass(p->h, s->idx, s->buf, s->len, 0);
+    tend_host_pass(p->h, s->idx, data, n, 0);
+    s->len = 0;
+    return;
+  }
+  memcpy(s->buf + s->len, data, n);
+  s->len += n;
+  size_t k = s->len; /* up to the last newline */
+  while (k > 0 && s->buf[k - 1] != '\n') k--;
+  if (s->len - k >= TEND_PROCESS_LINE_MAX) k = s->len;
+  if (k == 0) return;
+  tend_host_pass(p->h, s->idx, s->buf, k, 0);
+  memmove(s->buf, s->buf + k, s->len - k);
+  s->len -= k;
+}
+
 static void flush_partial(stream *s) {
-  if ((s->mode == TEND_OUT_LINES || s->mode == TEND_OUT_LOG) && s->len > 0) {
-    deliver(s, s->buf, s->len, 0);
+  if ((s->mode == TEND_OUT_LINES || s->mode == TEND_OUT_LOG ||
+       s->mode == TEND_OUT_PASS) &&
+      s->len > 0) {
+    deliver(s, s->buf, s->len, LAST);
     s->len = 0;
   }
 }
@@ -138,7 +181,8 @@ static void take(stream *s, ssize_t nread) {
   switch (s->mode) {
     case TEND_OUT_LINES:
     case TEND_OUT_LOG: take_lines(s, s->rbuf, (size_t)nread); break;
-    case TEND_OUT_CHUNKS: deliver(s, s->rbuf, (size_t)nread, 0); break;
+    case TEND_OUT_PASS: take_pass(s, s->rbuf, (size_t)nread); break;
+    case TEND_OUT_CHUNKS: deliver(s, s->rbuf, (size_t)nread, WHOLE); break;
     case TEND_OUT_COLLECT:
       if (reserve(s, (size_t)nread) == 0) {
         memcpy(s->buf + s->len, s->rbuf, (size_t)nread);
@@ -160,8 +204,10 @@ static void on_read(uv_stream_t *pipe, ssize_t nread, const uv_buf_t *buf) {
   }
   if (nread == 0 || p->h == NULL) return;
   take(s, nread);
+  if (p->h->stdout_closed && !p->h->shutdown) /* passed to a closed pipe */
+    tend_host_shutdown(p->h, 128 + SIGPIPE);  /* as a print, host.c */
   tend_actor *to = target_of(p);
-  if (to && !p->paused && s->mode != TEND_OUT_LOG &&
+  if (to && !p->paused && s->mode != TEND_OUT_LOG && s->mode != TEND_OUT_PASS &&
       to->mbox.n_user >= TEND_PROCESS_HIGH_WATER) { /* back-pressure */
     tend_proc_pause(p);
   }
