@@ -266,6 +266,22 @@ static int l_yield(lua_State *L) {
   return lua_yield(L, lua_gettop(L));
 }
 
+/* os.exit(code, close): Lua's (upvalue 1), after what the host holds in
+ * buffers is written: the trace file's lines, the events queued for the
+ * tend.trace functions, stdout. Nothing else runs: no actor stops, no
+ * post_stop (tend.shutdown does that). */
+static int l_os_exit(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_host *w = h->world ? h->world : h; /* a node's trace is its world's */
+  tend_event_flush(L, h);
+  tend_trace_close(w);
+  fflush(NULL);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  return 0;
+}
+
 void tend_open_hostlib(lua_State *L) {
   static const luaL_Reg fns[] = {{"stop", l_stop},
                                  {"alive", l_alive},
@@ -299,6 +315,11 @@ void tend_open_hostlib(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_print);
   lua_setglobal(L, "print");
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "exit");
+  lua_pushcclosure(L, l_os_exit, 1);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
   lua_getglobal(L, "coroutine");
   lua_pushcfunction(L, l_yield);
   lua_setfield(L, -2, "yield");
