@@ -242,6 +242,8 @@ struct tend_host {
   char *trace_path;      /* its name, for the error message */
   int trace_lost;        /* 1: a write failed; the trace stopped there */
   int trace_stderr;      /* tend.trace(true): events on stderr */
+  int trace_internal;    /* --trace-internal, tend.trace{internal = true}:
+                            the events of tend's own tasks are shown too */
   int trace_fn_ref;      /* tend.trace(fn): list of listeners, owned here */
   int trace_queue_ref;   /* table: events waiting for the function */
   uint32_t trace_queued; /* their number */

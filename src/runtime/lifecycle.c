@@ -106,6 +106,8 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     a->flags |= TEND_AF_TASK;
   else
     h->stats.spawned++;
+  if (o->internal || (parent->flags & TEND_AF_INTERNAL))
+    a->flags |= TEND_AF_INTERNAL;
   tend_advice_child(L, h, parent);
   link_child(parent, a);
   tend_actor_post(h, a, TEND_MSG_START, NULL);
@@ -434,7 +436,8 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ timers */
 
-/* tend.after: the function runs as a task under /system. */
+/* tend.after: the function runs as a task under /system (one of tend's
+ * own when the timer's tag is TEND_TASK_INTERNAL). */
 static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)a;
   if (h->system == NULL || h->shutdown) return;
@@ -444,6 +447,7 @@ static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
   o.task = 1;
+  o.internal = t->tag == TEND_TASK_INTERNAL;
   tend_actor_spawn(L, h, h->system, -1, &o);
   lua_pop(L, 2); /* ref, function */
 }
