@@ -183,6 +183,33 @@ function TestRobustness:test_second_signal_while_spinning_exits_at_once()
   lu.assertEquals((signalled("gsub", "HUP", 2)), 129) -- HUP never forces: the grace
 end
 
+-- An actor with a max_message_time stuck where no hook runs (a __gc
+-- metamethod): the watchdog ends the host after max(10 x 0.1 s, 10 s), with
+-- status 70 (an OS supervisor restarts it) and the actor's name; the trace
+-- keeps what it held.
+function TestRobustness:test_a_budgeted_actor_stuck_in_gc_ends_the_host_with_70()
+  local script = H.script([[
+local tend = require "tend"
+tend.spawn(function()
+  return function() ]] .. SPIN.gc .. [[ end
+end, { name = "stuck", max_message_time = 0.1 }):send(1)
+]])
+  local trace = os.tmpname()
+  local t0 = require("tend.internal").wall_clock()
+  local _, err, code = H.run({ "--trace", trace, script })
+  local took = require("tend.internal").wall_clock() - t0
+  lu.assertEquals(code, 70, err)
+  lu.assertStrMatches(err, "tend: /user/stuck: stuck for 10%.%d s where it cannot be preempted " ..
+    "%(a __gc metamethod or a long C call%), past 10 x its max_message_time %(0%.1 s%) " ..
+    "and at least 10 s: exiting with status 70\n")
+  lu.assertTrue(took >= 10 and took < 60, took)
+  local f = io.open(trace, "rb")
+  lu.assertStrContains(f:read("a"), '"ev":"start","path":"/user/stuck","incarnation":1}\n')
+  f:close()
+  os.remove(trace)
+  os.remove(script)
+end
+
 -- max_message_time covers the factory and the hooks, not only messages;
 -- a decider has a budget too (its supervisor's max_message_time, else 1 s).
 function TestRobustness:test_budget_stops_a_looping_factory_hook_and_decider()

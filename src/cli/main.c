@@ -54,7 +54,8 @@ static const char usage[] =
     "  --nats-retry       keep trying an unreachable NATS server (backoff)\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
-    "exit status: 0 normal end, 1 script error, 2 usage error\n";
+    "exit status: 0 normal end, 1 script error, 2 usage error, 70 an actor\n"
+    "stuck where it cannot be preempted (max_message_time)\n";
 
 static const char usage_test[] =
     "usage: tend [options] test [PATH...]\n"

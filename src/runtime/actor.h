@@ -208,6 +208,8 @@ typedef struct tend_actor_ext {
   tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
   tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
   int64_t max_ns;            /* max_message_time, 0 for none */
+  const char *max_path;      /* with max_ns: its path, kept by its ref (the
+                                watchdog names a stuck actor without Lua) */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
   tend_promise *held;        /* asks waiting for its reply (promise.h) */
   uint64_t busy_since;       /* preempted in its current call: uv_hrtime()

@@ -97,7 +97,12 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   a->restart_type = (uint8_t)o->restart;
   if (o->max_message_ns) {
     tend_actor_ext *x = tend_actor_ext_get(a);
-    if (x) x->max_ns = o->max_message_ns;
+    if (x) {
+      x->max_ns = o->max_message_ns;
+      tend_actor_push_path(L, h, a);
+      x->max_path = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
   }
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
