@@ -314,6 +314,13 @@ static inline int tend_actor_takes_mail(const tend_actor *a) {
   return a->state == TEND_ACTOR_RUNNING && a->suspends == 0;
 }
 
+/* Preempted in the middle of a call (a message, a task, a hook): its
+ * coroutine waits in the run queue to go on (preempt.h). */
+static inline int tend_actor_busy_in_call(const tend_actor *a) {
+  return a->wait == TEND_WAIT_WOKEN && a->op != TEND_OP_NONE && a->ext &&
+         a->ext->busy_since != 0;
+}
+
 static inline int tend_actor_has_work(const tend_actor *a) {
   return a->mbox.sys.head != NULL ||
          ((a->flags & TEND_AF_NOTICES) && a->wait == TEND_WAIT_NONE) ||

@@ -151,6 +151,10 @@ struct tend_host {
   uint32_t next_seq;       /* spawn counter (anonymous names) */
   tend_shutdown shutdown;  /* on the way out? */
   int exit_code;           /* status the process ends with */
+  int busy_end;            /* the end began because only calls preempted in the
+                              middle were left: each may finish in its actor's
+                              shutdown time (lifecycle.c); another shutdown ends
+                              them at once */
   int stdout_closed;       /* 1: a print met EPIPE (said once) */
   int failed;              /* 1 when the main chunk raised */
   const char *ctx_keys[3]; /* interned "sender", "self", "parent", for

@@ -213,7 +213,14 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
   }
-  if (a->wait != TEND_WAIT_NONE) {
+  if (h->busy_end && tend_actor_busy_in_call(a)) {
+    /* the host ends because only long calls were left: this one may
+     * finish in a's shutdown time, after which on_kill ends it (OTP's
+     * shutdown timeout, then kill) */
+    int64_t allowed = tend_actor_shutdown_ns(a);
+    if (allowed < INT64_MAX / 4)
+      tend_timer_arm(L, h, TEND_TIMER_KILL, a, allowed, 0, 0);
+  } else if (a->wait != TEND_WAIT_NONE) {
     tend_actor_end_wait(L, h, a);
     a->op = TEND_OP_NONE;
   }
@@ -232,6 +239,10 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
+    for (tend_timer *t = a->timers, *next; t; t = next) {
+      next = t->next; /* a kill armed for its last call is over */
+      if (t->kind == TEND_TIMER_KILL) tend_timer_cancel(L, h, t);
+    }
     int64_t allowed = tend_actor_shutdown_ns(a);
     if (allowed < INT64_MAX / 4)
       tend_timer_arm(L, h, TEND_TIMER_KILL, a, allowed, 0, 0);
@@ -457,9 +468,30 @@ static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   lua_pop(L, 2); /* ref, function */
 }
 
-/* post_stop overran the actor's shutdown time: it dies now. */
+/* A long call still runs at the end of the shutdown time of a stopping
+ * actor: the call ends there; the actor stops without its post_stop, its
+ * reason "killed" (its children stop first, as always). */
+static void kill_call(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_push_path(L, h, a);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -1),
+                "still in its call at the end of its shutdown time; killed");
+  lua_pop(L, 1);
+  tend_actor_end_wait(L, h, a);
+  a->op = TEND_OP_NONE;
+  a->stop_reason = TEND_STOP_KILLED;
+  a->flags |= TEND_AF_HELD; /* no post_stop: continue_stop skips it */
+  if (tend_actor_has_work(a)) tend_runq_push(h, a); /* its STOP */
+}
+
+/* post_stop (or a call of a stopping actor) overran the actor's shutdown
+ * time: it dies now. */
 static void on_kill(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)t;
+  if (a && a->state == TEND_ACTOR_STOPPING && a->op != TEND_OP_NONE &&
+      a->op != TEND_OP_POST_STOP) {
+    kill_call(L, h, a);
+    return;
+  }
   if (a == NULL || a->op != TEND_OP_POST_STOP) return;
   tend_actor_push_path(L, h, a);
   tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -1),
