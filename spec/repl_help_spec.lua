@@ -115,3 +115,49 @@ function TestReplHelp:test_trace_shows_directive_clause_window_restart_count_and
     " /user/ts/c directive restart %(default%) window 1/3 per 10%.0 s\n.*")
   lu.assertStrMatches(text, ".*%[trace%] " .. t .. " /user/tb backoff #1 after 2%.000 s.*")
 end
+
+-- watch() is a task of tend's own: trace(true) and tree() show the watched
+-- actor, not the watcher; trace{ internal = true } shows the watcher too.
+local function watch_run(opts)
+  local lines, old = {}, print
+  print = function(s) lines[#lines + 1] = s end -- luacheck: ignore
+  local tree
+  local ok, err = pcall(function()
+    repl.helpers.trace(opts)
+    local a = tend.spawn(function() return function() end end, { name = "wa" })
+    repl.helpers.watch(a)
+    tend.sleep(1)
+    tree = tend.tree()
+    tend.stop(a)
+    tend.sleep(1)
+  end)
+  repl.helpers.trace(false)
+  tend.trace { internal = false }
+  print = old -- luacheck: ignore
+  assert(ok, err)
+  return lines, tree
+end
+
+function TestReplHelp:test_watch_stays_out_of_trace_and_tree_unless_internal_is_asked()
+  local t0, t1 = string.format("t=%.3f", tend.now()), string.format("t=%.3f", tend.now() + 1)
+  local lines, tree = watch_run(true)
+  lu.assertEquals(lines, {
+    "[trace] " .. t0 .. " /user/wa spawn",
+    "[trace] " .. t0 .. " /user/wa start",
+    "Ref(/user/wa) died: normal", -- (the trace lines come between turns)
+    "[trace] " .. t1 .. " /user/wa stop normal",
+    "[trace] " .. t1 .. " /user/wa terminated normal",
+  })
+  lu.assertNotStrContains(tree, "$")
+  lines, tree = watch_run({ internal = true })
+  local text = table.concat(lines, "\n")
+  lu.assertStrMatches(text, ".*%[trace%] t=[%d.]+ /system/%$%d+ spawn\n.*")
+  lu.assertStrMatches(text, ".*%[trace%] t=[%d.]+ /system/%$%d+ terminated normal.*")
+  lu.assertStrContains(text, "Ref(/user/wa) died: normal")
+  lu.assertStrMatches(tree, ".*\n  %$%d+ %[.*")
+  local ok, err = pcall(tend.trace, { internal = 1 })
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "tend.trace: internal: expected a boolean, got an integer")
+  ok, err = pcall(tend.trace, { intern = true })
+  lu.assertStrContains(tostring(err), "tend.trace: expected the option internal, got intern")
+end

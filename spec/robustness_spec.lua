@@ -183,6 +183,69 @@ function TestRobustness:test_second_signal_while_spinning_exits_at_once()
   lu.assertEquals((signalled("gsub", "HUP", 2)), 129) -- HUP never forces: the grace
 end
 
+-- An actor with a max_message_time stuck where no hook runs (a __gc
+-- metamethod): the watchdog ends the host after max(10 x 0.1 s, 10 s), with
+-- status 70 (an OS supervisor restarts it) and the actor's name; the trace
+-- keeps what it held.
+function TestRobustness:test_a_budgeted_actor_stuck_in_gc_ends_the_host_with_70()
+  local script = H.script([[
+local tend = require "tend"
+tend.spawn(function()
+  return function() ]] .. SPIN.gc .. [[ end
+end, { name = "stuck", max_message_time = 0.1 }):send(1)
+]])
+  local trace = os.tmpname()
+  local t0 = require("tend.internal").wall_clock()
+  local _, err, code = H.run({ "--trace", trace, script })
+  local took = require("tend.internal").wall_clock() - t0
+  lu.assertEquals(code, 70, err)
+  lu.assertStrMatches(err, "tend: /user/stuck: stuck for 10%.%d s where it cannot be preempted " ..
+    "%(a __gc metamethod or a long C call%), past 10 x its max_message_time %(0%.1 s%) " ..
+    "and at least 10 s: exiting with status 70\n")
+  lu.assertTrue(took >= 10 and took < 60, took)
+  local f = io.open(trace, "rb")
+  lu.assertStrContains(f:read("a"), '"ev":"start","path":"/user/stuck","incarnation":1}\n')
+  f:close()
+  os.remove(trace)
+  os.remove(script)
+end
+
+-- After the main chunk returns, actors busy in one long call (preempted,
+-- no max_message_time) are all that is left: the host's end begins; a call
+-- that ends within its actor's shutdown time is followed by post_stop, one
+-- still running then is killed (no post_stop, reason "killed"), as OTP's
+-- shutdown timeout; the host exits 0 instead of spinning for ever.
+function TestRobustness:test_a_spinning_actor_is_killed_at_the_end_of_its_shutdown_time()
+  local script = H.script([[
+local tend = require "tend"
+local clock = require("tend.internal").wall_clock
+tend.spawn(function() return {
+  receive = function() while true do end end,
+  post_stop = function() print("spin post_stop") end } end, { name = "spin", shutdown = 1 }):send(1)
+tend.spawn(function() return {
+  receive = function() local t = clock() while clock() - t < 0.5 do end print("short done") end,
+  post_stop = function() print("short post_stop") end } end, { name = "short" }):send(1)
+tend.sleep(0.1)
+print("main returns")
+]])
+  local trace = os.tmpname()
+  local t0 = require("tend.internal").wall_clock()
+  local out, err, code = H.run({ "--trace", trace, script })
+  local took = require("tend.internal").wall_clock() - t0
+  lu.assertEquals(code, 0, err)
+  lu.assertEquals(out, "main returns\nshort done\nshort post_stop\n")
+  lu.assertStrMatches(err, "^%[[%d.]+%] warn  /user/spin: still in its call at the end of its " ..
+    "shutdown time; killed\n$")
+  lu.assertTrue(took >= 1 and took < 30, took)
+  local f = io.open(trace, "rb")
+  local text = f:read("a")
+  f:close()
+  lu.assertStrContains(text, '"ev":"terminated","path":"/user/short","reason":"shutdown"}')
+  lu.assertStrContains(text, '"ev":"terminated","path":"/user/spin","reason":"killed"}')
+  os.remove(trace)
+  os.remove(script)
+end
+
 -- max_message_time covers the factory and the hooks, not only messages;
 -- a decider has a budget too (its supervisor's max_message_time, else 1 s).
 function TestRobustness:test_budget_stops_a_looping_factory_hook_and_decider()

@@ -23,14 +23,29 @@ other:send("boom")
 tend.sleep(0.1)
 ]]
 
+-- tend.shutdown(0) ends the scenario as a success: no "scenario failed"
+-- line, and the output (as the trace) replays byte for byte.
 function TestScenarioCli:test_shutdown_at_the_end_still_prints_timeline_and_summary()
   local path = H.script(two_trees .. "\ntend.shutdown(0)\nerror('not reached')\n")
-  local out, err, code = H.run({ "scenario", path, "--seed", "2" })
-  lu.assertEquals(code, 0, err)
+  local runs = {}
+  for i = 1, 2 do
+    local trace = os.tmpname()
+    local out, err, code = H.run({ "scenario", path, "--seed", "2", "--trace", trace })
+    lu.assertEquals(code, 0, err)
+    local f = io.open(trace, "rb")
+    runs[i] = { out = out, trace = f:read("a") }
+    f:close()
+    os.remove(trace)
+  end
+  local out = runs[1].out
   lu.assertStrContains(out, "/user/sup/a                      fail       (Boom: x)")
   lu.assertStrContains(out, "-- summary")
   lu.assertStrContains(out, "result: ok,")
   lu.assertNotStrContains(out, "not reached")
+  lu.assertNotStrContains(out, "scenario failed")
+  lu.assertStrContains(runs[1].trace, '"ev":"fail","path":"/user/other"')
+  lu.assertEquals(runs[2].out, out)
+  lu.assertEquals(runs[2].trace, runs[1].trace)
   os.remove(path)
 end
 

@@ -326,13 +326,17 @@ function TestSimnet:test_simulated_http_servers()
 end
 
 -- The partition scenario replays byte for byte: its trace and its output.
-function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
+-- Each simulated transfer is a task of tend's own: out of the output, the
+-- trace and the timeline, unless --trace-internal (which replays too).
+local function partition_run(extra)
   local runs = {}
   for i = 1, 2 do
     local trace = os.tmpname()
     local svg = os.tmpname()
-    local out, err, code = H.run({ "scenario", "examples/scenarios/partition.lua", "--seed", "7",
-      "--trace", trace, "--svg", svg })
+    local args = { "scenario", "examples/scenarios/partition.lua", "--seed", "7",
+      "--trace", trace, "--svg", svg }
+    if extra then args[#args + 1] = extra end
+    local out, err, code = H.run(args)
     local g = io.open(svg, "rb")
     local drawn = g:read("a")
     g:close()
@@ -342,7 +346,7 @@ function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
     lu.assertStrContains(drawn, "chaos repair")
     lu.assertEquals(code, 0, err)
     local f = io.open(trace, "rb")
-    runs[i] = { out = out, trace = f:read("a") }
+    runs[i] = { out = out, trace = f:read("a"), svg = drawn }
     f:close()
     os.remove(trace)
   end
@@ -350,4 +354,20 @@ function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
   lu.assertStrContains(runs[1].trace, '"detail":"partition"')
   lu.assertEquals(runs[2].trace, runs[1].trace)
   lu.assertEquals(runs[2].out, runs[1].out)
+  return runs[1]
+end
+
+function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
+  local run = partition_run()
+  for _, text in ipairs { run.out, run.trace, run.svg } do lu.assertNotStrContains(text, "/system/") end
+  local shown = partition_run("--trace-internal")
+  lu.assertStrContains(shown.out, "/system/$")
+  lu.assertStrMatches(shown.trace, '.*{"t":[%d.]+,"ev":"spawn","path":"/system/%$%d+"}\n.*')
+  lu.assertStrContains(shown.svg, 'data-path="/system/$')
+  -- the same run: hiding takes lines out and changes nothing else
+  local kept = {}
+  for line in shown.trace:gmatch("[^\n]*\n") do
+    if not line:find('"path":"/system/', 1, true) then kept[#kept + 1] = line end
+  end
+  lu.assertEquals(table.concat(kept), run.trace)
 end

@@ -285,3 +285,30 @@ function TestSimNodes:test_the_split_brain_scenario_replays_byte_for_byte()
   local _, _, code = H.run({ "scenario", "examples/scenarios/split_brain.lua", "--seed", "4" })
   lu.assertEquals(code, 0)
 end
+
+-- A script that starts a world and returns without tend.sim.stop() ends
+-- there (with join or without): each node's tree stops when the main chunk
+-- returns, as tend scenario ends it; the heartbeats no longer move the
+-- clock for ever.
+function TestSimNodes:test_the_world_ends_when_the_main_chunk_returns()
+  local node = [[
+local tend = require "tend"
+tend.spawn(function() return { receive = function() end,
+  post_stop = function() print(tend.node.name() .. " stops at " .. tend.now()) end } end)
+]]
+  for _, join in ipairs { "nil", "{ join = 'w' }" } do
+    local script = H.script(string.format([[
+local tend = require "tend"
+tend.sim.nodes({ a = { code = %q }, b = { code = %q } }, %s)
+tend.sleep(2)
+print("main returns at " .. tend.now())
+]], node, node, join))
+    local exe = require("tend.internal").executable()
+    local p = io.popen("timeout 60 '" .. exe .. "' --virtual-time " .. script .. " 2>&1", "r")
+    local out = p:read("a")
+    local _, _, code = p:close()
+    lu.assertEquals(code, 0, out)
+    lu.assertEquals(out, "main returns at 2.0\na stops at 2.0\nb stops at 2.0\n")
+    os.remove(script)
+  end
+end

@@ -138,3 +138,41 @@ function TestTrace:test_trace_file_that_cannot_be_opened_is_a_usage_error()
   lu.assertEquals(code, 2)
   lu.assertStrContains(err, "--trace: cannot open /nonexistent/dir/t.jsonl")
 end
+
+-- os.exit writes what the trace file and the listeners hold before the
+-- process ends (with or without its close argument); the actors' post_stop
+-- do not run (tend.shutdown is the ending that stops them).
+function TestTrace:test_os_exit_writes_the_buffered_trace()
+  for _, close in ipairs { "", ", false", ", true" } do
+    local script = H.script([[
+local tend = require "tend"
+tend.trace(function(e) if e.ev == "stop" then print("listener: stop " .. e.path) end end)
+local a = tend.spawn(function()
+  return { receive = function() end, post_stop = function() print("post_stop ran") end }
+end, { name = "a" })
+tend.sleep(1)
+print("exiting")
+tend.stop(a) -- its stop event is queued for the listener; post_stop never runs
+os.exit(3]] .. close .. [[)
+]])
+    local t, o, e = os.tmpname(), os.tmpname(), os.tmpname()
+    -- os.exit ends the process without closing the host (as Lua's leaves
+    -- the state): an ASan build's leak check would report its records
+    local _, _, code = os.execute("ASAN_OPTIONS=detect_leaks=0 '" ..
+      require("tend.internal").executable() .. "' --virtual-time --seed 5 --trace " .. t ..
+      " " .. script .. " >" .. o .. " 2>" .. e .. " </dev/null")
+    local out, err = read(o), read(e)
+    os.remove(o)
+    os.remove(e)
+    lu.assertEquals(code, 3, err)
+    lu.assertEquals(out, "exiting\nlistener: stop /user/a\n")
+    lu.assertEquals(read(t), table.concat({
+      '{"t":0.000000,"ev":"trace","path":"/","detail":"seed 5"}',
+      '{"t":0.000000,"ev":"spawn","path":"/user/main"}',
+      '{"t":0.000000,"ev":"spawn","path":"/user/a"}',
+      '{"t":0.000000,"ev":"start","path":"/user/a","incarnation":1}',
+      '{"t":1.000000,"ev":"stop","path":"/user/a","reason":"normal"}', "" }, "\n"))
+    os.remove(t)
+    os.remove(script)
+  end
+end

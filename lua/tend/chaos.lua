@@ -3,6 +3,7 @@
 -- injection is a "chaos" trace event. Random choices use tend.random, so a
 -- seed replays them.
 local core = require "tend.core"
+local internal = require "tend.internal"
 
 local M = {}
 
@@ -60,7 +61,7 @@ local function on_send(from, to, msg, real_to, real_from)
     if matches(r.from, from) and matches(r.to, to) then
       if r.delay then
         core.chaos_event(from or "*", string.format("delay %.3f s", r.delay), to:path())
-        core.after(r.delay, function() core.chaos_deliver(real_to, msg, real_from) end)
+        internal.after(r.delay, function() core.chaos_deliver(real_to, msg, real_from) end)
         return true, false -- taken, to be delivered later
       elseif core.random() < r.p then
         core.chaos_event(from or "*", "drop", to:path())
@@ -187,7 +188,7 @@ function M.freeze(ref, seconds)
   core.chaos_event(ref, string.format("freeze %.3f s", seconds))
   core.chaos_freeze(ref)
   frozen[#frozen + 1] = ref
-  core.after(seconds, function()
+  internal.after(seconds, function()
     core.chaos_thaw(ref)
     core.chaos_event(ref, "thaw")
   end)

@@ -67,8 +67,9 @@ M.docs = {
   What a strategy or a backoff spec will do, in words.]=],
   ["tend.log"] = [=[tend.log(level, fmt, ...)
   "[time] level /path: text" on stderr (error|warn|info|debug).]=],
-  ["tend.trace"] = [=[tend.trace(fn | true | false)
+  ["tend.trace"] = [=[tend.trace(fn | true | false | { internal = bool })
   fn(event) gets every lifecycle event; true writes JSON lines to stderr.
+  { internal = true } shows tend's own tasks too (as --trace-internal).
   At the REPL, trace(true) prints them as the scenario timeline does.]=],
   ["tend.trace_file"] = [=[tend.trace_file(path)
   Writes lifecycle events to path as JSON lines (as --trace).]=],

@@ -5,6 +5,7 @@
 -- loop below), so tend.ask, tend.sleep, tend.receive and probes work at the
 -- prompt; messages sent to it wait in its mailbox (flush() shows them).
 local core = require "tend.core"
+local internal = require "tend.internal"
 local tend = require "tend"
 local pretty = require "tend.pretty"
 local helpdoc = require "tend.help"
@@ -26,6 +27,7 @@ tend REPL: Lua 5.4 with actors running while you type.
   inspect(ref)  an actor's state (its behavior's upvalues or fields,
                 mailbox, current message, restarts, timers, watchers)
   trace(true)   print events as they happen, trace(false) to stop
+                (trace{ internal = true }: tend's own tasks too)
   watch(ref)    print when ref dies       kill(ref)
   tend.receive([timeout])  the next message sent to the REPL, and its sender
   flush()       print and drop the messages waiting for the REPL
@@ -113,7 +115,9 @@ local helpers = {
   end,
   -- as the scenario timeline: the directive with its clause and window,
   -- the restart count, the backoff delay
+  -- trace{ internal = true }: tend's own tasks too (as --trace-internal)
   trace = function(on)
+    if type(on) == "table" then core.trace(on) end
     if on then
       local describe = require("tend.scenario").describe
       core.trace(function(e)
@@ -123,14 +127,18 @@ local helpers = {
       core.trace(false)
     end
   end,
+  -- a task of tend's own: out of trace(true) and tree()
   watch = function(ref)
-    tend.spawn(function(ctx)
-      ctx:watch(ref)
-      return function(msg, ctx)
-        local reason = msg.reason
-        print(string.format("%s died: %s", tostring(ref),
-          type(reason) == "table" and (reason.kind .. ": " .. tostring(reason.message)) or tostring(reason)))
-        return tend.stopped
+    internal.after(0, function()
+      tend.watch(ref)
+      while true do
+        local msg = tend.receive()
+        if type(msg) == "table" and msg.tend == "terminated" then
+          local reason = msg.reason
+          print(string.format("%s died: %s", tostring(ref),
+            type(reason) == "table" and (reason.kind .. ": " .. tostring(reason.message)) or tostring(reason)))
+          return
+        end
       end
     end)
   end,

@@ -144,7 +144,8 @@ local function report(e)
   return msg .. "\nstack traceback:\n" .. table.concat(keep, "\n")
 end
 
--- Parses the runner's arguments (the host took --seed and --trace).
+-- Parses the runner's arguments (the host took --seed, --trace and
+-- --trace-internal).
 -- Returns the options, or nil after a usage error.
 local function parse(args)
   local o = { rest = {} }
@@ -157,11 +158,15 @@ local function parse(args)
     end
     local takes = a == "--svg" or a == "--seeds" or a == "--only" or a == "--path"
       or a == "--seed" or a == "--trace"
-    if not takes then return fail_usage("unknown option '" .. tostring(a) .. "'") end
-    local v = args[i + 1]
-    if v == nil then return fail_usage(a .. ": expected a value, got nothing") end
-    if a ~= "--seed" and a ~= "--trace" then o[a:sub(3)] = v end
-    i = i + 2
+    if a == "--trace-internal" then
+      i = i + 1
+    else
+      if not takes then return fail_usage("unknown option '" .. tostring(a) .. "'") end
+      local v = args[i + 1]
+      if v == nil then return fail_usage(a .. ": expected a value, got nothing") end
+      if a ~= "--seed" and a ~= "--trace" then o[a:sub(3)] = v end
+      i = i + 2
+    end
   end
   if o.only then
     o.events = {}
@@ -240,8 +245,8 @@ function M.run(file, ...)
       end
     end
   end
-  if ended and code ~= 0 then
-    print("scenario failed: tend.shutdown(" .. code .. ")")
+  if ended then -- tend.shutdown(code): a failure unless code is 0
+    if code ~= 0 then print("scenario failed: tend.shutdown(" .. code .. ")") end
   elseif not ok then
     print("scenario failed: " .. tostring(why))
   end

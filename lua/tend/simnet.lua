@@ -13,6 +13,7 @@
 -- repair or the release. Everything runs on the virtual clock and draws
 -- its randomness from tend's seeded generator, so a seed replays it.
 local core = require "tend.core"
+local internal = require "tend.internal"
 
 local M = {}
 
@@ -197,7 +198,7 @@ function Sock:_send(bytes)
   self.last_due = due
   if due <= now and self.inflight == 0 then return arrive(p, bytes) end
   self.inflight = self.inflight + 1
-  core.after(due - now, function()
+  internal.after(due - now, function() -- a task of tend's own (hidden)
     self.inflight = self.inflight - 1
     arrive(p, bytes)
   end)
@@ -206,7 +207,7 @@ end
 -- Watches the owner: when it dies, the connection goes (the peer sees eof).
 local function watch_owner(s)
   local owner = s.owner
-  core.after(0, function()
+  internal.after(0, function()
     if s.done then return end
     core.watch(owner)
     while true do

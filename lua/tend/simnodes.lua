@@ -8,6 +8,7 @@
 -- with leases). The chaos verbs partition, repair, latency, crash_node
 -- and restart_node act on it. A seed replays the whole cluster.
 local core = require "tend.core"
+local internal = require "tend.internal"
 local node = require "tend.node"
 
 local M = {}
@@ -19,6 +20,8 @@ local defaults = {} -- what nodes{} was given: timeout, limit (restart_node uses
 local specs = {}    -- node name -> what it runs (restart_node runs it again)
 local subs = {}     -- this host's subscriptions: subject -> function(data, subject)
 local joined = false -- the world's node name when it takes part, else false
+local ender = false  -- the watch that ends the world with the main chunk:
+                     -- { ref = its task once it runs }, else false
 
 local function dispatch(subject, data)
   local fn = subs[subject]
@@ -95,6 +98,28 @@ local function open(name)
   return core.sim_open(name, core.codec_encode(o))
 end
 
+-- Called from the main chunk, nodes{} starts a task of tend's own that
+-- ends the world (M.stop) when the chunk returns, as tend scenario does:
+-- the nodes' heartbeats would otherwise move the virtual clock for ever.
+local function end_with_main()
+  local main = core.self()
+  if ender or main == nil or main:path() ~= "/user/main" then return end
+  local mine = {}
+  ender = mine
+  internal.after(0, function()
+    if ender ~= mine then return end -- the world was stopped meanwhile
+    mine.ref = core.self()
+    core.watch(main)
+    repeat
+      local m = core.receive()
+    until type(m) == "table" and m.tend == "terminated"
+    if ender == mine then
+      ender = false
+      M.stop()
+    end
+  end)
+end
+
 -- tend.sim.nodes({ a = "app.lua", b = { script = "app.lua", args = {...} },
 -- c = { code = "..." } }, { timeout, limit, join, latency, jitter }) ->
 -- the node names, sorted: each node starts (in name order) and runs its
@@ -135,6 +160,7 @@ function M.nodes(list, opts)
     joined = opts.join
   end
   for _, name in ipairs(names) do open(name) end
+  end_with_main()
   if opts.latency or opts.jitter then
     local all = {}
     for _, n in ipairs(core.sim_list()) do all[#all + 1] = n.name end
@@ -209,8 +235,11 @@ function M.heal() core.sim_heal() end
 
 -- tend.sim.stop(): every node's tree stops (as tend.shutdown there), the
 -- world leaves the cluster and every link is healed. The nodes' heartbeats would otherwise keep
--- the virtual clock going for ever.
+-- the virtual clock going for ever (the main chunk's return calls it).
 function M.stop()
+  local waiting = ender and ender.ref
+  ender = false
+  if waiting and waiting ~= core.self() then core.stop(waiting) end
   core.sim_stop_all()
   core.sim_heal() -- a next cluster starts on a healed bus
   if joined then node.stop() end

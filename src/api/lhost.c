@@ -179,12 +179,35 @@ static int l_ctx_log(lua_State *L) {
   return log_line(L, tend_check_own_ctx(L, 1, "ctx:log"), 2, "ctx:log");
 }
 
-/* tend.trace(fn | true | false): fn joins the listeners (called between
- * turns with one table per event); true: JSON lines on stderr too; false:
- * no listeners, nothing on stderr (a --trace file keeps being written). */
+/* tend.trace{ internal = bool }: the events of tend's own tasks (each
+ * simulated transfer, the REPL's watch) are shown or not (also in
+ * tend.tree and tend.ps); as --trace-internal. */
+static void trace_options(lua_State *L, tend_host *h) {
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING ||
+        strcmp(lua_tostring(L, -1), "internal") != 0)
+      luaL_error(L, "tend.trace: expected the option internal, got %s",
+                 lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                : tend_typename(L, -1));
+  }
+  lua_getfield(L, 1, "internal");
+  if (!lua_isboolean(L, -1))
+    luaL_error(L, "tend.trace: internal: expected a boolean, got %s",
+               tend_typename(L, -1));
+  h->trace_internal = lua_toboolean(L, -1);
+}
+
+/* tend.trace(fn | true | false | opts): fn joins the listeners (called
+ * between turns with one table per event); true: JSON lines on stderr too;
+ * false: no listeners, nothing on stderr (a --trace file keeps being
+ * written); opts: trace_options. */
 static int l_trace(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (lua_isfunction(L, 1)) {
+  if (lua_istable(L, 1)) {
+    trace_options(L, h);
+  } else if (lua_isfunction(L, 1)) {
     if (h->trace_fn_ref <= 0) {
       lua_newtable(L);
       h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -199,7 +222,9 @@ static int l_trace(lua_State *L) {
       h->trace_fn_ref = LUA_NOREF;
     }
   } else {
-    luaL_error(L, "tend.trace: expected a function or a boolean, got %s",
+    luaL_error(L,
+               "tend.trace: expected a function, a boolean or "
+               "{ internal = boolean }, got %s",
                tend_typename(L, 1));
   }
   return 0;
@@ -266,6 +291,22 @@ static int l_yield(lua_State *L) {
   return lua_yield(L, lua_gettop(L));
 }
 
+/* os.exit(code, close): Lua's (upvalue 1), after what the host holds in
+ * buffers is written: the trace file's lines, the events queued for the
+ * tend.trace functions, stdout. Nothing else runs: no actor stops, no
+ * post_stop (tend.shutdown does that). */
+static int l_os_exit(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_host *w = h->world ? h->world : h; /* a node's trace is its world's */
+  tend_event_flush(L, h);
+  tend_trace_close(w);
+  fflush(NULL);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 0);
+  return 0;
+}
+
 void tend_open_hostlib(lua_State *L) {
   static const luaL_Reg fns[] = {{"stop", l_stop},
                                  {"alive", l_alive},
@@ -299,6 +340,11 @@ void tend_open_hostlib(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_print);
   lua_setglobal(L, "print");
+  lua_getglobal(L, "os");
+  lua_getfield(L, -1, "exit");
+  lua_pushcclosure(L, l_os_exit, 1);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
   lua_getglobal(L, "coroutine");
   lua_pushcfunction(L, l_yield);
   lua_setfield(L, -2, "yield");

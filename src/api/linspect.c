@@ -5,6 +5,7 @@
 
 #include "api/api.h"
 #include "runtime/error.h"
+#include "runtime/event.h"
 #include "runtime/process.h"
 #include "runtime/supervise.h"
 #include "runtime/tcp.h"
@@ -44,6 +45,7 @@ const char *tend_state_name(const tend_actor *a) {
 /* Appends a row for a and its subtree to the list at `list`. */
 static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
                     int depth) {
+  if ((a->flags & TEND_AF_INTERNAL) && !tend_event_internal_shown(h)) return;
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");

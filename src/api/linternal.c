@@ -1,12 +1,28 @@
 /* linternal: tend.internal, the plumbing of tend's own tools (the test and
  * scenario runners, the benchmarks): not part of the public tend table. */
 #include "api/api.h"
+#include "runtime/timers.h"
 
 /* wall_clock() -> seconds of real time (never the virtual clock): only for
  * reports; anything computed from it is not replayable. */
 static int l_wall_clock(lua_State *L) {
   lua_pushnumber(L, (double)uv_hrtime() / 1e9);
   return 1;
+}
+
+/* after(seconds, fn): as tend.after, for tend's own tasks (a simulated
+ * transfer, the REPL's watch): the task is internal (TEND_AF_INTERNAL),
+ * out of the traces and the tree unless internal events are shown. */
+static int l_after(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  double s = tend_check_seconds(L, 1, "internal.after", "seconds", 0);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  tend_timer *t =
+      tend_timer_arm(L, h, TEND_TIMER_TASK, NULL, tend_clock_ns(s), 0, 2);
+  if (t == NULL) luaL_error(L, "out of memory arming a timer");
+  t->tag = TEND_TASK_INTERNAL;
+  return 0;
 }
 
 /* executable() -> path of this tend binary */
@@ -55,11 +71,10 @@ static int l_is_dir(lua_State *L) {
 }
 
 int luaopen_tend_internal(lua_State *L) {
-  static const luaL_Reg fns[] = {{"wall_clock", l_wall_clock},
-                                 {"executable", l_executable},
-                                 {"list_dir", l_list_dir},
-                                 {"is_dir", l_is_dir},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"after", l_after},           {"wall_clock", l_wall_clock},
+      {"executable", l_executable}, {"list_dir", l_list_dir},
+      {"is_dir", l_is_dir},         {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -31,6 +31,7 @@ typedef enum tend_timer_kind {
 } tend_timer_kind;
 
 #define TEND_TIMER_UNARMED UINT32_MAX
+#define TEND_TASK_INTERNAL 1 /* the tag of a TASK timer of tend's own */
 
 /* A repeating timer keeps its message and period out of line. */
 typedef struct tend_timer_repeat {
@@ -52,7 +53,8 @@ struct tend_timer {
   uint32_t heap_index; /* index in the heap, TEND_TIMER_UNARMED if not in it */
   uint32_t target_id;  /* actor acted on, 0 for none */
   uint32_t target_gen; /* its generation: a stale timer does nothing */
-  uint32_t tag;        /* WAKE: wait number; BACKOFF: incarnation */
+  uint32_t tag;        /* WAKE: wait number; BACKOFF: incarnation; TASK:
+                          TEND_TASK_INTERNAL for a task of tend's own */
   uint32_t gen;        /* bumped when freed; tend.Timer handles hold it */
   uint8_t kind;        /* tend_timer_kind */
   uint8_t vtype;       /* tend_value_type of v, unless repeating */

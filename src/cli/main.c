@@ -42,6 +42,8 @@ static const char usage[] =
     "time)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines\n"
+    "  --trace-internal   show tend's own tasks (simulated transfers, the\n"
+    "                     REPL's watch) in traces and tend.tree()\n"
     "  --copy-messages    deep-copy every message where it is sent (finds\n"
     "                     bugs of shared tables; functions cannot be sent)\n"
     "  --node NAME        run as node NAME (needs --nats)\n"
@@ -52,7 +54,8 @@ static const char usage[] =
     "  --nats-retry       keep trying an unreachable NATS server (backoff)\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
-    "exit status: 0 normal end, 1 script error, 2 usage error\n";
+    "exit status: 0 normal end, 1 script error, 2 usage error, 70 an actor\n"
+    "stuck where it cannot be preempted (max_message_time)\n";
 
 static const char usage_test[] =
     "usage: tend [options] test [PATH...]\n"
@@ -71,6 +74,7 @@ static const char usage_scenario[] =
     "                  line a seed, a failing seed with its reason\n"
     "  --svg OUT       draw the timeline as an SVG file\n"
     "  --trace OUT     write the events as JSON lines\n"
+    "  --trace-internal  show tend's own tasks (simulated transfers) too\n"
     "  --only EV,...   show only these events (fail, directive, restart,\n"
     "                  backoff, reset, give_up, terminated, escalate, chaos,\n"
     "                  start, stop, spawn, dead_letter, stash_drop, trace,\n"
@@ -110,6 +114,7 @@ typedef struct options {
   int scenario;             /* tend scenario */
   int timeline;             /* tend timeline */
   const char *trace;        /* --trace FILE, or NULL */
+  int trace_internal;       /* --trace-internal */
   int interactive;          /* -i: the REPL after the script */
   int copy_messages;        /* --copy-messages */
   int repl;                 /* the REPL alone (a terminal, no script) */
@@ -172,6 +177,8 @@ static int parse(int argc, char **argv, options *o) {
       if (++i >= argc)
         return usage_error("--trace: expected a file name, got nothing");
       o->trace = argv[i];
+    } else if (strcmp(a, "--trace-internal") == 0) {
+      o->trace_internal = 1;
     } else if (strcmp(a, "--copy-messages") == 0) {
       o->copy_messages = 1;
     } else if (strcmp(a, "--node") == 0 || strcmp(a, "--nats") == 0 ||
@@ -225,8 +232,10 @@ static int parse(int argc, char **argv, options *o) {
       o->scenario = 1;
       if (i + 1 >= argc)
         return usage_error("scenario: expected a FILE, got nothing");
-      /* --seed and --trace are the host's; the rest goes to the runner */
+      /* --seed, --trace and --trace-internal are the host's; the rest goes
+       * to the runner (which skips them) */
       for (int j = i + 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
+        if (strcmp(argv[j], "--trace-internal") == 0) o->trace_internal = 1;
         int seed = strcmp(argv[j], "--seed") == 0;
         if (!seed && strcmp(argv[j], "--trace") != 0) continue;
         if (j + 1 >= argc)
@@ -362,6 +371,7 @@ int main(int argc, char **argv) {
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;
+  h->trace_internal = o.trace_internal;
   if (o.trace) {
     if (tend_trace_open(h, o.trace) != 0) {
       fprintf(stderr, "tend: --trace: cannot open %s: %s\n", o.trace,

@@ -163,8 +163,12 @@ enum tend_actor_flags {
   TEND_AF_PROCESS = 65536,    /* owns OS processes (process.h) */
   TEND_AF_SOCKET = 131072,    /* owns sockets or listeners (tcp.h) */
   TEND_AF_HTTP = 262144,      /* has made HTTP requests (http.h) */
-  TEND_AF_REMOTE = 524288     /* a proxy of an actor on another node
+  TEND_AF_REMOTE = 524288,    /* a proxy of an actor on another node
                                  (remote.h): no behavior, no parent */
+  TEND_AF_INTERNAL = 1048576  /* one of tend's own tasks (a simulated
+                                 transfer, the REPL's watch) or its child:
+                                 its events, and the actor in tend.tree and
+                                 tend.ps, show only with trace_internal */
 };
 
 typedef struct tend_watch tend_watch;
@@ -204,6 +208,8 @@ typedef struct tend_actor_ext {
   tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
   tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
   int64_t max_ns;            /* max_message_time, 0 for none */
+  const char *max_path;      /* with max_ns: its path, kept by its ref (the
+                                watchdog names a stuck actor without Lua) */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
   tend_promise *held;        /* asks waiting for its reply (promise.h) */
   uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
@@ -306,6 +312,13 @@ void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field);
 
 static inline int tend_actor_takes_mail(const tend_actor *a) {
   return a->state == TEND_ACTOR_RUNNING && a->suspends == 0;
+}
+
+/* Preempted in the middle of a call (a message, a task, a hook): its
+ * coroutine waits in the run queue to go on (preempt.h). */
+static inline int tend_actor_busy_in_call(const tend_actor *a) {
+  return a->wait == TEND_WAIT_WOKEN && a->op != TEND_OP_NONE && a->ext &&
+         a->ext->busy_since != 0;
 }
 
 static inline int tend_actor_has_work(const tend_actor *a) {

@@ -204,6 +204,9 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   int traced = tend_event_traced(h);
   int logged = kinds[e->ev].loud >= 0 && h->log_level >= level_of(e->ev);
   if (!traced && !logged) return;
+  if (e->actor && (e->actor->flags & TEND_AF_INTERNAL) &&
+      !tend_event_internal_shown(h))
+    return; /* one of tend's own tasks: out of the user's view */
   int top = lua_gettop(L);
   const char *path = e->path;
   if (e->actor) {

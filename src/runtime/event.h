@@ -83,6 +83,12 @@ static inline int tend_event_traced(const tend_host *h) {
          h->trace_fn_ref > 0;
 }
 
+/* Are the events of tend's own tasks (TEND_AF_INTERNAL) shown? A node's
+ * are when its world's are. */
+static inline int tend_event_internal_shown(const tend_host *h) {
+  return h->trace_internal || (h->world && h->world->trace_internal);
+}
+
 /* Would an event of the quiet kind (logged at debug) go anywhere? */
 static inline int tend_event_on(const tend_host *h) {
   return tend_event_traced(h) || h->log_level >= TEND_LOG_DEBUG;

@@ -88,9 +88,25 @@ void tend_host_turn(tend_host *h) {
   if (h->front.turn) h->front.turn(h);
 }
 
+/* Nothing can happen any more but calls preempted in the middle (the main
+ * chunk has returned; every runnable actor is busy in one call; no timer,
+ * no handle or request of the loop but the pump's own): those alone would
+ * keep the host turning for ever. */
+static int only_busy_left(tend_host *h) {
+  if (h->shutdown || h->main || !h->runq_head || h->sim || h->world ||
+      tend_timer_heap_top(&h->timers) || h->loop.active_reqs.count != 0 ||
+      h->loop.active_handles >
+          (uv_is_active((uv_handle_t *)&h->idle) ? 1u : 0u))
+    return 0;
+  for (tend_actor *a = h->runq_head; a; a = a->next_run)
+    if (!tend_actor_busy_in_call(a)) return 0;
+  return 1;
+}
+
 /* Fires due timers and runs actors (and the simulated nodes, when there
  * are); under the virtual clock, jumps to the next timer whenever no
- * actor can run. */
+ * actor can run. When only busy calls are left, the host's end begins as
+ * when nothing can happen (each call gets its actor's shutdown time). */
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
     tend_host_turn(h);
@@ -100,6 +116,13 @@ static void pump(tend_host *h) {
     if (busy) break;
     if (!h->clock.is_virtual || next < 0) break;
     tend_clock_jump(&h->clock, next);
+  }
+  if (only_busy_left(h)) {
+    tend_host_log(h, TEND_LOG_INFO, NULL,
+                  "only actors busy in one long call are left: stopping "
+                  "every actor");
+    h->busy_end = 1;
+    tend_host_shutdown(h, h->exit_code);
   }
   update_handles(h);
 }

@@ -153,6 +153,10 @@ struct tend_host {
   uint32_t next_seq;       /* spawn counter (anonymous names) */
   tend_shutdown shutdown;  /* on the way out? */
   int exit_code;           /* status the process ends with */
+  int busy_end;            /* the end began because only calls preempted in the
+                              middle were left: each may finish in its actor's
+                              shutdown time (lifecycle.c); another shutdown ends
+                              them at once */
   int stdout_closed;       /* 1: a print met EPIPE (said once) */
   int failed;              /* 1 when the main chunk raised */
   const char *ctx_keys[3]; /* interned "sender", "self", "parent", for
@@ -244,6 +248,8 @@ struct tend_host {
   char *trace_path;      /* its name, for the error message */
   int trace_lost;        /* 1: a write failed; the trace stopped there */
   int trace_stderr;      /* tend.trace(true): events on stderr */
+  int trace_internal;    /* --trace-internal, tend.trace{internal = true}:
+                            the events of tend's own tasks are shown too */
   int trace_fn_ref;      /* tend.trace(fn): list of listeners, owned here */
   int trace_queue_ref;   /* table: events waiting for the function */
   uint32_t trace_queued; /* their number */

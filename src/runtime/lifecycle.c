@@ -98,7 +98,12 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   a->restart_type = (uint8_t)o->restart;
   if (o->max_message_ns) {
     tend_actor_ext *x = tend_actor_ext_get(a);
-    if (x) x->max_ns = o->max_message_ns;
+    if (x) {
+      x->max_ns = o->max_message_ns;
+      tend_actor_push_path(L, h, a);
+      x->max_path = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
   }
   a->capacity = o->capacity;
   a->overflow = (uint8_t)o->overflow;
@@ -107,6 +112,8 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     a->flags |= TEND_AF_TASK;
   else
     h->stats.spawned++;
+  if (o->internal || (parent->flags & TEND_AF_INTERNAL))
+    a->flags |= TEND_AF_INTERNAL;
   tend_advice_child(L, h, parent);
   link_child(parent, a);
   tend_actor_post(h, a, TEND_MSG_START, NULL);
@@ -207,7 +214,14 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
   }
-  if (a->wait != TEND_WAIT_NONE) {
+  if (h->busy_end && tend_actor_busy_in_call(a)) {
+    /* the host ends because only long calls were left: this one may
+     * finish in a's shutdown time, after which on_kill ends it (OTP's
+     * shutdown timeout, then kill) */
+    int64_t allowed = tend_actor_shutdown_ns(a);
+    if (allowed < INT64_MAX / 4)
+      tend_timer_arm(L, h, TEND_TIMER_KILL, a, allowed, 0, 0);
+  } else if (a->wait != TEND_WAIT_NONE) {
     tend_actor_end_wait(L, h, a);
     a->op = TEND_OP_NONE;
   }
@@ -226,6 +240,10 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
+    for (tend_timer *t = a->timers, *next; t; t = next) {
+      next = t->next; /* a kill armed for its last call is over */
+      if (t->kind == TEND_TIMER_KILL) tend_timer_cancel(L, h, t);
+    }
     int64_t allowed = tend_actor_shutdown_ns(a);
     if (allowed < INT64_MAX / 4)
       tend_timer_arm(L, h, TEND_TIMER_KILL, a, allowed, 0, 0);
@@ -444,7 +462,8 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ timers */
 
-/* tend.after: the function runs as a task under /system. */
+/* tend.after: the function runs as a task under /system (one of tend's
+ * own when the timer's tag is TEND_TASK_INTERNAL). */
 static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)a;
   if (h->system == NULL || h->shutdown) return;
@@ -454,13 +473,35 @@ static void on_task(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
   o.task = 1;
+  o.internal = t->tag == TEND_TASK_INTERNAL;
   tend_actor_spawn(L, h, h->system, -1, &o);
   lua_pop(L, 2); /* ref, function */
 }
 
-/* post_stop overran the actor's shutdown time: it dies now. */
+/* A long call still runs at the end of the shutdown time of a stopping
+ * actor: the call ends there; the actor stops without its post_stop, its
+ * reason "killed" (its children stop first, as always). */
+static void kill_call(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_push_path(L, h, a);
+  tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -1),
+                "still in its call at the end of its shutdown time; killed");
+  lua_pop(L, 1);
+  tend_actor_end_wait(L, h, a);
+  a->op = TEND_OP_NONE;
+  a->stop_reason = TEND_STOP_KILLED;
+  a->flags |= TEND_AF_HELD; /* no post_stop: continue_stop skips it */
+  if (tend_actor_has_work(a)) tend_runq_push(h, a); /* its STOP */
+}
+
+/* post_stop (or a call of a stopping actor) overran the actor's shutdown
+ * time: it dies now. */
 static void on_kill(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   (void)t;
+  if (a && a->state == TEND_ACTOR_STOPPING && a->op != TEND_OP_NONE &&
+      a->op != TEND_OP_POST_STOP) {
+    kill_call(L, h, a);
+    return;
+  }
   if (a == NULL || a->op != TEND_OP_POST_STOP) return;
   tend_actor_push_path(L, h, a);
   tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -1),

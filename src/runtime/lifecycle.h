@@ -26,6 +26,7 @@ typedef struct tend_spawn_opts {
   tend_restart_type restart;
   uint32_t stash; /* a stash of at most this many messages, 0 for none
                      (stash.h) */
+  int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
 } tend_spawn_opts;
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include "runtime/error.h"
+#include "runtime/event.h"
 #include "runtime/host.h"
 
-#define WATCH_MS 10 /* a step running longer than this is looked at */
+#define WATCH_MS 10    /* a step running longer than this is looked at */
+#define STUCK_TIMES 10 /* a stuck step's bound: this many max_message_time */
+#define STUCK_MIN_NS ((uint64_t)10000000000) /* and at least 10 s */
 #define SIGNAL_GRACE_NS                                 \
   1000000000 /* a signal the loop has not taken by then \
                 ends the process */
@@ -49,16 +52,52 @@ static void arm(int sig) {
   if (co) lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
 }
 
+/* The loop has been in one call of h->current, reaching no hook, for
+ * stuck_ns: past max(10 x its actor's max_message_time, 10 s), the host
+ * ends (exit 70) naming it, with its trace written. The loop thread is
+ * stuck in that call, so the actor and its ext stay as they are while
+ * this thread reads them; an actor without max_message_time may run as
+ * long as it likes. */
+static void check_stuck(tend_host *h, uint64_t stuck_ns) {
+  tend_actor *a = h->current;
+  if (a == NULL || a->ext == NULL || a->ext->max_ns <= 0) return;
+  uint64_t bound = (uint64_t)a->ext->max_ns * STUCK_TIMES;
+  if (bound < STUCK_MIN_NS) bound = STUCK_MIN_NS;
+  if (stuck_ns < bound) return;
+  char msg[1024];
+  int n = snprintf(msg, sizeof msg,
+                   "tend: %s: stuck for %.1f s where it cannot be preempted "
+                   "(a __gc metamethod or a long C call), past 10 x its "
+                   "max_message_time (%g s) and at least 10 s: exiting with "
+                   "status 70\n",
+                   a->ext->max_path ? a->ext->max_path : "an actor",
+                   (double)stuck_ns / 1e9, (double)a->ext->max_ns / 1e9);
+  if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+  tend_trace_close(h); /* what the trace holds is not lost */
+  ssize_t w = write(2, msg, (size_t)n);
+  (void)w; /* nothing more can be done about a failed write */
+  _exit(TEND_EXIT_STUCK);
+}
+
 static void watchdog(void *arg) {
   tend_host *h = arg;
   tend_preempt *p = &h->preempt;
   uint64_t signal_since = 0;
+  p->progress_at = uv_hrtime();
   while (!p->stop) {
     uv_sleep(WATCH_MS);
     check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
-    uint64_t steps = h->steps;
-    if (steps != p->seen) p->step_since = uv_hrtime();
+    uint64_t steps = h->steps, now = uv_hrtime();
+    if (steps != p->seen) p->step_since = now;
+    if (steps != p->seen || p->resumes != p->seen_resumes || !p->running ||
+        p->hooked) { /* the loop moves */
+      p->progress_at = now;
+      p->seen_resumes = p->resumes;
+      p->hooked = 0;
+    } else if (now - p->progress_at >= STUCK_MIN_NS) {
+      check_stuck(h, now - p->progress_at);
+    }
     if (p->running && steps == p->seen)
       pthread_kill(p->loop_thread, ARM_SIGNAL); /* arm() in that thread */
     p->seen = steps;
@@ -101,6 +140,7 @@ void tend_preempt_running(tend_host *h, lua_State *co) {
   if (!p->started) return;
   uv_mutex_lock(&p->lock);
   p->running = co;
+  p->resumes++;
   uv_mutex_unlock(&p->lock);
 }
 
@@ -123,6 +163,7 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0); /* one shot */
   tend_host *h = tend_host_of(L);
+  h->preempt.hooked = 1; /* the step can be preempted: not stuck */
   tend_actor *a = h->current;
   if (a == NULL || a->state == TEND_ACTOR_DEAD) return;
   if (a == h->interrupt) { /* tend_sched_interrupt: Ctrl-C at the REPL */

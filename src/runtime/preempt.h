@@ -14,8 +14,11 @@
  * its call runs (to within the watchdog's period). No hook
  * is set while code behaves, so well-behaved actors pay nothing. Lua runs
  * no hook inside a __gc metamethod, so nothing here can stop a loop there
- * (a signal still ends the host: see host.h). The watchdog also keeps the
- * signal promise of host.h. */
+ * (a signal still ends the host: see host.h). An actor with a
+ * max_message_time stuck there (no step, no resume, no hook) for
+ * max(10 x that time, 10 s) ends the host with status 70 and its path on
+ * stderr, so that an OS supervisor restarts it (Erlang's heart). The
+ * watchdog also keeps the signal promise of host.h. */
 #ifndef TEND_PREEMPT_H
 #define TEND_PREEMPT_H
 
@@ -26,6 +29,8 @@
 typedef struct tend_host tend_host;
 
 #define TEND_DECIDER_BUDGET_NS 1000000000 /* a decider's time, by default */
+/* The exit status of a host ended by a stuck actor (EX_SOFTWARE). */
+#define TEND_EXIT_STUCK 70
 
 typedef struct tend_preempt {
   uv_thread_t thread;          /* the watchdog */
@@ -37,6 +42,11 @@ typedef struct tend_preempt {
   uint64_t step_since;         /* uv_hrtime() of the look that first saw the
                                   current step (guarded by lock): that step
                                   began at most WATCH_MS before */
+  uint64_t resumes;            /* coroutines resumed so far (under lock) */
+  uint64_t seen_resumes;       /* watchdog: resumes at its last look */
+  uint64_t progress_at;        /* watchdog: uv_hrtime() of the last look
+                                  that saw a step, a resume or a hook */
+  volatile int hooked;         /* the hook ran since the watchdog's look */
   volatile int stop;           /* 1: the watchdog ends */
   int yield;                   /* 1: preempt long steps (off under the virtual
                                   clock, so replays stay exact) */
