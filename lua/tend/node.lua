@@ -90,9 +90,10 @@ local function proxy_for(node, inc, id, gen, path, kind)
   S.key_of[p] = key
   S.by_node[node] = S.by_node[node] or {}
   S.by_node[node][p] = key
+  if S.fresh then S.fresh[#S.fresh + 1] = p end -- (a frame's header: see decode_header)
   if kind == 1 then
     S.asks[p] = now() -- a pending ask there: one reply, then it goes
-  elseif n and n.up then
+  elseif not S.fresh and n and n.up then
     publish(node, { WATCH, p, S.name })
   end
   return p
@@ -210,13 +211,30 @@ end
 
 -- ------------------------------------------------------------ arrivals
 
+local function is_ref(v) return (pcall(core.alive, v)) end
+
+local function is_name(v) return type(v) == "string" and v:match("^[%w_-]+$") ~= nil end
+
+-- A value a peer sent, as an error names it.
+local function got(v)
+  if type(v) == "string" then return string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+  if type(v) == "number" or type(v) == "boolean" or is_ref(v) then return tostring(v) end
+  return type(v) == "nil" and "nothing" or "a " .. type(v)
+end
+
+local function refuse(what) core.log("warn", "a message from another node was refused: %s", what) end
+
 local function on_hb(data)
   local ok, h = pcall(function()
     return core.codec_decode(string.unpack(">s2", data))
   end)
-  if not ok or type(h) ~= "table" or type(h[2]) ~= "string" then return end
+  if not ok or type(h) ~= "table" or not (h[1] == HB or h[1] == HELLO) or not is_name(h[2])
+      or math.type(h[3]) ~= "integer" or (h[4] ~= nil and not is_ref(h[4])) then
+    refuse("a malformed heartbeat")
+    return
+  end
   local name, inc = h[2], h[3]
-  if name == S.name or math.type(inc) ~= "integer" then return end
+  if name == S.name then return end
   -- a late heartbeat of an older incarnation (still on its way when the
   -- node restarted) says nothing: that node is gone for good
   if S.nodes[name] and inc < S.nodes[name].inc then return end
@@ -225,10 +243,57 @@ local function on_hb(data)
   if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
 end
 
+-- What is wrong with a frame's header h (a peer's bytes are untrusted:
+-- every field of every kind is checked before use), or nil.
+local function malformed(h)
+  if type(h) ~= "table" then return "a header: expected a list, got " .. got(h) end
+  local kind = h[1]
+  if kind == MSG then
+    if not is_ref(h[2]) or core.remote_coords(h[2]) then
+      return "MSG: target: expected a ref of this node, got " .. got(h[2])
+    end
+    if h[3] ~= nil and not is_ref(h[3]) then return "MSG: sender: expected a ref or nil, got " .. got(h[3]) end
+  elseif kind == WATCH then
+    if not is_ref(h[2]) or core.remote_coords(h[2]) then
+      return "WATCH: target: expected a ref of this node, got " .. got(h[2])
+    end
+    if not is_name(h[3]) then return "WATCH: node: expected a node name, got " .. got(h[3]) end
+  elseif kind == DOWN then
+    if not is_ref(h[2]) then return "DOWN: ref: expected a ref, got " .. got(h[2]) end
+  elseif kind == PG then
+    if not is_name(h[2]) then return "PG: node: expected a node name, got " .. got(h[2]) end
+    if math.type(h[3]) ~= "integer" then return "PG: incarnation: expected an integer, got " .. got(h[3]) end
+  elseif kind ~= PROBE then
+    return "kind: expected 1 (MSG), 2 (WATCH), 3 (DOWN), 5 (PROBE) or 7 (PG), got " .. got(kind)
+  end
+end
+
+-- A frame's header is decoded with the WATCH of each new proxy held back
+-- (S.fresh): a malformed frame leaves no proxy behind, and a DOWN's ref
+-- never asks for a watch (a DOWN for a ref that is no proxy here would
+-- otherwise bring a WATCH, whose DOWN brings a WATCH...).
+local function decode_header(header)
+  S.fresh = {}
+  local ok, h = pcall(core.codec_decode, header)
+  local fresh = S.fresh
+  S.fresh = nil
+  local why = not ok and (type(h) == "table" and tostring(h.message) or tostring(h)) or malformed(h)
+  for _, p in ipairs(fresh) do
+    local c = S.key_of[p] and core.remote_coords(p)
+    if why or h[1] == DOWN then
+      end_proxy(p, "unknown")
+    elseif c and c[6] == 0 and S.nodes[c[1]] and S.nodes[c[1]].up then
+      publish(c[1], { WATCH, p, S.name })
+    end
+  end
+  return h, why
+end
+
 local function on_frame(data, reply)
   local ok, err = pcall(function()
     local header, pos = string.unpack(">s2", data)
-    local h = core.codec_decode(header)
+    local h, why = decode_header(header)
+    if why then error(why, 0) end
     local kind = h[1]
     if kind == MSG then
       local msg = core.codec_decode(data:sub(pos))
@@ -244,9 +309,7 @@ local function on_frame(data, reply)
       if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
     end
   end)
-  if not ok then
-    core.log("warn", "a message from another node was refused: %s", tostring(err))
-  end
+  if not ok then refuse(type(err) == "table" and tostring(err.message) or tostring(err)) end
 end
 
 -- A batch of frames (a 4-byte length each) from another node.
@@ -255,7 +318,7 @@ local function on_envelope(data, _, reply)
   while pos <= n do
     local ok, frame, next_pos = pcall(string.unpack, ">s4", data, pos)
     if not ok then
-      core.log("warn", "a message from another node was refused: %s", "a malformed batch")
+      refuse("a malformed batch")
       return
     end
     on_frame(frame, reply)
@@ -284,7 +347,7 @@ local function node_actor(ctx)
       end
       table.sort(stale) -- (a replayed run ends them in the same order)
       for _, key in ipairs(stale) do end_proxy(S.proxies[key], "normal") end
-    elseif type(m) == "table" and m.tend == "node_watch" then
+    elseif type(m) == "table" and m.tend == "node_watch" and is_ref(m.target) and is_name(m.node) then
       local w = S.watched[m.target]
       if not w then
         w = {}
@@ -306,9 +369,10 @@ local function node_actor(ctx)
     end
   end
   -- when the host stops, the transport goes with this actor (its handles
-  -- would keep the loop alive)
+  -- would keep the loop alive); a restart keeps it
   local transport = S.transport
   return { receive = function(_, m, c) return receive(m, c) end,
+           pre_restart = function() end,
            post_stop = function() if transport.close then transport.close() end end }
 end
 
@@ -394,7 +458,9 @@ function M.start_on(transport, opts)
   core.remote_hooks(route, proxy_for)
   transport.subscribe("tend.n." .. S.name, on_envelope)
   transport.subscribe("tend.hb", on_hb)
-  S.service = core.node_spawn(node_actor, { name = "node" })
+  -- a failure of its own (a bug, what a peer's message found) restarts
+  -- it in place: same ref, its watches and mailbox kept, the node stays up
+  S.service = core.node_spawn(core.supervise(node_actor):on_failure("*", core.restart), { name = "node" })
   heartbeat(HELLO)
   return S.name
 end
