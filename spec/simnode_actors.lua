@@ -14,8 +14,9 @@ function M.sink()
   return function() end
 end
 
--- Stops itself on "quit".
-function M.quitter()
+-- Stops itself on "quit" (or `after` seconds after it started).
+function M.quitter(ctx, after)
+  if after then ctx:after(after, "quit") end
   return function(m, c) if m == "quit" then c:stop() end end
 end
 

@@ -15,8 +15,10 @@
 -- lost connection). When a proxy is made, its node is asked to watch the
 -- actor (one WATCH); its death comes back as DOWN with the reason, which
 -- ends the proxy: local DeathWatch and asks held by it then behave as for
--- a local actor. A node that goes down ends its proxies with the reason
--- "noconnection".
+-- a local actor. A node that goes down disconnects its proxies (their
+-- watches and held asks fail with "noconnection"); when the same
+-- incarnation is up again they work again, the same refs, and are watched
+-- again; a new incarnation ends the old one's proxies for good.
 local core = require "tend.core"
 
 local M = {}
@@ -80,9 +82,9 @@ local function proxy_for(node, inc, id, gen, path, kind)
   if p then return p end
   local n = S.nodes[node]
   p = core.remote_new(node, inc, id, gen, path, kind)
-  -- an earlier incarnation, or one that is down now: dead (Erlang: a pid
-  -- of a disconnected node gets noconnection at once)
-  if n and (n.inc > inc or (n.inc == inc and not n.up)) then
+  -- an earlier incarnation (that node restarted): dead for good; a pending
+  -- ask's reply address on a node that is down: dead too
+  if n and (n.inc > inc or (kind == 1 and n.inc == inc and not n.up)) then
     core.remote_end(p, "noconnection")
     return p
   end
@@ -93,7 +95,11 @@ local function proxy_for(node, inc, id, gen, path, kind)
   if S.fresh then S.fresh[#S.fresh + 1] = p end -- (a frame's header: see decode_header)
   if kind == 1 then
     S.asks[p] = now() -- a pending ask there: one reply, then it goes
-  elseif not S.fresh and n and n.up then
+  elseif not (n and n.up and n.inc == inc) then
+    -- its node is not connected now: noconnection at once for a watch or
+    -- an ask (Erlang), and the same ref works once that node is up
+    core.remote_disconnect(p, "noconnection")
+  elseif not S.fresh then
     publish(node, { WATCH, p, S.name })
   end
   return p
@@ -142,29 +148,34 @@ local function sorted_keys(t)
   return ks
 end
 
+-- The proxies of node `name` whose incarnation passes keep(inc), sorted
+-- by key (a replayed run handles them in the same order).
+local function proxies_of(name, keep)
+  local list = {}
+  for p, key in pairs(S.by_node[name] or {}) do
+    if keep(tonumber(key:match("^[^\0]*\0([^\0]*)"))) then list[#list + 1] = { key, p } end
+  end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  return list
+end
+
 local function node_down(name, why)
   local n = S.nodes[name]
   if not n or not n.up then return end
   n.up = false
   n.service = nil
   event(name, "down: " .. why)
-  -- its proxies end; those of a newer incarnation (made from the very
-  -- heartbeat that takes this one down as "restarted") stay
-  local ps, keep, list = S.by_node[name] or {}, {}, {}
-  for p, key in pairs(ps) do
-    if tonumber(key:match("^[^\0]*\0([^\0]*)")) > n.inc then
-      keep[p] = key
+  -- its proxies of this incarnation are disconnected: their watches fire
+  -- noconnection (once: they are gone) and the asks they hold fail; the
+  -- refs live on for this incarnation's return. Pending asks' reply
+  -- addresses end. Those of a newer incarnation (made from the very
+  -- heartbeat that takes this one down as "restarted") stay as they are.
+  for _, e in ipairs(proxies_of(name, function(inc) return inc <= n.inc end)) do
+    if S.asks[e[2]] then
+      end_proxy(e[2], "noconnection")
     else
-      list[#list + 1] = { key, p }
+      core.remote_disconnect(e[2], "noconnection")
     end
-  end
-  S.by_node[name] = keep
-  table.sort(list, function(a, b) return a[1] < b[1] end)
-  for _, e in ipairs(list) do
-    S.key_of[e[2]] = nil
-    S.proxies[e[1]] = nil
-    S.asks[e[2]] = nil
-    core.remote_end(e[2], "noconnection")
   end
   for _, w in pairs(S.watched) do w[name] = nil end
   if pg.down then pg.down(name, n.inc) end
@@ -178,9 +189,21 @@ local function node_up(name, inc, service)
     return
   end
   if n and n.up then node_down(name, "restarted") end -- a new incarnation
+  if n and n.inc < inc then -- the refs of the old one are dead for good
+    for _, e in ipairs(proxies_of(name, function(i) return i < inc end)) do
+      end_proxy(e[2], "noconnection")
+    end
+  end
   n = { inc = inc, up = true, last = now(), service = service }
   S.nodes[name] = n
   event(name, "up")
+  -- the refs of this incarnation work again (the same refs: a partition
+  -- healed, NATS came back), and their actors are watched again (a death
+  -- meanwhile comes back as DOWN)
+  for _, e in ipairs(proxies_of(name, function(i) return i == inc end)) do
+    core.remote_reconnect(e[2])
+    if not S.asks[e[2]] then publish(name, { WATCH, e[2], S.name }) end
+  end
   if pg.up then pg.up(name, inc) end
   tell_monitors(name, "nodeup")
 end
@@ -282,7 +305,7 @@ local function decode_header(header)
     local c = S.key_of[p] and core.remote_coords(p)
     if why or h[1] == DOWN then
       end_proxy(p, "unknown")
-    elseif c and c[6] == 0 and S.nodes[c[1]] and S.nodes[c[1]].up then
+    elseif c and c[6] == 0 and S.nodes[c[1]] and S.nodes[c[1]].up and S.nodes[c[1]].inc == c[2] then
       publish(c[1], { WATCH, p, S.name })
     end
   end
@@ -361,7 +384,9 @@ local function node_actor(ctx)
       if w then
         local reason = reason_value(m.reason)
         for _, node in ipairs(sorted_keys(w)) do
-          if S.nodes[node] and S.nodes[node].up then publish(node, { DOWN, m.ref, reason }) end
+          -- (a node that asked for the watch since it was last seen down
+          -- is told, even when it is not up here yet)
+          if S.nodes[node] then publish(node, { DOWN, m.ref, reason }) end
         end
       end
     elseif type(m) == "table" and service_ops[m.op] then
@@ -603,6 +628,9 @@ end
 function M.stop()
   if not S then return end
   for _, name in ipairs(sorted_keys(S.nodes)) do node_down(name, "left") end
+  for _, name in ipairs(sorted_keys(S.by_node)) do -- for good: no node comes back
+    for _, e in ipairs(proxies_of(name, function() return true end)) do end_proxy(e[2], "noconnection") end
+  end
   local svc = S.service
   S = nil
   if pg.reset then pg.reset() end

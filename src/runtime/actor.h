@@ -163,8 +163,10 @@ enum tend_actor_flags {
   TEND_AF_PROCESS = 65536,    /* owns OS processes (process.h) */
   TEND_AF_SOCKET = 131072,    /* owns sockets or listeners (tcp.h) */
   TEND_AF_HTTP = 262144,      /* has made HTTP requests (http.h) */
-  TEND_AF_REMOTE = 524288     /* a proxy of an actor on another node
+  TEND_AF_REMOTE = 524288,    /* a proxy of an actor on another node
                                  (remote.h): no behavior, no parent */
+  /* a proxy whose node is not connected now (remote.h) */
+  TEND_AF_DISCONNECTED = 1048576
 };
 
 typedef struct tend_watch tend_watch;
