@@ -264,7 +264,10 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back_with_their
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)
-  -- the same refs work again: ask, pg membership (the same member)
+  -- the same refs work again: ask, pg membership (the same member). (The
+  -- peer may see this node up a heartbeat later than this node sees it,
+  -- when its connection flapped while the server came back: the reply to
+  -- an ask goes out all the same.)
   lu.assertTrue(eventually(function() return tend.alive(echo) end))
   lu.assertEquals(tend.ask(echo, "after"), "after")
   lu.assertTrue(tend.alive(far))

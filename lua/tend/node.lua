@@ -82,9 +82,8 @@ local function proxy_for(node, inc, id, gen, path, kind)
   if p then return p end
   local n = S.nodes[node]
   p = core.remote_new(node, inc, id, gen, path, kind)
-  -- an earlier incarnation (that node restarted): dead for good; a pending
-  -- ask's reply address on a node that is down: dead too
-  if n and (n.inc > inc or (kind == 1 and n.inc == inc and not n.up)) then
+  -- an earlier incarnation (that node restarted): dead for good
+  if n and n.inc > inc then
     core.remote_end(p, "noconnection")
     return p
   end
@@ -114,7 +113,9 @@ local function route(p, msg, sender)
   local node = c[1]
   local n = S.nodes[node]
   local body = core.codec_encode(msg, S.limit)
-  if not (n and n.up and n.inc == c[2]) then
+  -- (a reply goes out even to a node not seen up yet: its ask came from
+  -- it, so it saw this node up, and its heartbeat may simply be later)
+  if not (n and n.up and n.inc == c[2]) and c[6] ~= 1 then
     S.dropped = S.dropped + 1
     event(node, "drop: node down", S.name)
     return
@@ -263,7 +264,9 @@ local function on_hb(data)
   if S.nodes[name] and inc < S.nodes[name].inc then return end
   local was_up = S.nodes[name] and S.nodes[name].up and S.nodes[name].inc == inc
   node_up(name, inc, h[4])
-  if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
+  -- so it sees us at once (before what we send it next: when both came
+  -- back together, their HELLOs may have found no one listening)
+  if not was_up then heartbeat() end
 end
 
 -- What is wrong with a frame's header h (a peer's bytes are untrusted:
