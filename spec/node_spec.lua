@@ -164,7 +164,7 @@ function TestNode:test_a_killed_node_is_down_watchers_get_noconnection_and_sends
   lu.assertEquals(down.node, name)
   lu.assertEquals(term.reason, "noconnection")
   lu.assertFalse(tend.alive(echo))
-  -- a ref to the dead node's actor: its sends are dead letters here now
+  -- (its ref is disconnected now: see the NATS test for sends and asks)
   local late = tend.spawn_on -- (the node is gone: spawn_on raises NodeDown)
   local ok, err = pcall(late, name, "node_actors.echo")
   lu.assertFalse(ok)
