@@ -103,6 +103,26 @@ function TestCodec:test_untrusted_bytes_are_refused_never_a_crash()
   ok, err = pcall(core.codec_decode, string.rep("\x91", 100) .. "\x01") -- 100 nested arrays
   lu.assertFalse(ok)
   lu.assertEquals(err.kind, "BadMessage")
+  -- a ref's extension is untrusted bytes too: a map of 2^32-1 entries or
+  -- an array of 2^28-1 elements in 8 bytes is refused by its shape, not
+  -- handed to msgpack-c (which would ask for 128 GiB or 8 GiB up front)
+  for _, bytes in ipairs({ "\xc7\x05\x01\xdf\xff\xff\xff\xff", "\xc7\x05\x01\xdd\x0f\xff\xff\xff",
+                           "\xd6\x01\xdd\x0f\xff\xff" }) do
+    ok, err = pcall(core.codec_decode, bytes)
+    lu.assertFalse(ok)
+    lu.assertEquals(err.kind, "BadMessage")
+    lu.assertStrContains(err.message, "a malformed ref (")
+  end
+  ok, err = pcall(core.codec_decode, "\xc7\x05\x01\xdf\xff\xff\xff\xff")
+  lu.assertEquals(err.message,
+    "decode: not a tend message: a malformed ref (a container longer than the bytes left)")
+  ok, err = pcall(core.codec_decode, "\xc7\x02\x01\x96\x01") -- [6 fields] cut short
+  lu.assertEquals(err.message,
+    "decode: not a tend message: a malformed ref (a container longer than the bytes left)")
+  ok, err = pcall(core.codec_decode, "\xc7\x02\x01\x01\x01") -- two values in one ref
+  lu.assertEquals(err.message, "decode: not a tend message: a malformed ref (bytes after the value)")
+  ok, err = pcall(core.codec_decode, "\xd4\x01\x01") -- a ref that is an integer
+  lu.assertEquals(err.message, "decode: not a tend message: a malformed ref")
   local decoded = 0
   for _ = 1, 3000 do -- random bytes: a value or BadMessage, nothing else
     local bytes = {}

@@ -164,7 +164,7 @@ function TestNode:test_a_killed_node_is_down_watchers_get_noconnection_and_sends
   lu.assertEquals(down.node, name)
   lu.assertEquals(term.reason, "noconnection")
   lu.assertFalse(tend.alive(echo))
-  -- a ref to the dead node's actor: its sends are dead letters here now
+  -- (its ref is disconnected now: see the NATS test for sends and asks)
   local late = tend.spawn_on -- (the node is gone: spawn_on raises NodeDown)
   local ok, err = pcall(late, name, "node_actors.echo")
   lu.assertFalse(ok)
@@ -220,11 +220,23 @@ function TestNode:test_a_taken_name_and_an_unreachable_server_are_refused()
   tend.stop(p)
 end
 
-function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
+-- NATS goes away and comes back: every node is down meanwhile and up
+-- again after, and the refs of a peer that never restarted work again
+-- (the same refs: ask, watch, pg membership); a watch made before fired
+-- noconnection once and stays fired.
+function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back_with_their_refs()
   local name, p = peer()
   local far = tend.spawn_on(name, "node_actors.member", { args = { "net" } })
+  local echo = tend.spawn_on(name, "node_actors.echo")
+  local mortal = tend.spawn_on(name, "node_actors.mortal", { restart = "temporary" })
   assert(eventually(function() return #tend.pg.members("net") == 1 end))
+  lu.assertEquals(tend.ask(echo, "before"), "before")
   tend.node.monitor(name)
+  local me = tend.self()
+  local watcher = tend.spawn(function(ctx)
+    ctx:watch(mortal)
+    return function(m) me:send({ watcher = true, reason = m.reason }) end
+  end)
   local counter = 0
   local local_work = tend.spawn(function(ctx)
     ctx:every(0.05, "tick")
@@ -232,9 +244,19 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   end)
   tend.chaos.signal(nats_proc, "KILL")
   local m
-  repeat m = next_msg() until m.tend == "nodedown"
-  lu.assertEquals(m.node, name)
+  local seen = {}
+  repeat
+    m = next_msg()
+    seen[#seen + 1] = m.tend or (m.watcher and "watcher " .. tostring(m.reason))
+  until seen[2]
+  table.sort(seen)
+  lu.assertEquals(seen, { "nodedown", "watcher noconnection" })
   lu.assertEquals(tend.pg.members("net"), {})
+  lu.assertFalse(tend.alive(echo))
+  local ok, err = pcall(tend.ask, echo, "during")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed")
+  lu.assertEquals(err.cause, "noconnection")
   local before = counter
   tend.sleep(0.3)
   lu.assertTrue(counter > before) -- local work goes on
@@ -242,13 +264,29 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back()
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)
-  -- its pg members went with it and come back with it (a new ref: the
-  -- old one ended with noconnection)
-  lu.assertFalse(tend.alive(far))
+  -- the same refs work again: ask, pg membership (the same member). (The
+  -- peer may see this node up a heartbeat later than this node sees it,
+  -- when its connection flapped while the server came back: the reply to
+  -- an ask goes out all the same.)
+  lu.assertTrue(eventually(function() return tend.alive(echo) end))
+  lu.assertEquals(tend.ask(echo, "after"), "after")
+  lu.assertTrue(tend.alive(far))
   lu.assertTrue(eventually(function() return #tend.pg.members("net") == 1 end))
-  lu.assertEquals(tostring(tend.pg.members("net")[1]), tostring(far))
+  lu.assertTrue(tend.pg.members("net")[1] == far)
+  -- a new watch works and gets the real reason; the old one stays fired
+  local watcher2 = tend.spawn(function(ctx)
+    ctx:watch(mortal)
+    return function(x) me:send({ watcher2 = true, reason = x.reason }) end
+  end)
+  tend.sleep(0.1)
+  mortal:send("stop")
+  m = next_msg()
+  lu.assertEquals(m, { watcher2 = true, reason = "normal" })
+  lu.assertNil(next_msg(0.3))
   tend.node.monitor(name, false)
   tend.stop(local_work)
+  tend.stop(watcher)
+  tend.stop(watcher2)
   stop_peer(p, name)
 end
 

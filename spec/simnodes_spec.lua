@@ -87,10 +87,16 @@ function TestSimNodes:test_watch_and_monitor_across_a_crash_and_a_restart()
   lu.assertTrue(got[1][1] > t0 + T - 0.5 and got[1][1] <= t0 + T + 0.5, "down at " .. got[1][1])
   lu.assertEquals(got[1][1], got[2][1])
   lu.assertEquals(tend.node.list(), { "b" })
-  -- its proxy has ended: a send to it is a dead letter here
-  local dl = tend.stats().dead_letters
+  -- its node is down: a send to it is dropped and counted (its proxy
+  -- waits for that incarnation's return), an ask fails at once
+  local dl, dropped = tend.stats().dead_letters, tend.node.stats().dropped
   e:send("lost")
-  lu.assertEquals(tend.stats().dead_letters, dl + 1)
+  lu.assertEquals(tend.stats().dead_letters, dl)
+  lu.assertEquals(tend.node.stats().dropped, dropped + 1)
+  local ok, err = pcall(tend.ask, e, "x")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed")
+  lu.assertEquals(err.cause, "noconnection")
   -- a restart is a new incarnation: nodeup at once, old refs stay dead
   local function inc_of(name)
     for _, n in ipairs(tend.sim.list()) do if n.name == name then return n.inc end end
@@ -154,6 +160,91 @@ function TestSimNodes:test_a_partition_downs_both_sides_and_a_repair_brings_them
   tend.sleep(1)
   lu.assertEquals(seen, { "down: no heartbeat", "up" })
   tend.trace(false)
+end
+
+-- A ref of an actor of node b outlives a partition that heals (Erlang: a
+-- pid of a node that reconnects with the same creation; Akka: an
+-- unreachable node that becomes reachable keeps its refs). While b is
+-- down for ctl: watches made before fire noconnection once, an ask held
+-- fails, a new ask or watch fails at once, sends are dropped. Once b is
+-- up again the same refs deliver, answer and can be watched again, and a
+-- death during the partition is told; after b restarts (a new
+-- incarnation) the old refs are dead for good.
+function TestSimNodes:test_a_ref_survives_a_partition_that_heals()
+  start({ "a", "b" })
+  tend.sleep(0.1)
+  local e = tend.spawn_on("b", "simnode_actors.echo")
+  local q = tend.spawn_on("b", "simnode_actors.quitter")
+  local q2 = tend.spawn_on("b", "simnode_actors.quitter", { args = { 2 } }) -- quits at 2.1, apart
+  lu.assertEquals(tend.ask(e, "before"), { node = "b", echo = "before" })
+  local got = {}
+  local function watcher(name, ref)
+    return tend.spawn(function(ctx)
+      ctx:watch(ref)
+      return function(m) got[#got + 1] = { name, tend.now(), m.reason } end
+    end)
+  end
+  local w1 = watcher("w1", q)
+  local asked
+  tend.after(0, function()
+    local ok, err = pcall(tend.ask, e, "held", 30)
+    asked = { tend.now(), ok, err.kind, err.cause }
+  end)
+  tend.chaos.latency("ctl", "b", 0.5) -- the held ask is on its way when the link goes
+  tend.sleep(0.1)
+  local t0 = tend.now()
+  tend.chaos.partition("ctl", "b")
+  tend.sleep(T + 1)
+  lu.assertEquals(tend.node.list(), { "a" })
+  local down_at = got[1][2]
+  lu.assertTrue(down_at > t0 + T - 0.5 and down_at <= t0 + T + 0.5, "down at " .. down_at)
+  lu.assertEquals(got, { { "w1", down_at, "noconnection" } })
+  lu.assertEquals(asked, { down_at, false, "AskFailed", "noconnection" })
+  -- while b is down: not alive, an ask and a watch fail at once, a send is dropped
+  lu.assertFalse(tend.alive(e))
+  local t = tend.now()
+  local ok, err = pcall(tend.ask, e, "during")
+  lu.assertFalse(ok)
+  lu.assertEquals({ err.kind, err.cause, tend.now() }, { "AskFailed", "noconnection", t })
+  lu.assertStrContains(err.message, "is on a node that is not connected (noconnection)")
+  local w2 = watcher("w2", q)
+  tend.sleep(0)
+  lu.assertEquals(got[2], { "w2", t, "noconnection" })
+  local dropped = tend.node.stats().dropped
+  q:send("quit") -- (dropped: q lives on)
+  lu.assertEquals(tend.node.stats().dropped, dropped + 1)
+  -- the partition heals: the same refs work again
+  tend.chaos.repair("ctl", "b")
+  tend.chaos.latency("ctl", "b", 0)
+  tend.sleep(1)
+  lu.assertEquals(tend.node.list(), { "a", "b" })
+  lu.assertTrue(tend.alive(e))
+  lu.assertEquals(tend.ask(e, "after"), { node = "b", echo = "after" })
+  -- q2 died during the partition: its node told this one when it was
+  -- watched again at the heal (its proxy ended), so a watch now fires at once
+  lu.assertFalse(tend.alive(q2))
+  t = tend.now()
+  local w3 = watcher("w3", q2)
+  local w4 = watcher("w4", q)
+  tend.sleep(0)
+  lu.assertEquals(got[3], { "w3", t, "unknown" })
+  lu.assertEquals(#got, 3)
+  -- a watch made after the heal fires with the real reason; w1's, made
+  -- before the partition, fired once and stays fired
+  q:send("quit")
+  tend.sleep(0.1)
+  lu.assertEquals(#got, 4)
+  lu.assertEquals({ got[4][1], got[4][3] }, { "w4", "normal" })
+  -- b restarts: a new incarnation, the old refs are dead for good
+  tend.chaos.crash_node("b")
+  tend.chaos.restart_node("b")
+  tend.sleep(0.1)
+  lu.assertEquals(tend.node.list(), { "a", "b" })
+  lu.assertFalse(tend.alive(e))
+  ok, err = pcall(tend.ask, e, "old")
+  lu.assertEquals(err.kind, "NoActor")
+  lu.assertEquals(#got, 4)
+  for _, w in ipairs({ w1, w2, w3, w4 }) do tend.stop(w) end
 end
 
 function TestSimNodes:test_a_message_across_a_partition_is_dropped_and_traced()

@@ -2,9 +2,10 @@
 -- src/api/lnats.c). start{...} connects (or starts a local nats-server
 -- first, with nats = "local"), then makes this process a node on that
 -- connection (lua/tend/node.lua). When the server goes away, every other
--- node is down for this one (their proxies end with "noconnection");
--- local work goes on, and the nodes are up again on their first heartbeat
--- after the connection is back.
+-- node is down for this one (watches of their actors fire
+-- "noconnection"); local work goes on, and the nodes are up again, their
+-- refs working again, on their first heartbeat after the connection is
+-- back.
 local core = require "tend.core"
 local node = require "tend.node"
 

@@ -15,8 +15,10 @@
 -- lost connection). When a proxy is made, its node is asked to watch the
 -- actor (one WATCH); its death comes back as DOWN with the reason, which
 -- ends the proxy: local DeathWatch and asks held by it then behave as for
--- a local actor. A node that goes down ends its proxies with the reason
--- "noconnection".
+-- a local actor. A node that goes down disconnects its proxies (their
+-- watches and held asks fail with "noconnection"); when the same
+-- incarnation is up again they work again, the same refs, and are watched
+-- again; a new incarnation ends the old one's proxies for good.
 local core = require "tend.core"
 
 local M = {}
@@ -80,9 +82,8 @@ local function proxy_for(node, inc, id, gen, path, kind)
   if p then return p end
   local n = S.nodes[node]
   p = core.remote_new(node, inc, id, gen, path, kind)
-  -- an earlier incarnation, or one that is down now: dead (Erlang: a pid
-  -- of a disconnected node gets noconnection at once)
-  if n and (n.inc > inc or (n.inc == inc and not n.up)) then
+  -- an earlier incarnation (that node restarted): dead for good
+  if n and n.inc > inc then
     core.remote_end(p, "noconnection")
     return p
   end
@@ -90,9 +91,14 @@ local function proxy_for(node, inc, id, gen, path, kind)
   S.key_of[p] = key
   S.by_node[node] = S.by_node[node] or {}
   S.by_node[node][p] = key
+  if S.fresh then S.fresh[#S.fresh + 1] = p end -- (a frame's header: see decode_header)
   if kind == 1 then
     S.asks[p] = now() -- a pending ask there: one reply, then it goes
-  elseif n and n.up then
+  elseif not (n and n.up and n.inc == inc) then
+    -- its node is not connected now: noconnection at once for a watch or
+    -- an ask (Erlang), and the same ref works once that node is up
+    core.remote_disconnect(p, "noconnection")
+  elseif not S.fresh then
     publish(node, { WATCH, p, S.name })
   end
   return p
@@ -107,7 +113,9 @@ local function route(p, msg, sender)
   local node = c[1]
   local n = S.nodes[node]
   local body = core.codec_encode(msg, S.limit)
-  if not (n and n.up and n.inc == c[2]) then
+  -- (a reply goes out even to a node not seen up yet: its ask came from
+  -- it, so it saw this node up, and its heartbeat may simply be later)
+  if not (n and n.up and n.inc == c[2]) and c[6] ~= 1 then
     S.dropped = S.dropped + 1
     event(node, "drop: node down", S.name)
     return
@@ -141,29 +149,34 @@ local function sorted_keys(t)
   return ks
 end
 
+-- The proxies of node `name` whose incarnation passes keep(inc), sorted
+-- by key (a replayed run handles them in the same order).
+local function proxies_of(name, keep)
+  local list = {}
+  for p, key in pairs(S.by_node[name] or {}) do
+    if keep(tonumber(key:match("^[^\0]*\0([^\0]*)"))) then list[#list + 1] = { key, p } end
+  end
+  table.sort(list, function(a, b) return a[1] < b[1] end)
+  return list
+end
+
 local function node_down(name, why)
   local n = S.nodes[name]
   if not n or not n.up then return end
   n.up = false
   n.service = nil
   event(name, "down: " .. why)
-  -- its proxies end; those of a newer incarnation (made from the very
-  -- heartbeat that takes this one down as "restarted") stay
-  local ps, keep, list = S.by_node[name] or {}, {}, {}
-  for p, key in pairs(ps) do
-    if tonumber(key:match("^[^\0]*\0([^\0]*)")) > n.inc then
-      keep[p] = key
+  -- its proxies of this incarnation are disconnected: their watches fire
+  -- noconnection (once: they are gone) and the asks they hold fail; the
+  -- refs live on for this incarnation's return. Pending asks' reply
+  -- addresses end. Those of a newer incarnation (made from the very
+  -- heartbeat that takes this one down as "restarted") stay as they are.
+  for _, e in ipairs(proxies_of(name, function(inc) return inc <= n.inc end)) do
+    if S.asks[e[2]] then
+      end_proxy(e[2], "noconnection")
     else
-      list[#list + 1] = { key, p }
+      core.remote_disconnect(e[2], "noconnection")
     end
-  end
-  S.by_node[name] = keep
-  table.sort(list, function(a, b) return a[1] < b[1] end)
-  for _, e in ipairs(list) do
-    S.key_of[e[2]] = nil
-    S.proxies[e[1]] = nil
-    S.asks[e[2]] = nil
-    core.remote_end(e[2], "noconnection")
   end
   for _, w in pairs(S.watched) do w[name] = nil end
   if pg.down then pg.down(name, n.inc) end
@@ -177,9 +190,21 @@ local function node_up(name, inc, service)
     return
   end
   if n and n.up then node_down(name, "restarted") end -- a new incarnation
+  if n and n.inc < inc then -- the refs of the old one are dead for good
+    for _, e in ipairs(proxies_of(name, function(i) return i < inc end)) do
+      end_proxy(e[2], "noconnection")
+    end
+  end
   n = { inc = inc, up = true, last = now(), service = service }
   S.nodes[name] = n
   event(name, "up")
+  -- the refs of this incarnation work again (the same refs: a partition
+  -- healed, NATS came back), and their actors are watched again (a death
+  -- meanwhile comes back as DOWN)
+  for _, e in ipairs(proxies_of(name, function(i) return i == inc end)) do
+    core.remote_reconnect(e[2])
+    if not S.asks[e[2]] then publish(name, { WATCH, e[2], S.name }) end
+  end
   if pg.up then pg.up(name, inc) end
   tell_monitors(name, "nodeup")
 end
@@ -210,25 +235,91 @@ end
 
 -- ------------------------------------------------------------ arrivals
 
+local function is_ref(v) return (pcall(core.alive, v)) end
+
+local function is_name(v) return type(v) == "string" and v:match("^[%w_-]+$") ~= nil end
+
+-- A value a peer sent, as an error names it.
+local function got(v)
+  if type(v) == "string" then return string.format("%q", #v > 40 and v:sub(1, 40) .. "..." or v) end
+  if type(v) == "number" or type(v) == "boolean" or is_ref(v) then return tostring(v) end
+  return type(v) == "nil" and "nothing" or "a " .. type(v)
+end
+
+local function refuse(what) core.log("warn", "a message from another node was refused: %s", what) end
+
 local function on_hb(data)
   local ok, h = pcall(function()
     return core.codec_decode(string.unpack(">s2", data))
   end)
-  if not ok or type(h) ~= "table" or type(h[2]) ~= "string" then return end
+  if not ok or type(h) ~= "table" or not (h[1] == HB or h[1] == HELLO) or not is_name(h[2])
+      or math.type(h[3]) ~= "integer" or (h[4] ~= nil and not is_ref(h[4])) then
+    refuse("a malformed heartbeat")
+    return
+  end
   local name, inc = h[2], h[3]
-  if name == S.name or math.type(inc) ~= "integer" then return end
+  if name == S.name then return end
   -- a late heartbeat of an older incarnation (still on its way when the
   -- node restarted) says nothing: that node is gone for good
   if S.nodes[name] and inc < S.nodes[name].inc then return end
   local was_up = S.nodes[name] and S.nodes[name].up and S.nodes[name].inc == inc
   node_up(name, inc, h[4])
-  if h[1] == HELLO and not was_up then heartbeat() end -- so it sees us at once
+  -- so it sees us at once (before what we send it next: when both came
+  -- back together, their HELLOs may have found no one listening)
+  if not was_up then heartbeat() end
+end
+
+-- What is wrong with a frame's header h (a peer's bytes are untrusted:
+-- every field of every kind is checked before use), or nil.
+local function malformed(h)
+  if type(h) ~= "table" then return "a header: expected a list, got " .. got(h) end
+  local kind = h[1]
+  if kind == MSG then
+    if not is_ref(h[2]) or core.remote_coords(h[2]) then
+      return "MSG: target: expected a ref of this node, got " .. got(h[2])
+    end
+    if h[3] ~= nil and not is_ref(h[3]) then return "MSG: sender: expected a ref or nil, got " .. got(h[3]) end
+  elseif kind == WATCH then
+    if not is_ref(h[2]) or core.remote_coords(h[2]) then
+      return "WATCH: target: expected a ref of this node, got " .. got(h[2])
+    end
+    if not is_name(h[3]) then return "WATCH: node: expected a node name, got " .. got(h[3]) end
+  elseif kind == DOWN then
+    if not is_ref(h[2]) then return "DOWN: ref: expected a ref, got " .. got(h[2]) end
+  elseif kind == PG then
+    if not is_name(h[2]) then return "PG: node: expected a node name, got " .. got(h[2]) end
+    if math.type(h[3]) ~= "integer" then return "PG: incarnation: expected an integer, got " .. got(h[3]) end
+  elseif kind ~= PROBE then
+    return "kind: expected 1 (MSG), 2 (WATCH), 3 (DOWN), 5 (PROBE) or 7 (PG), got " .. got(kind)
+  end
+end
+
+-- A frame's header is decoded with the WATCH of each new proxy held back
+-- (S.fresh): a malformed frame leaves no proxy behind, and a DOWN's ref
+-- never asks for a watch (a DOWN for a ref that is no proxy here would
+-- otherwise bring a WATCH, whose DOWN brings a WATCH...).
+local function decode_header(header)
+  S.fresh = {}
+  local ok, h = pcall(core.codec_decode, header)
+  local fresh = S.fresh
+  S.fresh = nil
+  local why = not ok and (type(h) == "table" and tostring(h.message) or tostring(h)) or malformed(h)
+  for _, p in ipairs(fresh) do
+    local c = S.key_of[p] and core.remote_coords(p)
+    if why or h[1] == DOWN then
+      end_proxy(p, "unknown")
+    elseif c and c[6] == 0 and S.nodes[c[1]] and S.nodes[c[1]].up and S.nodes[c[1]].inc == c[2] then
+      publish(c[1], { WATCH, p, S.name })
+    end
+  end
+  return h, why
 end
 
 local function on_frame(data, reply)
   local ok, err = pcall(function()
     local header, pos = string.unpack(">s2", data)
-    local h = core.codec_decode(header)
+    local h, why = decode_header(header)
+    if why then error(why, 0) end
     local kind = h[1]
     if kind == MSG then
       local msg = core.codec_decode(data:sub(pos))
@@ -244,9 +335,7 @@ local function on_frame(data, reply)
       if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
     end
   end)
-  if not ok then
-    core.log("warn", "a message from another node was refused: %s", tostring(err))
-  end
+  if not ok then refuse(type(err) == "table" and tostring(err.message) or tostring(err)) end
 end
 
 -- A batch of frames (a 4-byte length each) from another node.
@@ -255,7 +344,7 @@ local function on_envelope(data, _, reply)
   while pos <= n do
     local ok, frame, next_pos = pcall(string.unpack, ">s4", data, pos)
     if not ok then
-      core.log("warn", "a message from another node was refused: %s", "a malformed batch")
+      refuse("a malformed batch")
       return
     end
     on_frame(frame, reply)
@@ -284,7 +373,7 @@ local function node_actor(ctx)
       end
       table.sort(stale) -- (a replayed run ends them in the same order)
       for _, key in ipairs(stale) do end_proxy(S.proxies[key], "normal") end
-    elseif type(m) == "table" and m.tend == "node_watch" then
+    elseif type(m) == "table" and m.tend == "node_watch" and is_ref(m.target) and is_name(m.node) then
       local w = S.watched[m.target]
       if not w then
         w = {}
@@ -298,7 +387,9 @@ local function node_actor(ctx)
       if w then
         local reason = reason_value(m.reason)
         for _, node in ipairs(sorted_keys(w)) do
-          if S.nodes[node] and S.nodes[node].up then publish(node, { DOWN, m.ref, reason }) end
+          -- (a node that asked for the watch since it was last seen down
+          -- is told, even when it is not up here yet)
+          if S.nodes[node] then publish(node, { DOWN, m.ref, reason }) end
         end
       end
     elseif type(m) == "table" and service_ops[m.op] then
@@ -306,9 +397,10 @@ local function node_actor(ctx)
     end
   end
   -- when the host stops, the transport goes with this actor (its handles
-  -- would keep the loop alive)
+  -- would keep the loop alive); a restart keeps it
   local transport = S.transport
   return { receive = function(_, m, c) return receive(m, c) end,
+           pre_restart = function() end,
            post_stop = function() if transport.close then transport.close() end end }
 end
 
@@ -394,7 +486,9 @@ function M.start_on(transport, opts)
   core.remote_hooks(route, proxy_for)
   transport.subscribe("tend.n." .. S.name, on_envelope)
   transport.subscribe("tend.hb", on_hb)
-  S.service = core.node_spawn(node_actor, { name = "node" })
+  -- a failure of its own (a bug, what a peer's message found) restarts
+  -- it in place: same ref, its watches and mailbox kept, the node stays up
+  S.service = core.node_spawn(core.supervise(node_actor):on_failure("*", core.restart), { name = "node" })
   heartbeat(HELLO)
   return S.name
 end
@@ -537,6 +631,9 @@ end
 function M.stop()
   if not S then return end
   for _, name in ipairs(sorted_keys(S.nodes)) do node_down(name, "left") end
+  for _, name in ipairs(sorted_keys(S.by_node)) do -- for good: no node comes back
+    for _, e in ipairs(proxies_of(name, function() return true end)) do end_proxy(e[2], "noconnection") end
+  end
   local svc = S.service
   S = nil
   if pg.reset then pg.reset() end

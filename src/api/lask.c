@@ -83,6 +83,21 @@ static int l_ask(lua_State *L) {
     lua_setfield(L, -2, "where");
     return lua_error(L);
   }
+  if (target && (target->flags & TEND_AF_DISCONNECTED)) {
+    /* a proxy whose node is not connected now (runtime/remote.h): as
+     * gen_server:call to a pid of a disconnected node */
+    lua_getglobal(L, "tostring");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_pushfstring(L, "%s is on a node that is not connected (noconnection)",
+                    lua_tostring(L, -1));
+    tend_error_new(L, "AskFailed", lua_tostring(L, -1));
+    lua_pushliteral(L, "noconnection");
+    lua_setfield(L, -2, "cause");
+    luaL_where(L, 1);
+    lua_setfield(L, -2, "where");
+    return lua_error(L);
+  }
   if (target == a) { /* it would wait for its own reply: OTP's calling_self */
     tend_error_new(L, "AskFailed",
                    "an actor cannot ask itself: it would wait for its own "

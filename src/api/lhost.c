@@ -27,13 +27,15 @@ static int l_stop(lua_State *L) {
   return 0;
 }
 
-/* tend.alive(ref) -> boolean (an ask's reply ref: true while pending) */
+/* tend.alive(ref) -> boolean (an ask's reply ref: true while pending; a
+ * proxy whose node is not connected: false) */
 static int l_alive(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.alive", "ref");
   tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
   lua_pushboolean(
-      L, a && (a->kind == TEND_ENTITY_PROMISE || tend_ref_actor(h, r)));
+      L, a && (a->kind == TEND_ENTITY_PROMISE ||
+               (tend_ref_actor(h, r) && !(a->flags & TEND_AF_DISCONNECTED))));
   return 1;
 }
 

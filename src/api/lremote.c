@@ -89,6 +89,22 @@ static int l_end(lua_State *L) {
   return 0;
 }
 
+/* core.remote_disconnect(ref, reason): the proxy's node is not connected
+ * (its watches and held asks fail with reason); nothing if it is gone. */
+static int l_disconnect(lua_State *L) {
+  tend_actor *p = check_proxy(L, 1, "remote_disconnect");
+  lua_settop(L, 2);
+  if (p) tend_remote_disconnect(L, tend_host_of(L), p, 2);
+  return 0;
+}
+
+/* core.remote_reconnect(ref): the proxy's node is connected again. */
+static int l_reconnect(lua_State *L) {
+  tend_actor *p = check_proxy(L, 1, "remote_reconnect");
+  if (p) tend_remote_reconnect(p);
+  return 0;
+}
+
 /* core.remote_coords(ref) -> {node, inc, id, gen, path, kind} of a live
  * proxy, or nil. */
 static int l_coords(lua_State *L) {
@@ -138,11 +154,17 @@ static int l_clock(lua_State *L) {
 }
 
 void tend_open_remote(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"node_identity", l_identity}, {"remote_hooks", l_hooks},
-      {"remote_new", l_new},         {"remote_end", l_end},
-      {"remote_coords", l_coords},   {"node_event", l_event},
-      {"node_spawn", l_spawn},       {"node_exe", l_exe},
-      {"node_clock", l_clock},       {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"node_identity", l_identity},
+                                 {"remote_hooks", l_hooks},
+                                 {"remote_new", l_new},
+                                 {"remote_end", l_end},
+                                 {"remote_coords", l_coords},
+                                 {"node_event", l_event},
+                                 {"remote_disconnect", l_disconnect},
+                                 {"remote_reconnect", l_reconnect},
+                                 {"node_spawn", l_spawn},
+                                 {"node_exe", l_exe},
+                                 {"node_clock", l_clock},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

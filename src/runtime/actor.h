@@ -165,10 +165,12 @@ enum tend_actor_flags {
   TEND_AF_HTTP = 262144,      /* has made HTTP requests (http.h) */
   TEND_AF_REMOTE = 524288,    /* a proxy of an actor on another node
                                  (remote.h): no behavior, no parent */
-  TEND_AF_INTERNAL = 1048576  /* one of tend's own tasks (a simulated
+  TEND_AF_INTERNAL = 1048576, /* one of tend's own tasks (a simulated
                                  transfer, the REPL's watch) or its child:
                                  its events, and the actor in tend.tree and
                                  tend.ps, show only with trace_internal */
+  /* a proxy whose node is not connected now (remote.h) */
+  TEND_AF_DISCONNECTED = 2097152
 };
 
 typedef struct tend_watch tend_watch;

@@ -349,6 +349,8 @@ static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
   return 1;
 }
 
+static const char *check_shape(const unsigned char *p, size_t n);
+
 /* Pushes the Lua value of o; 0 with a message pushed when it cannot. */
 static int push_object(lua_State *L, tend_host *h, const msgpack_object *o,
                        int depth) {
@@ -411,6 +413,13 @@ static int push_object(lua_State *L, tend_host *h, const msgpack_object *o,
     case MSGPACK_OBJECT_EXT: {
       if (o->via.ext.type != TEND_CODEC_EXT_REF)
         return bad(L, "an unknown extension type");
+      /* its payload is untrusted bytes too: the same shape check first */
+      const char *why =
+          check_shape((const unsigned char *)o->via.ext.ptr, o->via.ext.size);
+      if (why) {
+        lua_pushfstring(L, "not a tend message: a malformed ref (%s)", why);
+        return 0;
+      }
       msgpack_unpacked r;
       msgpack_unpacked_init(&r);
       size_t off = 0;

@@ -4,7 +4,9 @@
 #include <lauxlib.h>
 
 #include "runtime/lifecycle.h"
+#include "runtime/promise.h"
 #include "runtime/ref.h"
+#include "runtime/watch.h"
 
 static void push_remotes(lua_State *L, tend_host *h) {
   if (h->remotes_ref == LUA_NOREF) {
@@ -58,4 +60,19 @@ void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason) {
   tend_actor_set_ext(L, p, TEND_EXT(error_ref));
   p->stop_reason = TEND_STOP_FAILURE;
   tend_actor_die(L, h, p);
+}
+
+void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
+                            int reason) {
+  if (p->state == TEND_ACTOR_DEAD || !(p->flags & TEND_AF_REMOTE)) return;
+  reason = lua_absindex(L, reason);
+  p->flags |= TEND_AF_DISCONNECTED;
+  tend_promise_fail_held(L, h, p, TEND_PROMISE_DEATH, reason);
+  tend_actor_push_ref(L, h, p);
+  tend_watch_target_died(L, h, p, -1, reason);
+  lua_pop(L, 1);
+}
+
+void tend_remote_reconnect(tend_actor *p) {
+  p->flags &= ~(uint32_t)TEND_AF_DISCONNECTED;
 }

@@ -113,6 +113,9 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
   tend_actor *t = tend_slots_get(&h->ids, id, gen);
   if (t && (t->kind != TEND_ENTITY_ACTOR || t->state == TEND_ACTOR_DEAD))
     t = NULL;
+  /* a proxy whose node is not connected: noconnection at once (Erlang) */
+  int unreachable = t && (t->flags & TEND_AF_DISCONNECTED);
+  if (unreachable) t = NULL;
   tend_actor_ext *tx = t ? tend_actor_ext_get(t) : NULL;
   if (t && tx == NULL) luaL_error(L, "watch: out of memory");
   r = calloc(1, sizeof *r);
@@ -138,7 +141,10 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
     lua_pushvalue(L, ref_idx);
   else
     tend_ref_push(L, h, id, gen);
-  lua_pushliteral(L, "unknown");
+  if (unreachable)
+    lua_pushliteral(L, "noconnection");
+  else
+    lua_pushliteral(L, "unknown");
   push_terminated(L, lua_gettop(L) - 1, lua_gettop(L), 0);
   notify(L, h, r, lua_gettop(L));
   lua_pop(L, 3);

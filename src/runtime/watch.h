@@ -25,7 +25,8 @@ struct tend_watch {
 
 /* w watches (id, gen), whose ref is at stack index ref_idx (or 0: one is
  * made); msg_idx: stack index of a custom message or 0.
- * A dead target is notified at once (existence_confirmed = false). */
+ * A dead target is notified at once (existence_confirmed = false, reason
+ * "unknown"), a disconnected proxy too (reason "noconnection"). */
 void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                     uint32_t gen, int ref_idx, int msg_idx);
 /* w stops watching (id, gen); no notification comes afterwards. */
