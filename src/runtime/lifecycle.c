@@ -222,6 +222,13 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   }
   if (a->flags & TEND_AF_POST_STOP) return -1;
   a->flags |= TEND_AF_POST_STOP;
+  int from_above = a->stop_reason == TEND_STOP_SHUTDOWN ||
+                   a->stop_reason == TEND_STOP_BY_PARENT;
+  if (from_above && tend_actor_shutdown_ns(a) == 0) {
+    a->stop_reason = TEND_STOP_KILLED; /* brutal_kill (OTP): no post_stop */
+    tend_actor_die(L, h, a);
+    return -1;
+  }
   if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
