@@ -119,8 +119,8 @@ static int start_child_p(lua_State *L) {
   b->child_id = c->id;
   b->child_gen = c->gen;
   if (b->incarnation > 0) { /* a restart of the child: counted as one */
-    c->restarts = b->incarnation;
-    h->stats.restarts++;
+    c->restarts = b->incarnation - 1;
+    tend_lifecycle_count_restart(L, h, c);
   }
   b->incarnation++;
   b->restart_pending = 0;

@@ -161,6 +161,23 @@ void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
   }
 }
 
+void tend_lifecycle_count_restart(lua_State *L, tend_host *h, tend_actor *a) {
+  a->restarts++;
+  h->stats.restarts++;
+  if (!tend_event_on(h)) return;
+  tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
+  e.count = a->restarts;
+  e.incarnation = a->restarts + 1;
+  tend_actor *cause =
+      a->ext ? tend_actor_live(h, a->ext->cause_id, a->ext->cause_gen) : NULL;
+  if (cause && cause != a) { /* whose failure: a sibling, the parent */
+    tend_actor_push_path(L, h, cause);
+    e.detail = lua_pushfstring(L, "for %s", lua_tostring(L, -1));
+  }
+  tend_event_emit(L, h, &e);
+  if (e.detail) lua_pop(L, 2);
+}
+
 int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_actor_push_hook(L, h, a, "pre_start")) {
     tend_actor_push_ctx(L, h, a);

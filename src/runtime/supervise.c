@@ -609,6 +609,7 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
 /* The restart builds a's new instance (its old one and its children are
  * gone). */
 static int build(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_lifecycle_count_restart(L, h, a);
   if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
     tend_supervise_restart_done(L, h, a);
     tend_backoff_restarted(L, h, a);
@@ -662,21 +663,6 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state != TEND_ACTOR_RESTARTING) return;
   a->state = TEND_ACTOR_RUNNING;
   a->restart = TEND_RESTART_NONE;
-  a->restarts++;
-  h->stats.restarts++;
-  if (tend_event_on(h)) {
-    tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
-    e.count = a->restarts;
-    e.incarnation = a->restarts + 1;
-    tend_actor *cause =
-        a->ext ? tend_actor_live(h, a->ext->cause_id, a->ext->cause_gen) : NULL;
-    if (cause && cause != a) { /* whose failure: a sibling, the parent */
-      tend_actor_push_path(L, h, cause);
-      e.detail = lua_pushfstring(L, "for %s", lua_tostring(L, -1));
-    }
-    tend_event_emit(L, h, &e);
-    if (e.detail) lua_pop(L, 2);
-  }
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
     if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
     c->flags &= ~TEND_AF_SURVIVOR;
