@@ -422,3 +422,60 @@ function TestBackoff:test_bad_backoff_options()
   lu.assertStrContains(err(tend.retry, function() end, { min_backoff = 1, max_backoff = 1, tries = 3 }),
     "tend.retry: unknown option 'tries'")
 end
+
+-- BackoffOnRestartSupervisorSpec "respect withinTimeRange property of
+-- OneForOneStrategy", as Akka runs it: min 0.3 s, max 10 s, random 0,
+-- max_retries -1, a strategy of 3 within 1 s. The strategy's count is the
+-- backoff's; it starts over only by a reset that still matches it: the
+-- window's (1 s after the first restart, if that restart is still the only
+-- one) or the auto reset (a started child that ran min_backoff). Three
+-- throws (starts at 0.3, 0.9, 2.1; the last child runs 0.3 s: reset at
+-- 2.4); wait 1 s; three more restart (3.4, 4.0, 5.2; the window's reset at
+-- 4.1 finds 3 restarts, not 1, and the child started at 5.2 has not run
+-- 0.3 s); the seventh stops the supervisor.
+function TestBackoff:test_akka_respect_withinTimeRange_property_of_OneForOneStrategy()
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_failure(function()
+    p.ref:send("STARTED")
+    return function(msg) if msg == "THROW" then tend.raise("NormalException", "normal exception") end end
+  end, { name = "someChildName", min_backoff = 0.3, max_backoff = 10, random_factor = 0 })
+    :with_max_retries(-1)
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 3, within = 1 }))
+  local t0 = tend.now()
+  p:expect_msg("STARTED", 1)
+  p:watch(sup)
+  local starts = {}
+  local function throw()
+    sup:send("THROW")
+    p:expect_msg("STARTED", 5)
+    starts[#starts + 1] = math.floor((tend.now() - t0) * 1e6 + 0.5) / 1e6
+  end
+  for _ = 1, 3 do throw() end
+  tend.sleep(1) -- the length of the window
+  for _ = 1, 3 do throw() end
+  lu.assertEquals(starts, { 0.3, 0.9, 2.1, 3.4, 4.0, 5.2 })
+  sup:send("THROW")
+  lu.assertEquals(p:expect_terminated(sup, 1).reason, "normal")
+  lu.assertEquals(math.floor((tend.now() - t0) * 1e6 + 0.5) / 1e6, 5.2)
+  H.stop_all(p.ref)
+end
+
+-- The window's reset: one restart, then `within` without another, and
+-- the count starts over (with reset_after long, only the window resets).
+function TestBackoff:test_the_strategys_window_resets_a_lone_restart()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 0.1, max_backoff = 0.1,
+    random_factor = 0, reset_after = 1000 })
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 1, within = 1 }))
+  local p = tk.probe()
+  p:watch(sup)
+  for _ = 1, 4 do sup:send("crash") tend.sleep(1.5) end -- each alone in its window
+  lu.assertEquals(#starts, 5)
+  lu.assertEquals(tend.backoff.restart_count(sup), 0)
+  sup:send("crash")
+  tend.sleep(0.5)
+  sup:send("crash") -- a second restart within 1 s: over the limit of 1
+  lu.assertEquals(p:expect_terminated(sup, 1).reason, "normal")
+  lu.assertEquals(#starts, 6)
+  H.stop_all(p.ref)
+end

@@ -46,7 +46,6 @@ static void reset(tend_actor *a) {
   tend_backoff_sup *b = B(a);
   tend_delay_reset(&b->cfg.delays, &b->delays);
   b->restarts = 0;
-  tend_window_free(&a->ext->group_window);
 }
 
 /* ------------------------------------------------------------ spawning */
@@ -151,6 +150,19 @@ static void start_child(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
   }
   lua_settop(L, top);
+}
+
+int tend_backoff_allow(lua_State *L, tend_host *h, tend_actor *a,
+                       const tend_limit *lim, int64_t *used) {
+  tend_backoff_sup *b = B(a);
+  if (b->restarts == 0 && lim->within != INT64_MAX) { /* Akka's */
+    tend_timer *t = /* ResetRestartCount(1), `within` from now */
+        tend_timer_arm(L, h, TEND_TIMER_BACKOFF_WINDOW, a, lim->within, 0, 0);
+    if (t) t->tag = 1;
+  }
+  int ok = lim->max < 0 || b->restarts < (uint64_t)lim->max;
+  *used = (int64_t)b->restarts + ok;
+  return ok;
 }
 
 int tend_backoff_exhausted(const tend_actor *a) {
@@ -342,9 +354,24 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   }
 }
 
+/* `within` after a first restart: the count starts over if that restart
+ * is still the only one since (Akka's ResetRestartCount(n) of the
+ * strategy's window; later restarts leave the count to the auto reset). */
+static void on_window(lua_State *L, tend_host *h, tend_timer *t,
+                      tend_actor *a) {
+  tend_backoff_sup *b = a ? B(a) : NULL;
+  if (b && b->restarts == t->tag) {
+    reset(a);
+    tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
+    e.detail = "the strategy's window";
+    tend_event_emit(L, h, &e);
+  }
+}
+
 void tend_backoff_init(tend_host *h) {
   h->on_fire[TEND_TIMER_BACKOFF_START] = on_start;
   h->on_fire[TEND_TIMER_BACKOFF_RESET] = on_reset;
+  h->on_fire[TEND_TIMER_BACKOFF_WINDOW] = on_window;
 }
 
 /* ------------------------------------------------------------ free */
