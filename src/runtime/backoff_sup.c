@@ -293,6 +293,12 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     tend_actor_stop(L, h, p, TEND_STOP_NORMAL);
     return;
   }
+  if (!b->cfg.manual_reset && tend_reset_trap_failed(&b->trap)) {
+    tend_actor_push_path(L, h, p);
+    tend_backoff_warn_trap(h, lua_tostring(L, -1), b->cfg.reset_after_ns,
+                           "reset_after (:with_auto_reset(s))");
+    lua_pop(L, 1);
+  }
   if (b->cfg.max_retries >= 0 && b->restarts >= (uint64_t)b->cfg.max_retries) {
     tend_backoff_give_up(L, h, p, b->restarts, "max_retries reached",
                          TEND_STOP_NORMAL);
@@ -308,6 +314,16 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     return;
   }
   t->tag = b->incarnation;
+}
+
+void tend_backoff_warn_trap(tend_host *h, const char *path,
+                            int64_t reset_after_ns, const char *how) {
+  tend_host_log(h, TEND_LOG_WARN, path,
+                "%d failures in a row, each after more than reset_after "
+                "(%.14g s) of running: the backoff was reset each time, so "
+                "every restart waits the first delay and the delay never "
+                "grows; set %s above the usual run time",
+                TEND_RESET_TRAP_FAILURES, (double)reset_after_ns / 1e9, how);
 }
 
 int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
@@ -348,6 +364,7 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
   if (b && t->tag == b->incarnation &&
       tend_actor_live(h, b->child_id, b->child_gen)) {
+    if (b->restarts > 0) tend_reset_trap_reset(&b->trap); /* a real one */
     reset(a);
     tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
     tend_event_emit(L, h, &e);

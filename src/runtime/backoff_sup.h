@@ -32,6 +32,7 @@ struct tend_backoff_sup {
   int final_stop_ref;   /* the final-stop predicate, or LUA_NOREF */
   uint32_t handler_id;  /* handler_while_stopped: the actor that takes the */
   uint32_t handler_gen; /* messages while the child is stopped, or 0 */
+  tend_reset_trap trap; /* failures in a row after an auto reset */
 };
 
 /* What the child is made of: stack indices (0: none) of its factory, its
@@ -96,6 +97,10 @@ int64_t tend_backoff_next_delay(lua_State *L, tend_host *h, tend_actor *a,
 void tend_backoff_give_up(lua_State *L, tend_host *h, tend_actor *a,
                           int64_t count, const char *detail,
                           tend_stop_reason why);
+/* The warn line, once, of a reset_after shorter than the child's usual
+ * run (base/backoff.h's trap): a's path; how to set it is `how`. */
+void tend_backoff_warn_trap(tend_host *h, const char *path,
+                            int64_t reset_after_ns, const char *how);
 /* Registers the timer kinds this file owns (BACKOFF_START, _RESET,
  * _WINDOW). */
 void tend_backoff_init(tend_host *h);
