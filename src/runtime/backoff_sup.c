@@ -293,7 +293,8 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     tend_actor_stop(L, h, p, TEND_STOP_NORMAL);
     return;
   }
-  if (!b->cfg.manual_reset && tend_reset_trap_failed(&b->trap)) {
+  if (b->cfg.mode == TEND_BACKOFF_ON_FAILURE && !b->cfg.manual_reset &&
+      tend_reset_trap_failed(&b->trap)) { /* (on_stop: stops are planned) */
     tend_actor_push_path(L, h, p);
     tend_backoff_warn_trap(h, lua_tostring(L, -1), b->cfg.reset_after_ns,
                            "reset_after (:with_auto_reset(s))");
