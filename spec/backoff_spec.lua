@@ -261,7 +261,9 @@ function TestBackoff:test_the_supervisor_ref_and_describe()
     max_backoff = 30, random_factor = 0.2 }):with_auto_reset(10):with_max_retries(5)
   lu.assertEquals(tend.describe(spec),
     "backoff on failure: restart the child after a failure; delays 3, 6, 12, 24, 30 s +0-20 %; "
-    .. "at most 5 restarts, then stop; reset after 10 s of running; while stopped, messages go to dead letters")
+    .. "at most 5 restarts, then stop; reset after 10 s of running (a child that usually runs longer before "
+    .. "it fails restarts after the first delay every time: the delay never grows); "
+    .. "while stopped, messages go to dead letters")
   local sup = tend.spawn(spec, { name = "echoSupervisor" })
   H.settle()
   lu.assertEquals(tend.ask(sup, "x", 1), "x")
@@ -421,4 +423,123 @@ function TestBackoff:test_bad_backoff_options()
   lu.assertStrContains(err(tend.restart_with_backoff, 2, 1, 0), "max_backoff")
   lu.assertStrContains(err(tend.retry, function() end, { min_backoff = 1, max_backoff = 1, tries = 3 }),
     "tend.retry: unknown option 'tries'")
+end
+
+-- BackoffOnRestartSupervisorSpec "respect withinTimeRange property of
+-- OneForOneStrategy", as Akka runs it: min 0.3 s, max 10 s, random 0,
+-- max_retries -1, a strategy of 3 within 1 s. The strategy's count is the
+-- backoff's; it starts over only by a reset that still matches it: the
+-- window's (1 s after the first restart, if that restart is still the only
+-- one) or the auto reset (a started child that ran min_backoff). Three
+-- throws (starts at 0.3, 0.9, 2.1; the last child runs 0.3 s: reset at
+-- 2.4); wait 1 s; three more restart (3.4, 4.0, 5.2; the window's reset at
+-- 4.1 finds 3 restarts, not 1, and the child started at 5.2 has not run
+-- 0.3 s); the seventh stops the supervisor.
+function TestBackoff:test_akka_respect_withinTimeRange_property_of_OneForOneStrategy()
+  local p = tk.probe()
+  local sup = tend.spawn(tend.backoff.on_failure(function()
+    p.ref:send("STARTED")
+    return function(msg) if msg == "THROW" then tend.raise("NormalException", "normal exception") end end
+  end, { name = "someChildName", min_backoff = 0.3, max_backoff = 10, random_factor = 0 })
+    :with_max_retries(-1)
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 3, within = 1 }))
+  local t0 = tend.now()
+  p:expect_msg("STARTED", 1)
+  p:watch(sup)
+  local starts = {}
+  local function throw()
+    sup:send("THROW")
+    p:expect_msg("STARTED", 5)
+    starts[#starts + 1] = math.floor((tend.now() - t0) * 1e6 + 0.5) / 1e6
+  end
+  for _ = 1, 3 do throw() end
+  tend.sleep(1) -- the length of the window
+  for _ = 1, 3 do throw() end
+  lu.assertEquals(starts, { 0.3, 0.9, 2.1, 3.4, 4.0, 5.2 })
+  sup:send("THROW")
+  lu.assertEquals(p:expect_terminated(sup, 1).reason, "normal")
+  lu.assertEquals(math.floor((tend.now() - t0) * 1e6 + 0.5) / 1e6, 5.2)
+  H.stop_all(p.ref)
+end
+
+-- The window's reset: one restart, then `within` without another, and
+-- the count starts over (with reset_after long, only the window resets).
+function TestBackoff:test_the_strategys_window_resets_a_lone_restart()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 0.1, max_backoff = 0.1,
+    random_factor = 0, reset_after = 1000 })
+    :with_supervisor_strategy(tend.one_for_one { max_retries = 1, within = 1 }))
+  local p = tk.probe()
+  p:watch(sup)
+  for _ = 1, 4 do sup:send("crash") tend.sleep(1.5) end -- each alone in its window
+  lu.assertEquals(#starts, 5)
+  lu.assertEquals(tend.backoff.restart_count(sup), 0)
+  sup:send("crash")
+  tend.sleep(0.5)
+  sup:send("crash") -- a second restart within 1 s: over the limit of 1
+  lu.assertEquals(p:expect_terminated(sup, 1).reason, "normal")
+  lu.assertEquals(#starts, 6)
+  H.stop_all(p.ref)
+end
+
+-- The trap of the default reset_after (min_backoff): a child that runs
+-- 10 s before each failure finds its backoff reset each time, so every
+-- restart waits the first delay (1 s). One warn line says so, once, at the
+-- third such failure in a row (the 4th failure: the first had no restart
+-- to undo); a child failing fast (the delays grow) never gets it. The
+-- same for a typed restart_with_backoff.
+function TestBackoff:test_a_reset_after_shorter_than_the_run_warns_once()
+  local path = H.script([[
+local tend = require "tend"
+local function worker(ctx)
+  print("start at " .. tend.now())
+  return function(m) if m == "crash" then error("boom") end end
+end
+local web = tend.spawn(tend.backoff.on_failure(worker, { name = "c", min_backoff = 1, max_backoff = 30,
+  random_factor = 0 }), { name = "web" })
+for _ = 1, 6 do tend.sleep(10) web:send("crash") end
+tend.sleep(1)
+local fast = tend.spawn(tend.backoff.on_failure(worker, { name = "c", min_backoff = 1, max_backoff = 30,
+  random_factor = 0 }), { name = "fast" })
+for _ = 1, 6 do fast:send("crash") tend.sleep(0.5) end
+tend.stop(fast)
+local ty = tend.spawn(tend.supervise(worker):on_failure("*", tend.restart_with_backoff(1, 30, 0)),
+  { name = "typed" })
+for _ = 1, 5 do tend.sleep(10) ty:send("crash") end
+tend.shutdown(0)
+]])
+  local out, err, code = H.run({ "--virtual-time", "--log-level", "warn", path })
+  lu.assertEquals(code, 0, err)
+  local starts = {}
+  for t in out:gmatch("start at ([%d.]+)") do starts[#starts + 1] = tonumber(t) end
+  -- web: each restart 1 s after its failure, never more
+  lu.assertEquals({ table.unpack(starts, 1, 7) }, { 0, 11, 21, 31, 41, 51, 61 })
+  local warns = {}
+  for line in err:gmatch("[^\n]+") do
+    if line:find("in a row", 1, true) then warns[#warns + 1] = line end
+  end
+  lu.assertEquals(warns, {
+    "[40.000] warn  /user/web: 3 failures in a row, each after more than reset_after (1 s) of running: "
+      .. "the backoff was reset each time, so every restart waits the first delay and the delay never grows; "
+      .. "set reset_after (:with_auto_reset(s)) above the usual run time",
+    "[104.000] warn  /user/typed: 3 failures in a row, each after more than reset_after (1 s) of running: "
+      .. "the backoff was reset each time, so every restart waits the first delay and the delay never grows; "
+      .. "set reset_after (:with_reset_after(s)) above the usual run time",
+  })
+  os.remove(path)
+end
+
+-- tend.describe says the same of a typed restart_with_backoff, whose
+-- reset_after also defaults to min_backoff; and of the other actions.
+function TestBackoff:test_describe_of_typed_actions()
+  lu.assertEquals(tend.describe(tend.restart_with_backoff(0.2, 10, 0.1):with_max_restarts(20)),
+    "restart with backoff; delays 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 10 s +0-10 %; at most 20 restarts, then stop; "
+    .. "reset after 0.2 s of running (a child that usually runs longer before it fails restarts after the "
+    .. "first delay every time: the delay never grows)")
+  lu.assertStrContains(tend.describe(tend.restart_with_backoff(1, 8):with_reset_after(30)),
+    "delays 1, 2, 4, 8 s; reset after 30 s of running")
+  lu.assertEquals(tend.describe(tend.restart_with_limit(3, 1.5)), "restart at most 3 times within 1.5 s, then stop")
+  lu.assertEquals(tend.describe(tend.resume), "resume")
+  lu.assertErrorMsgContains("tend.describe: expected a strategy, a backoff spec or a typed action "
+    .. "(tend.restart_with_backoff, ...), got an integer", tend.describe, 3)
 end

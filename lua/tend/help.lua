@@ -64,7 +64,8 @@ M.docs = {
   ["tend.unwatch"] = [=[tend.unwatch(ref) -> ref
   Stops watching ref; a notice not yet read is dropped.]=],
   ["tend.describe"] = [=[tend.describe(strategy_or_backoff) -> text
-  What a strategy or a backoff spec will do, in words.]=],
+  What a strategy, a backoff spec or a typed action (restart_with_backoff,
+  ...) will do, in words.]=],
   ["tend.log"] = [=[tend.log(level, fmt, ...)
   "[time] level /path: text" on stderr (error|warn|info|debug).]=],
   ["tend.trace"] = [=[tend.trace(fn | true | false | { internal = bool })

@@ -52,7 +52,7 @@ end
 local function summary(events, seed, failed)
   local restarts, failures, dead = {}, {}, 0
   for _, e in ipairs(events) do
-    if e.ev == "restart" or (e.ev == "start" and (e.incarnation or 1) > 1) then
+    if e.ev == "restart" then -- an attempt at a new incarnation (C counts it)
       restarts[e.path] = (restarts[e.path] or 0) + 1
     elseif e.ev == "fail" then
       failures[e.kind or "Error"] = (failures[e.kind or "Error"] or 0) + 1

@@ -198,9 +198,14 @@ function Sock:_send(bytes)
   self.last_due = due
   if due <= now and self.inflight == 0 then return arrive(p, bytes) end
   self.inflight = self.inflight + 1
+  -- In flight in order: each timer delivers the oldest chunk (two chunks
+  -- due alike may fire 1 ns apart the wrong way round: `due - now` rounds
+  -- to whole ns differently for each).
+  self.queue = self.queue or {}
+  self.queue[#self.queue + 1] = bytes
   internal.after(due - now, function() -- a task of tend's own (hidden)
     self.inflight = self.inflight - 1
-    arrive(p, bytes)
+    arrive(p, table.remove(self.queue, 1))
   end)
 end
 

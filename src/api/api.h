@@ -8,6 +8,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "base/backoff.h"
 #include "runtime/host.h"
 #include "runtime/lifecycle.h"
 #include "runtime/send.h"
@@ -96,6 +97,14 @@ static inline int tend_strategy_push_decider(lua_State *L, int idx) {
 int tend_backoff_is_spec(lua_State *L, int idx);
 /* Pushes the words for the backoff spec at idx (tend.describe). */
 void tend_backoff_describe(lua_State *L, int idx);
+/* Adds "; delays ..." (the first delays of d, its jitter) to b. */
+void tend_backoff_add_delays(luaL_Buffer *b, lua_State *L,
+                             const tend_delay_cfg *d);
+/* Adds "; reset after N s of running (...)", with its trap, to b. */
+void tend_backoff_add_reset(luaL_Buffer *b, lua_State *L, int64_t ns);
+/* Pushes the words for the typed action at idx (tend.restart_with_backoff
+ * and the others) and returns 1; 0 (nothing pushed) when it is none. */
+int tend_typed_describe(lua_State *L, int idx);
 int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
                             const char *fn);
 int tend_typed_is_spec(lua_State *L, int idx);

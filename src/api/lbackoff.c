@@ -326,25 +326,17 @@ static int l_delays_reset(lua_State *L) {
 
 /* ------------------------------------------------------------ describe */
 
-void tend_backoff_describe(lua_State *L, int idx) {
-  tend_backoff_cfg c;
-  parse(L, idx, "tend.describe", &c);
-  const tend_delay_cfg *d = &c.delays;
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b,
-                 c.mode == TEND_BACKOFF_ON_FAILURE
-                     ? "backoff on failure: restart the child after a failure"
-                     : "backoff on stop: restart the child whenever it stops");
-  luaL_addstring(&b, "; delays ");
+void tend_backoff_add_delays(luaL_Buffer *b, lua_State *L,
+                             const tend_delay_cfg *d) {
+  luaL_addstring(b, "; delays ");
   if (d->algorithm == TEND_ALG_SLOTTED) {
-    luaL_addstring(&b,
+    luaL_addstring(b,
                    "slot_time * (2^e - 1), e drawn in [0, slot], slot_time ");
-    tend_add_seconds(&b, L, d->slot_ns);
+    tend_add_seconds(b, L, d->slot_ns);
     lua_pushfstring(
         L, " s, ceiling %d%s", (int)d->ceiling,
         d->stay_at_ceiling ? " (stays there)" : " (then back to slot 1)");
-    luaL_addvalue(&b);
+    luaL_addvalue(b);
   } else {
     tend_delay_state s;
     tend_delay_reset(d, &s);
@@ -355,23 +347,45 @@ void tend_backoff_describe(lua_State *L, int idx) {
       if (base > d->max_ns) base = d->max_ns;
       s.n++;
       if (base == prev) break;
-      if (i) luaL_addstring(&b, ", ");
-      tend_add_seconds(&b, L, base);
+      if (i) luaL_addstring(b, ", ");
+      tend_add_seconds(b, L, base);
       prev = base;
     }
-    luaL_addstring(&b, " s");
+    luaL_addstring(b, " s");
     if (d->jitter == TEND_JITTER_AKKA || d->jitter == TEND_JITTER_CAPPED) {
       if (d->random_factor > 0) {
         lua_pushfstring(L, " +0-%d %%", (int)(d->random_factor * 100 + 0.5));
-        luaL_addvalue(&b);
+        luaL_addvalue(b);
         if (d->jitter == TEND_JITTER_CAPPED)
-          luaL_addstring(&b, " (capped at the maximum)");
+          luaL_addstring(b, " (capped at the maximum)");
       }
     } else if (d->jitter != TEND_JITTER_NONE) {
       lua_pushfstring(L, " with %s jitter", tend_jitter_name(d->jitter));
-      luaL_addvalue(&b);
+      luaL_addvalue(b);
     }
   }
+}
+
+void tend_backoff_add_reset(luaL_Buffer *b, lua_State *L, int64_t ns) {
+  luaL_addstring(b, "; reset after ");
+  tend_add_seconds(b, L, ns);
+  luaL_addstring(b,
+                 " s of running (a child that usually runs longer "
+                 "before it fails restarts after the first delay "
+                 "every time: the delay never grows)");
+}
+
+void tend_backoff_describe(lua_State *L, int idx) {
+  tend_backoff_cfg c;
+  parse(L, idx, "tend.describe", &c);
+  const tend_delay_cfg *d = &c.delays;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b,
+                 c.mode == TEND_BACKOFF_ON_FAILURE
+                     ? "backoff on failure: restart the child after a failure"
+                     : "backoff on stop: restart the child whenever it stops");
+  tend_backoff_add_delays(&b, L, d);
   if (c.max_retries >= 0) {
     lua_pushfstring(L, "; at most %I restarts, then stop",
                     (lua_Integer)c.max_retries);
@@ -380,9 +394,7 @@ void tend_backoff_describe(lua_State *L, int idx) {
   if (c.manual_reset) {
     luaL_addstring(&b, "; reset when the child calls ctx:reset_backoff()");
   } else {
-    luaL_addstring(&b, "; reset after ");
-    tend_add_seconds(&b, L, c.reset_after_ns);
-    luaL_addstring(&b, " s of running");
+    tend_backoff_add_reset(&b, L, c.reset_after_ns);
   }
   if (c.stash) {
     lua_pushfstring(L, "; while stopped, stash up to %d messages",

@@ -261,8 +261,8 @@ static void describe_strategy(lua_State *L, int idx) {
   lua_settop(L, decider);
 }
 
-/* tend.describe(x) -> words for what x (a strategy or a backoff spec)
- * allows */
+/* tend.describe(x) -> words for what x (a strategy, a backoff spec or a
+ * typed action) allows */
 static int l_describe(lua_State *L) {
   if (tend_strategy_test(L, 1)) {
     describe_strategy(L, 1);
@@ -272,9 +272,11 @@ static int l_describe(lua_State *L) {
     tend_backoff_describe(L, 1);
     return 1;
   }
-  return luaL_error(
-      L, "tend.describe: expected a strategy or a backoff spec, got %s",
-      tend_typename(L, 1));
+  if (tend_typed_describe(L, 1)) return 1;
+  return luaL_error(L,
+                    "tend.describe: expected a strategy, a backoff spec or a "
+                    "typed action (tend.restart_with_backoff, ...), got %s",
+                    tend_typename(L, 1));
 }
 
 /* tend.guardian_strategy(strategy): the strategy of /user (default:

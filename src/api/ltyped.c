@@ -90,6 +90,45 @@ static int l_restart_with_backoff(lua_State *L) {
   return 1;
 }
 
+int tend_typed_describe(lua_State *L, int idx) {
+  const tend_typed_action *a = luaL_testudata(L, idx, ACTION_MT);
+  if (a == NULL) return 0;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  switch (a->what) {
+    case TEND_TYPED_RESTART: luaL_addstring(&b, "restart"); break;
+    case TEND_TYPED_RESUME: luaL_addstring(&b, "resume"); break;
+    case TEND_TYPED_STOP: luaL_addstring(&b, "stop"); break;
+    case TEND_TYPED_RESTART_WITH_LIMIT:
+      if (a->limit.max < 0) {
+        luaL_addstring(&b, "restart without limit");
+        break;
+      }
+      lua_pushfstring(L, "restart at most %I times", (lua_Integer)a->limit.max);
+      luaL_addvalue(&b);
+      if (a->limit.within != INT64_MAX) {
+        luaL_addstring(&b, " within ");
+        tend_add_seconds(&b, L, a->limit.within);
+        luaL_addstring(&b, " s");
+      }
+      luaL_addstring(&b, ", then stop");
+      break;
+    case TEND_TYPED_RESTART_WITH_BACKOFF:
+      luaL_addstring(&b, "restart with backoff");
+      tend_backoff_add_delays(&b, L, &a->delays);
+      if (a->max_restarts >= 0) {
+        lua_pushfstring(L, "; at most %I restarts, then stop",
+                        (lua_Integer)a->max_restarts);
+        luaL_addvalue(&b);
+      }
+      tend_backoff_add_reset(
+          &b, L, a->reset_after_ns ? a->reset_after_ns : a->delays.min_ns);
+      break;
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
 /* The restart_with_backoff action at 1, copied (pushed), for method fn. */
 static tend_typed_action *copy_backoff(lua_State *L, const char *fn) {
   const tend_typed_action *a = luaL_checkudata(L, 1, ACTION_MT);

@@ -56,3 +56,15 @@ int64_t tend_delay_next(const tend_delay_cfg *c, tend_delay_state *s,
   s->prev = ns;
   return ns;
 }
+
+void tend_reset_trap_reset(tend_reset_trap *t) {
+  t->reset = 1;
+}
+
+int tend_reset_trap_failed(tend_reset_trap *t) {
+  t->in_a_row = t->reset ? t->in_a_row + 1 : 0;
+  t->reset = 0;
+  if (t->told || t->in_a_row < TEND_RESET_TRAP_FAILURES) return 0;
+  t->told = 1;
+  return 1;
+}

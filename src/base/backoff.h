@@ -67,4 +67,21 @@ typedef struct tend_backoff_cfg {
 
 const char *tend_jitter_name(tend_jitter j);
 
+/* The trap of a short reset_after: a child that usually runs longer than
+ * reset_after before it fails finds its backoff reset at each failure, so
+ * every restart waits the first delay and the delay never grows. This
+ * notices TEND_RESET_TRAP_FAILURES such failures in a row, once. */
+#define TEND_RESET_TRAP_FAILURES 3
+typedef struct tend_reset_trap {
+  uint32_t in_a_row; /* failures in a row that came after an auto reset */
+  uint8_t reset;     /* the auto reset happened since the last failure */
+  uint8_t told;      /* the trap was reported (it is, once) */
+} tend_reset_trap;
+/* The auto reset happened (the child ran reset_after) and undid some
+ * restarts. */
+void tend_reset_trap_reset(tend_reset_trap *t);
+/* The child failed (or stopped, for a restart): returns 1 once, at the
+ * TEND_RESET_TRAP_FAILURES-th failure in a row after an auto reset. */
+int tend_reset_trap_failed(tend_reset_trap *t);
+
 #endif

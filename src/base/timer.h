@@ -23,6 +23,8 @@ typedef enum tend_timer_kind {
   TEND_TIMER_BACKOFF_START,   /* a backoff supervisor starts its child (`tag`:
                                  the incarnation it was set for) */
   TEND_TIMER_BACKOFF_RESET,   /* incarnation `tag` ran long enough: reset */
+  TEND_TIMER_BACKOFF_WINDOW,  /* the strategy's `within` after a first
+                                 restart: reset if the count is still `tag` */
   TEND_TIMER_TYPED_RESTART,   /* typed backoff: restart the target (`tag`) */
   TEND_TIMER_TYPED_RESET,     /* typed backoff: incarnation `tag` ran long
                                  enough: reset */

@@ -126,9 +126,11 @@ static int *ref_field(tend_actor_ext *x, size_t field) {
 tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
   if (a->ext) return a->ext;
   a->ext = calloc(1, sizeof *a->ext);
-  if (a->ext)
+  if (a->ext) {
     for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
       *ref_field(a->ext, ext_refs[i]) = LUA_NOREF;
+    a->ext->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
+  }
   return a->ext;
 }
 
@@ -152,14 +154,14 @@ void tend_actor_push_ext(lua_State *L, const tend_actor *a, size_t field) {
 }
 
 int64_t tend_actor_shutdown_ns(const tend_actor *a) {
-  return a->ext && a->ext->shutdown_ns ? a->ext->shutdown_ns : TEND_SHUTDOWN_NS;
+  return a->ext ? a->ext->shutdown_ns : TEND_SHUTDOWN_NS;
 }
 
 int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
   if (ns == tend_actor_shutdown_ns(a)) return 1;
   tend_actor_ext *x = tend_actor_ext_get(a);
   if (x == NULL) return 0;
-  x->shutdown_ns = ns == TEND_SHUTDOWN_NS ? 0 : ns;
+  x->shutdown_ns = ns;
   return 1;
 }
 

@@ -219,8 +219,8 @@ typedef struct tend_actor_ext {
   int64_t childless_until;   /* spawned with a custom strategy: the end of
                                 its first second, until judged (advice.h);
                                 else 0 */
-  int64_t shutdown_ns;       /* time allowed for post_stop when not the
-                                default (TEND_SHUTDOWN_NS), else 0 */
+  int64_t shutdown_ns;       /* time allowed for post_stop (TEND_SHUTDOWN_NS
+                                unless set); 0 is brutal_kill */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
@@ -263,7 +263,9 @@ struct tend_actor {
 /* The time an actor's post_stop is allowed by default (5 s, Akka's
  * coordinated-shutdown phase); INT64_MAX / 4 and above: no limit. */
 #define TEND_SHUTDOWN_NS ((int64_t)5000000000)
-/* The time allowed for a's post_stop. */
+/* The time allowed for a's post_stop. 0 is OTP's brutal_kill: stopped by
+ * its supervisor, its parent or the host, a dies once its children are
+ * gone, post_stop not run, reason "killed". */
 int64_t tend_actor_shutdown_ns(const tend_actor *a);
 /* Sets it (kept in the ext unless it is the default); 0 when out of
  * memory. */

@@ -46,7 +46,6 @@ static void reset(tend_actor *a) {
   tend_backoff_sup *b = B(a);
   tend_delay_reset(&b->cfg.delays, &b->delays);
   b->restarts = 0;
-  tend_window_free(&a->ext->group_window);
 }
 
 /* ------------------------------------------------------------ spawning */
@@ -119,8 +118,8 @@ static int start_child_p(lua_State *L) {
   b->child_id = c->id;
   b->child_gen = c->gen;
   if (b->incarnation > 0) { /* a restart of the child: counted as one */
-    c->restarts = b->incarnation;
-    h->stats.restarts++;
+    c->restarts = b->incarnation - 1;
+    tend_lifecycle_count_restart(L, h, c);
   }
   b->incarnation++;
   b->restart_pending = 0;
@@ -151,6 +150,19 @@ static void start_child(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
   }
   lua_settop(L, top);
+}
+
+int tend_backoff_allow(lua_State *L, tend_host *h, tend_actor *a,
+                       const tend_limit *lim, int64_t *used) {
+  tend_backoff_sup *b = B(a);
+  if (b->restarts == 0 && lim->within != INT64_MAX) { /* Akka's */
+    tend_timer *t = /* ResetRestartCount(1), `within` from now */
+        tend_timer_arm(L, h, TEND_TIMER_BACKOFF_WINDOW, a, lim->within, 0, 0);
+    if (t) t->tag = 1;
+  }
+  int ok = lim->max < 0 || b->restarts < (uint64_t)lim->max;
+  *used = (int64_t)b->restarts + ok;
+  return ok;
 }
 
 int tend_backoff_exhausted(const tend_actor *a) {
@@ -281,6 +293,13 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     tend_actor_stop(L, h, p, TEND_STOP_NORMAL);
     return;
   }
+  if (b->cfg.mode == TEND_BACKOFF_ON_FAILURE && !b->cfg.manual_reset &&
+      tend_reset_trap_failed(&b->trap)) { /* (on_stop: stops are planned) */
+    tend_actor_push_path(L, h, p);
+    tend_backoff_warn_trap(h, lua_tostring(L, -1), b->cfg.reset_after_ns,
+                           "reset_after (:with_auto_reset(s))");
+    lua_pop(L, 1);
+  }
   if (b->cfg.max_retries >= 0 && b->restarts >= (uint64_t)b->cfg.max_retries) {
     tend_backoff_give_up(L, h, p, b->restarts, "max_retries reached",
                          TEND_STOP_NORMAL);
@@ -296,6 +315,16 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
     return;
   }
   t->tag = b->incarnation;
+}
+
+void tend_backoff_warn_trap(tend_host *h, const char *path,
+                            int64_t reset_after_ns, const char *how) {
+  tend_host_log(h, TEND_LOG_WARN, path,
+                "%d failures in a row, each after more than reset_after "
+                "(%.14g s) of running: the backoff was reset each time, so "
+                "every restart waits the first delay and the delay never "
+                "grows; set %s above the usual run time",
+                TEND_RESET_TRAP_FAILURES, (double)reset_after_ns / 1e9, how);
 }
 
 int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a) {
@@ -336,8 +365,23 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
   if (b && t->tag == b->incarnation &&
       tend_actor_live(h, b->child_id, b->child_gen)) {
+    if (b->restarts > 0) tend_reset_trap_reset(&b->trap); /* a real one */
     reset(a);
     tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
+    tend_event_emit(L, h, &e);
+  }
+}
+
+/* `within` after a first restart: the count starts over if that restart
+ * is still the only one since (Akka's ResetRestartCount(n) of the
+ * strategy's window; later restarts leave the count to the auto reset). */
+static void on_window(lua_State *L, tend_host *h, tend_timer *t,
+                      tend_actor *a) {
+  tend_backoff_sup *b = a ? B(a) : NULL;
+  if (b && b->restarts == t->tag) {
+    reset(a);
+    tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
+    e.detail = "the strategy's window";
     tend_event_emit(L, h, &e);
   }
 }
@@ -345,6 +389,7 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
 void tend_backoff_init(tend_host *h) {
   h->on_fire[TEND_TIMER_BACKOFF_START] = on_start;
   h->on_fire[TEND_TIMER_BACKOFF_RESET] = on_reset;
+  h->on_fire[TEND_TIMER_BACKOFF_WINDOW] = on_window;
 }
 
 /* ------------------------------------------------------------ free */

@@ -32,6 +32,7 @@ struct tend_backoff_sup {
   int final_stop_ref;   /* the final-stop predicate, or LUA_NOREF */
   uint32_t handler_id;  /* handler_while_stopped: the actor that takes the */
   uint32_t handler_gen; /* messages while the child is stopped, or 0 */
+  tend_reset_trap trap; /* failures in a row after an auto reset */
 };
 
 /* What the child is made of: stack indices (0: none) of its factory, its
@@ -51,6 +52,14 @@ tend_actor *tend_backoff_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                                const tend_backoff_cfg *cfg,
                                const tend_backoff_child *child,
                                const tend_spawn_opts *o, const char *fn);
+/* May backoff supervisor a restart its child once more under limit lim
+ * (its strategy's)? As Akka's BackoffOnRestartSupervisor: the limit counts
+ * the restarts since the last reset (those the delays count); a finite
+ * `within` schedules, at the first restart after a reset, a reset `within`
+ * later that happens only if that restart is still the only one. Returns
+ * 1 or 0; *used: the restarts counted, this one included when allowed. */
+int tend_backoff_allow(lua_State *L, tend_host *h, tend_actor *a,
+                       const tend_limit *lim, int64_t *used);
 /* Has a's child used up max_retries? (its next failure stops a) */
 int tend_backoff_exhausted(const tend_actor *a);
 /* Is a a backoff supervisor in on_failure mode? */
@@ -88,7 +97,12 @@ int64_t tend_backoff_next_delay(lua_State *L, tend_host *h, tend_actor *a,
 void tend_backoff_give_up(lua_State *L, tend_host *h, tend_actor *a,
                           int64_t count, const char *detail,
                           tend_stop_reason why);
-/* Registers the timer kinds this file owns (BACKOFF_START, _RESET). */
+/* The warn line, once, of a reset_after shorter than the child's usual
+ * run (base/backoff.h's trap): a's path; how to set it is `how`. */
+void tend_backoff_warn_trap(tend_host *h, const char *path,
+                            int64_t reset_after_ns, const char *how);
+/* Registers the timer kinds this file owns (BACKOFF_START, _RESET,
+ * _WINDOW). */
 void tend_backoff_init(tend_host *h);
 
 #endif

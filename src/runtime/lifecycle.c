@@ -169,6 +169,23 @@ void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
   }
 }
 
+void tend_lifecycle_count_restart(lua_State *L, tend_host *h, tend_actor *a) {
+  a->restarts++;
+  h->stats.restarts++;
+  if (!tend_event_on(h)) return;
+  tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
+  e.count = a->restarts;
+  e.incarnation = a->restarts + 1;
+  tend_actor *cause =
+      a->ext ? tend_actor_live(h, a->ext->cause_id, a->ext->cause_gen) : NULL;
+  if (cause && cause != a) { /* whose failure: a sibling, the parent */
+    tend_actor_push_path(L, h, cause);
+    e.detail = lua_pushfstring(L, "for %s", lua_tostring(L, -1));
+  }
+  tend_event_emit(L, h, &e);
+  if (e.detail) lua_pop(L, 2);
+}
+
 int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_actor_push_hook(L, h, a, "pre_start")) {
     tend_actor_push_ctx(L, h, a);
@@ -237,6 +254,13 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   }
   if (a->flags & TEND_AF_POST_STOP) return -1;
   a->flags |= TEND_AF_POST_STOP;
+  int from_above = a->stop_reason == TEND_STOP_SHUTDOWN ||
+                   a->stop_reason == TEND_STOP_BY_PARENT;
+  if (from_above && tend_actor_shutdown_ns(a) == 0) {
+    a->stop_reason = TEND_STOP_KILLED; /* brutal_kill (OTP): no post_stop */
+    tend_actor_die(L, h, a);
+    return -1;
+  }
   if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);

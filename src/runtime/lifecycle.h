@@ -54,6 +54,10 @@ int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a);
 int tend_lifecycle_built(lua_State *L, tend_host *h, tend_actor *a);
 /* pre_start returned: a takes messages now. */
 void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a);
+/* A restart of a begins: an attempt at its next incarnation, counted once
+ * (a->restarts, tend.stats().restarts, a "restart" event) whether its
+ * factory and hooks then succeed or fail. */
+void tend_lifecycle_count_restart(lua_State *L, tend_host *h, tend_actor *a);
 
 /* Asks a to stop (async): children first, then post_stop, then death. */
 void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,

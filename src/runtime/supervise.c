@@ -300,16 +300,16 @@ static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
 }
 
 /* The directive event: what was decided for c, by which clause, and how
- * much of the restart window is used (w: NULL when not a restart). */
+ * much of the restart limit lim is used (used < 0: not a restart). */
 static void emit_directive(lua_State *L, tend_host *h, tend_actor *c,
-                           const char *what, const char *clause,
-                           const tend_window *w, const tend_limit *lim) {
+                           const char *what, const char *clause, int64_t used,
+                           const tend_limit *lim) {
   if (!tend_event_on(h)) return;
   tend_event e = TEND_EVENT_INIT(TEND_EV_DIRECTIVE, c);
   e.directive = what;
   e.clause = clause;
-  if (w && lim->max >= 0) {
-    e.window[0] = tend_window_used(w, lim, tend_clock_now(&h->clock));
+  if (used >= 0 && lim->max >= 0) {
+    e.window[0] = used;
     e.window[1] = lim->max;
     e.window[2] = lim->within == INT64_MAX ? -1 : lim->within;
   }
@@ -319,19 +319,18 @@ static void emit_directive(lua_State *L, tend_host *h, tend_actor *c,
 
 /* A backoff supervisor's restart: the child stops and a new one starts
  * after a delay. The limits of the supervisor's own strategy count across
- * its children (Akka's BackoffOnRestartSupervisor): past them, the
- * supervisor stops itself (or escalates, with on_limit = "escalate"). */
+ * its children (Akka's BackoffOnRestartSupervisor, tend_backoff_allow):
+ * past them, the supervisor stops itself (or escalates, with on_limit =
+ * "escalate"). */
 static void backoff_restart(lua_State *L, tend_host *h, tend_actor *p,
                             tend_actor *c, const tend_strategy *s,
                             const char *clause) {
-  tend_window *w = NULL;
+  int64_t used = -1;
   int ok = 1;
-  if (p->ext && p->ext->has_strategy) {
-    w = &p->ext->group_window;
-    ok = tend_window_allow(w, &s->limit, tend_clock_now(&h->clock)) == 1;
-  }
-  emit_directive(L, h, c, ok ? "restart" : "restart limit reached", clause, w,
-                 &s->limit);
+  if (p->ext && p->ext->has_strategy)
+    ok = tend_backoff_allow(L, h, p, &s->limit, &used);
+  emit_directive(L, h, c, ok ? "restart" : "restart limit reached", clause,
+                 used, &s->limit);
   if (ok) {
     log_directive(L, h, s, c,
                   tend_backoff_exhausted(p)
@@ -344,9 +343,8 @@ static void backoff_restart(lua_State *L, tend_host *h, tend_actor *p,
   } else {
     log_directive(L, h, s, c, "restart limit reached; the supervisor stops");
     stop_member(L, h, c);
-    tend_backoff_give_up(
-        L, h, p, tend_window_used(w, &s->limit, tend_clock_now(&h->clock)),
-        "restart limit of its strategy reached", TEND_STOP_NORMAL);
+    tend_backoff_give_up(L, h, p, used, "restart limit of its strategy reached",
+                         TEND_STOP_NORMAL);
   }
 }
 
@@ -366,7 +364,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
     stop_words = "stop (temporary: never restarted)";
   }
   if (d != TEND_RESTART)
-    emit_directive(L, h, c, tend_directive_name(d), clause, NULL, NULL);
+    emit_directive(L, h, c, tend_directive_name(d), clause, -1, NULL);
   switch (d) {
     case TEND_RESUME:
       log_directive(L, h, s, c, "resume");
@@ -399,8 +397,10 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
         w = one ? &x->child_window : &x->group_window;
         ok = tend_window_allow(w, &s->limit, tend_clock_now(&h->clock));
       }
-      emit_directive(L, h, c, ok == 1 ? "restart" : "restart limit reached",
-                     clause, w, &s->limit);
+      emit_directive(
+          L, h, c, ok == 1 ? "restart" : "restart limit reached", clause,
+          w ? tend_window_used(w, &s->limit, tend_clock_now(&h->clock)) : -1,
+          &s->limit);
       if (ok != 1) {
         if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
           log_directive(L, h, s, c, "restart limit reached; escalate");
@@ -609,6 +609,7 @@ int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
 /* The restart builds a's new instance (its old one and its children are
  * gone). */
 static int build(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_lifecycle_count_restart(L, h, a);
   if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
     tend_supervise_restart_done(L, h, a);
     tend_backoff_restarted(L, h, a);
@@ -662,21 +663,6 @@ void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state != TEND_ACTOR_RESTARTING) return;
   a->state = TEND_ACTOR_RUNNING;
   a->restart = TEND_RESTART_NONE;
-  a->restarts++;
-  h->stats.restarts++;
-  if (tend_event_on(h)) {
-    tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
-    e.count = a->restarts;
-    e.incarnation = a->restarts + 1;
-    tend_actor *cause =
-        a->ext ? tend_actor_live(h, a->ext->cause_id, a->ext->cause_gen) : NULL;
-    if (cause && cause != a) { /* whose failure: a sibling, the parent */
-      tend_actor_push_path(L, h, cause);
-      e.detail = lua_pushfstring(L, "for %s", lua_tostring(L, -1));
-    }
-    tend_event_emit(L, h, &e);
-    if (e.detail) lua_pop(L, 2);
-  }
   for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
     if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
     c->flags &= ~TEND_AF_SURVIVOR;

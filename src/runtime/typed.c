@@ -89,6 +89,14 @@ static void back_off(lua_State *L, tend_host *h, tend_actor *a,
                          TEND_STOP_FAILURE);
     return;
   }
+  if (tend_reset_trap_failed(&ty->trap)) {
+    tend_actor_push_path(L, h, a);
+    tend_backoff_warn_trap(
+        h, lua_tostring(L, -1),
+        act->reset_after_ns ? act->reset_after_ns : act->delays.min_ns,
+        "reset_after (:with_reset_after(s))");
+    lua_pop(L, 1);
+  }
   ty->backoff_restarts++;
   int64_t delay = tend_backoff_next_delay(L, h, a, &act->delays, &ty->delays,
                                           ty->backoff_restarts);
@@ -202,6 +210,7 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_typed *ty = a ? T(a) : NULL;
   if (ty && t->tag == ty->incarnation && !ty->waiting &&
       a->failure != TEND_FAILURE_PENDING) {
+    if (ty->backoff_restarts > 0) tend_reset_trap_reset(&ty->trap);
     reset(ty);
     tend_event e = TEND_EVENT_INIT(TEND_EV_RESET, a);
     tend_event_emit(L, h, &e);

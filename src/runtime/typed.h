@@ -45,6 +45,7 @@ struct tend_typed {
   uint32_t backoff_restarts; /* restarts with backoff since the last reset */
   int waiting;               /* 1: waiting for a backoff restart */
   uint32_t stash;            /* mailbox bound while waiting, 0 = none */
+  tend_reset_trap trap;      /* backoff failures in a row after a reset */
 };
 
 /* The name of a clause's action ("restart_with_backoff", ...). */
