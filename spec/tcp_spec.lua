@@ -587,3 +587,56 @@ function TestTcp:test_out_of_descriptors_connections_are_refused_counted_and_log
   H.stop_all(table.unpack(kept2))
   flush()
 end
+
+-- A forced stop (the loop stops at once: TERM then HUP before the loop
+-- took either; it takes HUP first, a graceful stop, then TERM as a second
+-- signal) closes every socket, also one that was closed but still shuts
+-- down with writes queued for a peer that does not read: the host exits
+-- at once with 128 + 15. It used to leave that socket open, wait for the
+-- peer for ever, and run the socket's write callback on the freed TCP
+-- state once the peer went (heap-use-after-free under ASan).
+local STUCK_WRITER = [[
+local tend = require "tend"
+local port = tonumber((...))
+if port == nil then -- the peer is here: a handler that never takes a message
+  port = tend.ask(tend.tcp.listen({ port = 0, handler = function()
+    return function(_, ctx) ctx:sleep(60) end
+  end }), "port")
+end
+local conn = tend.tcp.connect({ host = "127.0.0.1", port = port, framing = "raw" })
+tend.spawn(function()
+  return function() pcall(tend.tcp.write, conn, string.rep("x\n", 16 << 20)) end
+end):send("go")
+tend.sleep(0.5)      -- the kernel's buffers are full, megabytes queued
+tend.tcp.close(conn) -- closed: its writes stay queued behind a shutdown
+tend.sleep(0.1)
+-- TERM, then HUP while the loop is blocked: taken together, a forced stop
+os.execute("kill -TERM $PPID; kill -HUP $PPID; sleep 0.3")
+tend.sleep(60)
+]]
+
+local function run_stuck_writer(port)
+  local path = H.script(STUCK_WRITER)
+  local r = tend.process.run({ require("tend.internal").executable(), "--real-time", path,
+    port and tostring(port) }, { timeout = 10 })
+  os.remove(path)
+  return r
+end
+
+function TestTcp:test_a_forced_stop_does_not_wait_for_a_peer_that_does_not_read()
+  local go = false
+  local l = tend.tcp.listen({ port = 0, handler = function()
+    return function(_, ctx) while not go do ctx:sleep(0.01) end end
+  end })
+  local r = run_stuck_writer(tend.ask(l, "port"))
+  go = true
+  lu.assertFalse(r.timed_out, "the forced stop waited for the peer")
+  lu.assertEquals({ r.status, r.signal, r.stderr }, { 143, nil, "" })
+  H.stop_all(l)
+end
+
+function TestTcp:test_a_forced_stop_with_a_closed_connections_writes_queued_exits_cleanly()
+  local r = run_stuck_writer(nil) -- its peer closes in the same stop
+  lu.assertFalse(r.timed_out)
+  lu.assertEquals({ r.status, r.signal, r.stderr }, { 143, nil, "" })
+end

@@ -42,9 +42,26 @@ tcp_state *tend_tcp_state(tend_host *h) {
 
 /* ------------------------------------------------------------ records */
 
+static void unlink_sock(tend_sock *s) {
+  tcp_state *st = s->st;
+  if (st == NULL) return;
+  if (s->prev)
+    s->prev->next = s->next;
+  else if (st->socks == s)
+    st->socks = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+/* A record leaves st->socks only here, when its handle is closed: until
+ * then close_all can reach it (an ended socket may still be shutting
+ * down, its writes queued). Then it has no state: a request that outlives
+ * the handle (a lookup) may complete after close_all freed st. */
 static void on_close(uv_handle_t *handle) {
   tend_sock *s = handle->data;
   s->handle_open = 0;
+  unlink_sock(s);
+  s->st = NULL;
   tend_tcp_free_if_unused(s);
 }
 
@@ -70,17 +87,6 @@ tend_sock *tend_tcp_sock_new(tcp_state *st) {
   if (st->socks) st->socks->prev = s;
   st->socks = s;
   return s;
-}
-
-static void unlink_sock(tend_sock *s) {
-  tcp_state *st = s->st;
-  if (st == NULL) return;
-  if (s->prev)
-    s->prev->next = s->next;
-  else if (st->socks == s)
-    st->socks = s->next;
-  if (s->next) s->next->prev = s->prev;
-  s->prev = s->next = NULL;
 }
 
 void tend_tcp_set_handle(lua_State *L, tend_sock *s, int ud) {
@@ -254,8 +260,7 @@ void tend_tcp_end(tend_sock *s, const char *reason, int graceful, int reset) {
     if (!told) tell_end(s, reason);
     tend_tcp_resolve(s, 0); /* a writer waiting for the queue */
     if (s->listener) tend_tcp_listener_lost(s->listener, s);
-    disown(s);
-    unlink_sock(s);
+    disown(s); /* it stays in st->socks until its handle is closed */
     luaL_unref(L, LUA_REGISTRYINDEX, s->ud_ref);
     s->ud_ref = LUA_NOREF;
   }
@@ -312,6 +317,10 @@ static void free_handle(uv_handle_t *handle) {
   free(handle);
 }
 
+/* The host closes: every handle is closed, also of a socket that ended
+ * and still shuts down with writes queued (a peer that does not read would
+ * keep the loop waiting; their callbacks come after st is freed, and see
+ * s->st NULL). */
 static void close_all(tend_host *h) {
   tcp_state *st = h->tcp;
   if (st == NULL) return;

@@ -18,7 +18,7 @@ enum tcp_phase {
 
 struct tend_sock {
   uv_tcp_t tcp;            /* the handle (handle_open) */
-  struct tcp_state *st;    /* the host's tcp state (NULL after close_all) */
+  struct tcp_state *st;    /* the host's tcp state (NULL once handle closed) */
   tend_sock *prev, *next;  /* in st->socks */
   tend_sock *owner_next;   /* the next socket of the same owner */
   tend_listener *listener; /* accepted by it, while counted, else NULL */
@@ -68,7 +68,9 @@ struct tend_listener {
 /* One per host, made at the first use (host.h: h->tcp). */
 typedef struct tcp_state {
   tend_host *h;
-  tend_sock *socks;         /* every socket record not yet closed */
+  tend_sock *socks;         /* every socket record whose handle is not
+                               closed yet (ended ones too, while they
+                               shut down): close_all closes them all */
   tend_listener *listeners; /* every listener not yet closed */
   tend_sock *paused;        /* sockets paused for back-pressure */
   uv_prepare_t *drain;      /* while some are paused: before the loop
