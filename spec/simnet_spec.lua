@@ -393,11 +393,17 @@ function TestSimnet:test_a_connect_in_a_partition_times_out_on_its_nanosecond()
     "3000000000\tfalse\ttimed out\t1000000000\n5000000001\tfalse\ttimed out\t1000000000\n", 0 })
 end
 
--- The partition scenario ends for every seed (seeds 1 and 2 spun at 16.122 s).
-function TestSimnet:test_the_partition_scenario_ends_for_seeds_1_to_20()
+-- The partition scenario ends for every seed (seeds 1 and 2 spun at
+-- 16.122 s), and also run as a plain script (it ends with tend.shutdown:
+-- its clients' ticks would keep the virtual clock going for ever).
+function TestSimnet:test_the_partition_scenario_ends_for_seeds_1_to_20_and_as_a_script()
   local out, code = H.run_bounded(60, { "scenario", "examples/scenarios/partition.lua", "--seeds", "1..20" })
   lu.assertEquals(code, 0, out)
   lu.assertStrContains(out, "all 20 seeds passed")
   local _, n = out:gsub("seed %d+: ok, ", "")
   lu.assertEquals(n, 20)
+  out, code = H.run_bounded(30, { "--virtual-time", "--seed", "1", "examples/scenarios/partition.lua" })
+  lu.assertEquals(code, 0, out)
+  lu.assertStrContains(out, "app1: 11 failures during the partition, served 9 times before, 0 during, 19 after\n" ..
+    "app2: 0 failures, served 49 times\n")
 end
