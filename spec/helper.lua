@@ -85,6 +85,18 @@ function H.run(args, stdin)
   return o, e, code
 end
 
+-- Runs the tend binary as H.run, bounded by `timeout` (a spin fails the
+-- test instead of hanging the suite); returns stdout and stderr together,
+-- and the exit code (124: still running after `seconds`).
+function H.run_bounded(seconds, args)
+  local words = { "timeout", tostring(seconds), quote(require("tend.internal").executable()) }
+  for _, a in ipairs(args) do words[#words + 1] = quote(a) end
+  local p = assert(io.popen(table.concat(words, " ") .. " 2>&1 </dev/null"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return out, code
+end
+
 -- Writes text to a fresh temporary .lua file; returns its path.
 function H.script(text)
   local path = os.tmpname() .. ".lua"

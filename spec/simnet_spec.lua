@@ -371,3 +371,39 @@ function TestSimnet:test_the_partition_scenario_replays_byte_for_byte()
   end
   lu.assertEquals(table.concat(kept), run.trace)
 end
+
+-- A connect in a partition times out on the nanosecond of its deadline,
+-- also from a time where start + timeout (a float) is an ulp past where
+-- the waits of 0.01 s land: at 1.000000003 s it spun there for ever.
+function TestSimnet:test_a_connect_in_a_partition_times_out_on_its_nanosecond()
+  local script = H.script([[
+    local tend = require "tend"
+    tend.tcp.listen({ host = "db", port = 5432, handler = function() return function() end end })
+    local function ns() return math.floor(tend.now() * 1e9 + 0.5) end
+    tend.chaos.partition("localhost", "db")
+    for _, start in ipairs({ 1000000003, 3000000000, 5000000001 }) do
+      tend.sleep(start / 1e9 - tend.now())
+      local t0 = ns()
+      local ok, err = pcall(tend.tcp.connect, { host = "db", port = 5432, timeout = 1 })
+      print(t0, ok, err.reason, ns() - t0)
+    end]])
+  local out, code = H.run_bounded(20, { "--virtual-time", script })
+  os.remove(script)
+  lu.assertEquals({ out, code }, { "1000000003\tfalse\ttimed out\t1000000000\n" ..
+    "3000000000\tfalse\ttimed out\t1000000000\n5000000001\tfalse\ttimed out\t1000000000\n", 0 })
+end
+
+-- The partition scenario ends for every seed (seeds 1 and 2 spun at
+-- 16.122 s), and also run as a plain script (it ends with tend.shutdown:
+-- its clients' ticks would keep the virtual clock going for ever).
+function TestSimnet:test_the_partition_scenario_ends_for_seeds_1_to_20_and_as_a_script()
+  local out, code = H.run_bounded(60, { "scenario", "examples/scenarios/partition.lua", "--seeds", "1..20" })
+  lu.assertEquals(code, 0, out)
+  lu.assertStrContains(out, "all 20 seeds passed")
+  local _, n = out:gsub("seed %d+: ok, ", "")
+  lu.assertEquals(n, 20)
+  out, code = H.run_bounded(30, { "--virtual-time", "--seed", "1", "examples/scenarios/partition.lua" })
+  lu.assertEquals(code, 0, out)
+  lu.assertStrContains(out, "app1: 11 failures during the partition, served 9 times before, 0 during, 19 after\n" ..
+    "app2: 0 failures, served 49 times\n")
+end

@@ -164,3 +164,28 @@ function TestTimers:test_bad_delays()
   lu.assertEquals(tend.stats().timers, 0)
   H.stop_all(a)
 end
+
+-- Under the virtual clock a positive wait always moves the clock, by at
+-- least its one nanosecond: a loop that waits for what is left until a
+-- float deadline (an ulp off the clock's whole nanoseconds) ends. From
+-- 1.000000003 s, now + 1 is 4.4e-16 s past where 100 waits of 0.01 s land
+-- (examples/scenarios/partition.lua spun so). In a child of its own: the
+-- clock starts at 0, where floats hold every nanosecond.
+function TestTimers:test_a_positive_wait_shorter_than_a_nanosecond_moves_the_clock()
+  local script = H.script([[
+    local tend = require "tend"
+    local function ns() return math.floor(tend.now() * 1e9 + 0.5) end
+    tend.sleep(1e-12)
+    print(ns())
+    tend.sleep(1.000000003 - tend.now())
+    local deadline, waits = tend.now() + 1, 0
+    while deadline - tend.now() > 0 and waits < 1000 do -- bounded: it spun here
+      tend.sleep(math.min(deadline - tend.now(), 0.01))
+      waits = waits + 1
+    end
+    print(waits, ns())
+    print(select("#", tend.receive(1e-10)), ns()) -- a receive's timeout too]])
+  local out, code = H.run_bounded(20, { "--virtual-time", script })
+  os.remove(script)
+  lu.assertEquals({ out, code }, { "1\n101\t2000000004\n0\t2000000005\n", 0 })
+end

@@ -61,3 +61,6 @@ for i = 1, WORKERS do
 end
 assert(worst <= 5, "thundering herd: " .. worst .. " restarts within 1 s")
 print(string.format("queries served: %d", served))
+-- The workers ask for ever: end here, so that `tend --virtual-time` (which
+-- runs while a timer is left) ends too, as `tend scenario` does.
+tend.shutdown(0)

@@ -72,3 +72,6 @@ print(string.format("app2: %d failures, served %d times", #failures.app2, #serve
 assert(#failures.app1 > 0 and count(failures.app1, 0, PARTITION_AT) == 0, "app1 fails only in the partition")
 assert(count(served.app1, healed + 10, math.huge) > 0, "app1 is served again after the repair")
 assert(#failures.app2 == 0, "app2 never notices")
+-- The clients tick for ever: end here, so that `tend --virtual-time` (which
+-- runs while a timer is left) ends too, as `tend scenario` does.
+tend.shutdown(0)

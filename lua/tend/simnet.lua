@@ -324,11 +324,13 @@ local function connect_error(o, reason)
 end
 
 -- Waits (the current actor sleeps) while the link is blocked, at most
--- until the deadline; true when it is open again.
+-- until the deadline; true when it is open again. The deadline is a float
+-- sum, an ulp off the clock's whole nanoseconds: less than half a
+-- nanosecond left is the deadline reached (it times out on the nanosecond).
 local function wait_open(l, deadline)
   while blocked(l) do
     local left = deadline - core.now()
-    if left <= 0 then return false end
+    if left < 0.5e-9 then return false end
     core.sleep(math.min(left, 0.01))
   end
   return true

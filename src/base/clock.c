@@ -24,5 +24,6 @@ int64_t tend_clock_ns(double seconds) {
   double ns = seconds * 1e9;
   if (!(ns < (double)NS_LIMIT)) return NS_LIMIT;
   if (ns <= 0) return 0;
+  if (ns < 1) return 1; /* never 0: a positive wait must move the clock */
   return (int64_t)(ns + 0.5);
 }

@@ -24,7 +24,10 @@ void tend_clock_jump(tend_clock *c, int64_t t);
  * an error; math.huge means "never" where that makes sense. */
 #define TEND_MAX_SECONDS 1e9
 
-/* Seconds (finite, >= 0) to nanoseconds, saturating at INT64_MAX / 4. */
+/* Seconds (finite, >= 0) to nanoseconds, rounded to the nearest,
+ * saturating at INT64_MAX / 4. A positive duration is at least 1 ns: a
+ * wait of what is left until a deadline (a float, off by an ulp) always
+ * moves the virtual clock, so a loop that waits until then ends. */
 int64_t tend_clock_ns(double seconds);
 
 #endif
