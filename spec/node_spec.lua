@@ -274,11 +274,13 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back_with_their
   lu.assertTrue(eventually(function() return #tend.pg.members("net") == 1 end))
   lu.assertTrue(tend.pg.members("net")[1] == far)
   -- a new watch works and gets the real reason; the old one stays fired
+  -- (watcher2 says when its watch is set: a stop sent before would race it)
   local watcher2 = tend.spawn(function(ctx)
     ctx:watch(mortal)
+    me:send("watching")
     return function(x) me:send({ watcher2 = true, reason = x.reason }) end
   end)
-  tend.sleep(0.1)
+  lu.assertEquals(next_msg(), "watching")
   mortal:send("stop")
   m = next_msg()
   lu.assertEquals(m, { watcher2 = true, reason = "normal" })
