@@ -118,3 +118,46 @@ function TestOptions:test_valid_options_spawn()
   lu.assertEquals(a:path(), "/user/ok")
   H.stop_all(a)
 end
+
+-- One wording for an unknown option everywhere, C- or Lua-checked: the
+-- known options, then the nearest one when one is close.
+local function raised(fn, ...)
+  local ok, err = pcall(fn, ...)
+  lu.assertFalse(ok)
+  return (tostring(err):gsub("^[^:]*%.lua:%d+: ", ""))
+end
+
+function TestOptions:test_unknown_option_wording_is_shared()
+  local f = idle
+  lu.assertEquals(raised(tend.backoff.on_failure, f, { min_bakoff = 1, max_backoff = 2 }),
+    "tend.backoff.on_failure: unknown option 'min_bakoff' (expected one of: mode, factory, name, "
+    .. "args, min_backoff, max_backoff, random_factor, algorithm, jitter, slot_time, ceiling, "
+    .. "stay_at_ceiling, reset, reset_after, max_retries, supervisor_strategy, reply_while_stopped, "
+    .. "handler_while_stopped, stash, final_stop_message, default_stopping_strategy): "
+    .. "did you mean 'min_backoff'?")
+  lu.assertEquals(raised(tend.one_for_one, { max_retires = 3 }),
+    "tend.one_for_one: unknown option 'max_retires' (expected one of: max_retries, within, window, "
+    .. "on_limit, decider, log): did you mean 'max_retries'?")
+  lu.assertEquals(raised(tend.tcp.listen, { prot = 0, handler = f }),
+    "tend.tcp.listen: unknown option 'prot' (expected one of: backlog, framing, handler, host, "
+    .. "max_connections, max_line, port): did you mean 'port'?")
+  lu.assertStrContains(raised(tend.tcp.connect, { port = 1, hots = "127.0.0.1" }),
+    "tend.tcp.connect: unknown option 'hots' (expected one of: ")
+  lu.assertStrContains(raised(tend.tcp.connect, { port = 1, hots = "127.0.0.1" }),
+    "): did you mean 'host'?")
+  lu.assertEquals(raised(tend.pool, { sise = 2, factory = f }),
+    "tend.pool: unknown option 'sise' (expected one of: args, factory, name, routing, size, "
+    .. "strategy, under): did you mean 'size'?")
+  lu.assertEquals(raised(tend.retry, function() end, { min_backoff = 1, max_backoff = 1, tries = 3 }),
+    "tend.retry: unknown option 'tries' (expected one of: algorithm, ceiling, jitter, max_backoff, "
+    .. "max_restarts, min_backoff, random_factor, slot_time, stay_at_ceiling)")
+  lu.assertStrContains(raised(tend.retry, function() end, { max_restart = 3 }),
+    "): did you mean 'max_restarts'?")
+  lu.assertEquals(raised(tend.node.start, { name = "a", nats = "local", timout = 1 }),
+    "tend.node.start: unknown option 'timout' (expected one of: limit, name, nats, retry, timeout): "
+    .. "did you mean 'timeout'?")
+  -- nothing close: the list alone
+  lu.assertEquals(raised(tend.pool, { colour = 1 }),
+    "tend.pool: unknown option 'colour' (expected one of: args, factory, name, routing, size, "
+    .. "strategy, under)")
+end

@@ -222,3 +222,32 @@ function TestProcessSim:test_the_timeline_draws_process_runs_and_exits()
   lu.assertEquals({ runs, exits }, { 2, 2 })
   lu.assertStrContains(svg, "exit signal SEGV")
 end
+
+-- "lines" or "chunks" with no `to` go to the parent; under tend.spawn that
+-- is the /user guardian, which takes no messages: the program does not
+-- start (an InitError naming option 'to') rather than lose its output.
+function TestProcessSim:test_lines_without_to_under_user_are_refused()
+  local p = tk.probe()
+  local ran = 0
+  local function sim(proc) ran = ran + 1 proc:print("hello") proc:sleep(1) end
+  local lines = tend.spawn(tend.process { stdout = "lines", sim = sim }, { restart = "temporary" })
+  local chunks = tend.spawn(tend.process { stderr = "chunks", sim = sim }, { restart = "temporary" })
+  p:watch(lines)
+  p:watch(chunks)
+  local why = p:expect_terminated(lines, 1).reason
+  lu.assertEquals(why.kind, "InitError")
+  lu.assertEquals(tostring(why.cause.message or why.cause), "tend.process: option 'to': needed with "
+    .. "stdout = \"lines\" when the program is spawned with tend.spawn (its parent, the /user "
+    .. "guardian, takes no messages); give to = tend.self() or another ref, or leave stdout out "
+    .. "to pass the output through")
+  lu.assertStrContains(tostring(p:expect_terminated(chunks, 1).reason.cause.message),
+    "needed with stderr = \"chunks\" when")
+  lu.assertEquals(ran, 0)
+  -- under an actor of the user's the parent gets the lines, as before
+  local parent = tend.spawn(function(ctx)
+    ctx:spawn(tend.process { stdout = "lines", sim = function(proc) proc:print("hi") proc:sleep(5) end })
+    return function(msg) if msg.line then p.ref:send(msg.line) end end
+  end)
+  lu.assertEquals(p:expect_msg("hi", 1), "hi")
+  H.stop_all(parent, p.ref)
+end

@@ -466,3 +466,21 @@ function TestProcess:test_a_simulated_process_without_to_passes_its_output_throu
   lu.assertEquals(err, "oops\n")
   lu.assertEquals(status, 0)
 end
+
+-- "lines" with no `to` under tend.spawn would go to the /user guardian,
+-- which takes no messages: the program never starts (an InitError naming
+-- option 'to'), so its output is not lost.
+function TestProcess:test_lines_without_to_under_user_never_start_the_program()
+  local p = tk.probe()
+  local dir = os.tmpname()
+  os.remove(dir)
+  local r = tend.spawn(tend.process { cmd = { "sh", "-c", "echo x; touch " .. dir }, stdout = "lines" },
+    { restart = "temporary" })
+  p:watch(r)
+  local why = p:expect_terminated(r, 5).reason
+  lu.assertEquals(why.kind, "InitError")
+  lu.assertStrContains(tostring(why.cause.message), "tend.process: option 'to': needed with stdout = \"lines\" when")
+  tend.sleep(0.2)
+  lu.assertNil(io.open(dir)) -- it never ran
+  H.stop_all(p.ref)
+end

@@ -264,7 +264,7 @@ function TestTcp:test_bad_options_name_the_option()
     { { port = 0, handler = h, framing = "lines" }, 'tend.tcp.listen: framing: expected "line", "length" or "raw", got "lines"' },
     { { port = 0, handler = h, max_line = 0 }, "tend.tcp.listen: max_line: expected a positive integer (bytes), got 0" },
     { { port = 0, handler = h, max_connections = 1.5 }, "tend.tcp.listen: max_connections: expected a positive integer, got 1.5" },
-    { { port = 0, handler = h, colour = 1 }, "tend.tcp.listen: unknown option 'colour' (known: backlog, framing, handler, host, max_connections, max_line, port)" },
+    { { port = 0, handler = h, colour = 1 }, "tend.tcp.listen: unknown option 'colour' (expected one of: backlog, framing, handler, host, max_connections, max_line, port)" },
   }
   for _, case in ipairs(cases) do
     local ok, err = pcall(tend.tcp.listen, case[1])

@@ -3,6 +3,7 @@
 -- and runs every state machine, delay and timer. The typed builders
 -- (tend.supervise, tend.restart_with_backoff, ...) are C constructors.
 local core = require "tend.core"
+local internal = require "tend.internal"
 
 local M = {}
 
@@ -119,11 +120,8 @@ function M.retry(fn, opts)
   if type(opts) ~= "table" then
     error("tend.retry: options: expected a table, got " .. type(opts), 2)
   end
-  for k in pairs(opts) do
-    if not retry_keys[k] then
-      error("tend.retry: unknown option '" .. tostring(k) .. "'", 2)
-    end
-  end
+  local unknown = internal.check_keys(opts, retry_keys, "tend.retry")
+  if unknown then error(unknown, 2) end
   local max = opts.max_restarts
   if max == nil then max = 10 end
   if math.type(max) ~= "integer" or max < 0 then

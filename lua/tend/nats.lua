@@ -8,6 +8,7 @@
 -- back.
 local core = require "tend.core"
 local node = require "tend.node"
+local internal = require "tend.internal"
 
 local M = {}
 
@@ -17,12 +18,8 @@ local function check(opts)
   if type(opts) ~= "table" then
     error("tend.node.start: expected a table {name = ..., nats = ...}, got " .. type(opts), 3)
   end
-  for k in pairs(opts) do
-    if not OPTS[k] then
-      error(string.format("tend.node.start: unknown option '%s' (expected name, nats, timeout, retry, limit)",
-        tostring(k)), 3)
-    end
-  end
+  local unknown = internal.check_keys(opts, OPTS, "tend.node.start")
+  if unknown then error(unknown, 3) end
   if type(opts.nats) ~= "string" or not (opts.nats == "local" or opts.nats:match("^nats://")) then
     error("tend.node.start: nats: expected a nats:// URL or \"local\", got "
       .. (type(opts.nats) == "string" and string.format("%q", opts.nats) or type(opts.nats)), 3)

@@ -10,6 +10,7 @@
 -- tend.children for the mailbox sizes; nothing in it must be enforced by
 -- the runtime (the members' supervision is the C core's).
 local tend = require "tend.core"
+local internal = require "tend.internal"
 
 local routings = { round_robin = true, random = true, smallest_mailbox = true,
   broadcast = true }
@@ -33,12 +34,8 @@ local function check(opts)
   if type(opts) ~= "table" then
     error("tend.pool: expected a table of options, got " .. type(opts), 3)
   end
-  for k in pairs(opts) do
-    if not keys[k] then
-      error(("tend.pool: unknown option '%s' (expected one of: size, factory, "
-        .. "args, strategy, routing, name, under)"):format(tostring(k)), 3)
-    end
-  end
+  local unknown = internal.check_keys(opts, keys, "tend.pool")
+  if unknown then error(unknown, 3) end
   local size = opts.size
   if math.type(size) ~= "integer" or size < 1 then
     bad("size", "an integer >= 1", size)

@@ -94,12 +94,29 @@ local function handle_message(d, msg, ctx)
   return core.unhandled
 end
 
+-- The ref that gets the output as messages: `to`, else the parent. Raises
+-- when "lines" or "chunks" would go to the /user guardian (tend.spawn at
+-- top level), which takes no messages: the output would be lost.
+local function output_to(spec, ctx)
+  if spec.to then return spec.to end
+  for _, kind in ipairs { "stdout", "stderr" } do
+    local out = spec[kind]
+    if (out == "lines" or out == "chunks") and ctx.parent:path() == "/user" then
+      error(string.format("tend.process: option 'to': needed with %s = \"%s\" when the "
+        .. "program is spawned with tend.spawn (its parent, the /user guardian, takes no "
+        .. "messages); give to = tend.self() or another ref, or leave %s out to pass the "
+        .. "output through", kind, out, kind), 0)
+    end
+  end
+  return ctx.parent
+end
+
 -- ------------------------------------------------------------ real
 
 local function real_factory(spec)
   local name = program_name(spec)
   return function(ctx)
-    local h = core.process_spawn(spec, spec.to or ctx.parent, false)
+    local h = core.process_spawn(spec, output_to(spec, ctx), false)
     if spec.ready_after then
       h:wait(spec.ready_after) -- an exit meanwhile is seen below
     elseif spec.ready_line or spec.ready_tcp then
@@ -148,9 +165,9 @@ local sim_count = 0
 local function sim_factory(spec)
   local name = program_name(spec)
   return function(ctx)
+    local to = output_to(spec, ctx)
     sim_count = sim_count + 1
     local pid = 10000 + sim_count -- made-up, deterministic
-    local to = spec.to or ctx.parent
     local st = { ready = false, exited = false, input = {}, closed = false,
                  reading = false, seq = 0, pending = nil, handler = nil }
     local started = core.now()

@@ -17,6 +17,7 @@
 -- PoisonPill when the owner reads its own data (a handler), or the socket
 -- itself as a message (the "done token") when the data goes elsewhere.
 local core = require "tend.core"
+local internal = require "tend.internal"
 
 local M = {}
 
@@ -62,15 +63,8 @@ local function check(opts, fn, keys)
   if type(opts) ~= "table" then
     error(string.format("%s: options: expected a table, got %s", fn, type(opts)), 0)
   end
-  for k in pairs(opts) do
-    if not keys[k] then
-      local names = {}
-      for name in pairs(keys) do names[#names + 1] = name end
-      table.sort(names)
-      error(string.format("%s: unknown option '%s' (known: %s)", fn, tostring(k),
-        table.concat(names, ", ")), 0)
-    end
-  end
+  local unknown = internal.check_keys(opts, keys, fn)
+  if unknown then error(unknown, 0) end
   local spec = {}
   spec.host = opts.host
   if spec.host ~= nil and (type(spec.host) ~= "string" or spec.host == "") then

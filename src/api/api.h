@@ -24,6 +24,10 @@ double tend_check_seconds(lua_State *L, int idx, const char *fn,
 /* Raises "fn: option 'opt': expected E, got V" for the value at idx. */
 int tend_bad_option(lua_State *L, const char *fn, const char *opt,
                     const char *expected, int idx);
+/* Pushes "fn: unknown option 'K' (expected one of: ...)" for the key at k,
+ * with ": did you mean 'x'?" when a key of keys (NULL-ended) is close. */
+void tend_push_unknown_option(lua_State *L, int k, const char *const *keys,
+                              const char *fn, const char *prefix);
 /* Raises unless every key of the table at t is in keys (NULL-ended). */
 void tend_check_keys(lua_State *L, int t, const char *const *keys,
                      const char *fn, const char *prefix);

@@ -120,6 +120,26 @@ static const char *closest(const char *const *keys, const char *name) {
   return best;
 }
 
+void tend_push_unknown_option(lua_State *L, int k, const char *const *keys,
+                              const char *fn, const char *prefix) {
+  k = lua_absindex(L, k);
+  const char *key = luaL_tolstring(L, k, NULL);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; keys[i]; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, keys[i]);
+  }
+  luaL_pushresult(&b);
+  const char *guess = lua_type(L, k) == LUA_TSTRING ? closest(keys, key) : NULL;
+  lua_pushfstring(L, "%s: unknown option '%s%s' (expected one of: %s)%s%s%s%s",
+                  fn, prefix, key, lua_tostring(L, -1),
+                  guess ? ": did you mean '" : "", guess ? prefix : "",
+                  guess ? guess : "", guess ? "'?" : "");
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
 void tend_check_keys(lua_State *L, int t, const char *const *keys,
                      const char *fn, const char *prefix) {
   t = lua_absindex(L, t);
@@ -129,20 +149,8 @@ void tend_check_keys(lua_State *L, int t, const char *const *keys,
     if (lua_type(L, -1) == LUA_TSTRING &&
         tend_find_name(keys, lua_tostring(L, -1)) >= 0)
       continue;
-    const char *key = luaL_tolstring(L, -1, NULL);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int i = 0; keys[i]; i++) {
-      if (i) luaL_addstring(&b, ", ");
-      luaL_addstring(&b, keys[i]);
-    }
-    luaL_pushresult(&b);
-    const char *guess =
-        lua_type(L, -3) == LUA_TSTRING ? closest(keys, key) : NULL; /* -3: k */
-    luaL_error(L, "%s: unknown option '%s%s' (expected one of: %s)%s%s%s%s", fn,
-               prefix, key, lua_tostring(L, -1),
-               guess ? ": did you mean '" : "", guess ? prefix : "",
-               guess ? guess : "", guess ? "'?" : "");
+    tend_push_unknown_option(L, -1, keys, fn, prefix);
+    luaL_error(L, "%s", lua_tostring(L, -1));
   }
 }
 

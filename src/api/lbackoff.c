@@ -149,21 +149,7 @@ int tend_backoff_is_spec(lua_State *L, int idx) {
 static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
   t = lua_absindex(L, t);
   memset(c, 0, sizeof *c);
-  lua_pushnil(L);
-  while (lua_next(L, t)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING ||
-        tend_find_name(spec_keys, lua_tostring(L, -1)) < 0)
-      luaL_error(
-          L,
-          "%s: unknown option '%s' (expected one of: mode, factory, name, "
-          "args, min_backoff, max_backoff, random_factor, algorithm, jitter, "
-          "slot_time, ceiling, stay_at_ceiling, reset, reset_after, "
-          "max_retries, supervisor_strategy, reply_while_stopped, "
-          "handler_while_stopped, stash, "
-          "final_stop_message, default_stopping_strategy)",
-          fn, luaL_tolstring(L, -1, NULL));
-  }
+  tend_check_keys(L, t, spec_keys, fn, "");
   lua_getfield(L, t, "mode");
   const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
   if (strcmp(mode, "on_failure") == 0)

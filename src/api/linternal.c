@@ -1,5 +1,8 @@
 /* linternal: tend.internal, the plumbing of tend's own tools (the test and
  * scenario runners, the benchmarks): not part of the public tend table. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "api/api.h"
 #include "runtime/timers.h"
 
@@ -70,11 +73,47 @@ static int l_is_dir(lua_State *L) {
   return 1;
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* check_keys(opts, known, fn) -> nil, or for a key of opts not in the set
+ * known the message "fn: unknown option 'k' (expected one of: ...): did you
+ * mean 'x'?" of the C-checked options, for the Lua-checked ones to raise. */
+static int l_check_keys(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const char *fn = luaL_checkstring(L, 3);
+  const char *keys[65];
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING && n < 64)
+      keys[n++] = lua_tostring(L, -1);
+  }
+  keys[n] = NULL;
+  qsort(keys, (size_t)n, sizeof keys[0], by_name);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING &&
+        tend_find_name(keys, lua_tostring(L, -1)) >= 0)
+      continue;
+    tend_push_unknown_option(L, -1, keys, fn, "");
+    return 1;
+  }
+  return 0;
+}
+
 int luaopen_tend_internal(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"after", l_after},           {"wall_clock", l_wall_clock},
-      {"executable", l_executable}, {"list_dir", l_list_dir},
-      {"is_dir", l_is_dir},         {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"after", l_after},
+                                 {"wall_clock", l_wall_clock},
+                                 {"executable", l_executable},
+                                 {"list_dir", l_list_dir},
+                                 {"is_dir", l_is_dir},
+                                 {"check_keys", l_check_keys},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -74,19 +74,7 @@ static int build(lua_State *L, tend_strategy_kind kind, const char *fn) {
     if (!lua_istable(L, 1))
       luaL_error(L, "%s: options: expected a table, got %s", fn,
                  tend_typename(L, 1));
-    lua_pushnil(L);
-    while (lua_next(L, 1)) {
-      lua_pop(L, 1);
-      int known = 0;
-      if (lua_type(L, -1) == LUA_TSTRING)
-        for (int i = 0; strategy_keys[i]; i++)
-          if (strcmp(strategy_keys[i], lua_tostring(L, -1)) == 0) known = 1;
-      if (!known)
-        luaL_error(L,
-                   "%s: unknown option '%s' (expected one of: max_retries, "
-                   "within, window, on_limit, decider, log)",
-                   fn, luaL_tolstring(L, -1, NULL));
-    }
+    tend_check_keys(L, 1, strategy_keys, fn, "");
     if (lua_getfield(L, 1, "max_retries") != LUA_TNIL) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < -1)
         tend_bad_option(L, fn, "max_retries", "an integer >= -1", -1);
