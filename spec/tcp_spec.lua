@@ -160,7 +160,7 @@ function TestTcp:test_length_framing_keeps_binary_frames_whole()
 end
 
 function TestTcp:test_raw_framing_passes_bytes_as_they_come()
-  local l = tend.tcp.listen({ port = 0, handler = function() -- 1000 lines pause it
+  local l = tend.tcp.listen({ port = 0, framing = "raw", handler = function()
     return function(msg, ctx) if msg.tend == "data" then ctx:write(msg.data:upper()) end end
   end })
   local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(l, "port"), framing = "raw" })
