@@ -159,6 +159,29 @@ print("never")
   os.remove(path)
 end
 
+-- SIGTERM then SIGHUP, both caught before the loop takes either (it is
+-- blocked in os.execute): the first that came is taken first, a graceful
+-- stop with 143, and HUP never forces it (taken HUP first, TERM was a
+-- second signal: no post_stop).
+function TestCli:test_sigterm_then_sighup_together_is_a_graceful_stop()
+  local path = H.script([[
+local tend = require "tend"
+tend.spawn(function()
+  return { receive = function() end, post_stop = function() print("post_stop ran") end }
+end)
+tend.sleep(0.05)
+os.execute("kill -TERM $PPID; kill -HUP $PPID; sleep 0.2")
+tend.sleep(30)
+print("never")
+]])
+  local out = io.popen("timeout -s KILL 20 '" .. require("tend.internal").executable() .. "' " ..
+    path .. "; echo status=$?", "r")
+  local text = out:read("a")
+  out:close()
+  lu.assertEquals(text, "post_stop ran\nstatus=143\n")
+  os.remove(path)
+end
+
 function TestCli:test_tend_test_reports_failures_with_status_1()
   local dir = os.tmpname()
   os.remove(dir)

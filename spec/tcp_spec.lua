@@ -586,16 +586,14 @@ function TestTcp:test_out_of_descriptors_connections_are_refused_counted_and_log
   flush()
 end
 
--- A forced stop (the loop stops at once: TERM then HUP before the loop
--- took either; it takes HUP first, a graceful stop, then TERM as a second
--- signal) closes every socket, also one that was closed but still shuts
--- down with writes queued for a peer that does not read: the host exits
--- at once with 128 + 15. It used to leave that socket open, wait for the
--- peer for ever, and run the socket's write callback on the freed TCP
--- state once the peer went (heap-use-after-free under ASan).
+-- A connection closed with writes queued for a peer that does not read
+-- gets 5 s to hand them over, then it is reset (RST) and its queue
+-- dropped, with a warning: a stop does not wait longer for it (it waited
+-- for ever), and the peer, when it reads, never gets what was dropped. The script writes 32 MiB, closes, then `ending` ends it: a
+-- TERM, or the main chunk returning a while later.
 local STUCK_WRITER = [[
 local tend = require "tend"
-local port = tonumber((...))
+local port, ending = tonumber((...)), select(2, ...)
 if port == nil then -- the peer is here: a handler that never takes a message
   port = tend.ask(tend.tcp.listen({ port = 0, handler = function()
     return function(_, ctx) ctx:sleep(60) end
@@ -603,37 +601,67 @@ if port == nil then -- the peer is here: a handler that never takes a message
 end
 local conn = tend.tcp.connect({ host = "127.0.0.1", port = port, framing = "raw" })
 tend.spawn(function()
-  return function() pcall(tend.tcp.write, conn, string.rep("x\n", 16 << 20)) end
+  return function() pcall(tend.tcp.write, conn, string.rep(string.rep("x", 1023) .. "\n", 32 << 10)) end
 end):send("go")
 tend.sleep(0.5)      -- the kernel's buffers are full, megabytes queued
 tend.tcp.close(conn) -- closed: its writes stay queued behind a shutdown
 tend.sleep(0.1)
--- TERM, then HUP while the loop is blocked: taken together, a forced stop
-os.execute("kill -TERM $PPID; kill -HUP $PPID; sleep 0.3")
+if ending == "return" then tend.sleep(6) return end
+os.execute("kill -TERM $PPID")
 tend.sleep(60)
 ]]
 
-local function run_stuck_writer(port)
+local LINGER_WARNING = "a closed connection's peer took no data for 5 s: "
+
+local function run_stuck_writer(port, ending)
   local path = H.script(STUCK_WRITER)
+  local t0 = require("tend.internal").wall_clock()
   local r = tend.process.run({ require("tend.internal").executable(), "--real-time", path,
-    port and tostring(port) }, { timeout = 10 })
+    port and tostring(port) or "-", ending or "term" }, { timeout = 10 })
   os.remove(path)
-  return r
+  return r, require("tend.internal").wall_clock() - t0
 end
 
-function TestTcp:test_a_forced_stop_does_not_wait_for_a_peer_that_does_not_read()
-  local go = false
-  local l = tend.tcp.listen({ port = 0, handler = function()
-    return function(_, ctx) while not go do ctx:sleep(0.01) end end
+-- A peer that reads only when `go`: the bytes it got and how it ended.
+-- Its 1000 lines of 1 KiB waiting stop its reading (back-pressure).
+local function slow_peer()
+  local got, ended, go = 0, nil, false
+  local l = tend.tcp.listen({ port = 0, handler = function() -- 1000 lines pause it
+    return function(msg, ctx)
+      while not go do ctx:sleep(0.01) end
+      if msg.tend == "data" then got = got + #msg.data else ended = msg.reason end
+    end
   end })
-  local r = run_stuck_writer(tend.ask(l, "port"))
-  go = true
-  lu.assertFalse(r.timed_out, "the forced stop waited for the peer")
-  lu.assertEquals({ r.status, r.signal, r.stderr }, { 143, nil, "" })
+  return l, tend.ask(l, "port"), function() go = true end,
+    function() return got, ended end
+end
+
+function TestTcp:test_a_stop_waits_at_most_5_s_for_a_peer_that_does_not_read()
+  local l, port, go = slow_peer()
+  local r, took = run_stuck_writer(port)
+  go()
+  lu.assertFalse(r.timed_out, "the stop waited for the peer")
+  lu.assertEquals({ r.status, r.signal }, { 143, nil })
+  lu.assertTrue(took > 4.5 and took < 8, "took " .. took .. " s")
+  lu.assertStrContains(r.stderr, LINGER_WARNING)
   H.stop_all(l)
 end
 
-function TestTcp:test_a_forced_stop_with_a_closed_connections_writes_queued_exits_cleanly()
+function TestTcp:test_a_closed_connection_whose_peer_does_not_read_is_reset_after_5_s()
+  local l, port, go, seen = slow_peer()
+  local r = run_stuck_writer(port, "return")
+  lu.assertFalse(r.timed_out, "the end waited for the peer")
+  lu.assertEquals({ r.status, r.signal }, { 0, nil })
+  local bytes = tonumber(r.stderr:match(LINGER_WARNING .. "(%d+) bytes dropped"))
+  lu.assertTrue(bytes and bytes > 0, r.stderr)
+  go()
+  lu.assertTrue(eventually(function() return select(2, seen()) ~= nil end, 5))
+  local got = seen() -- what was queued when it reset never came
+  lu.assertTrue(got + bytes <= 32 << 20, got .. " + " .. bytes .. " bytes")
+  H.stop_all(l)
+end
+
+function TestTcp:test_a_stop_with_a_closed_connections_writes_queued_exits_cleanly()
   local r = run_stuck_writer(nil) -- its peer closes in the same stop
   lu.assertFalse(r.timed_out)
   lu.assertEquals({ r.status, r.signal, r.stderr }, { 143, nil, "" })

@@ -155,6 +155,13 @@ static void take_signal(tend_host *h, int signum) {
 static void on_signals(uv_async_t *handle) {
   tend_host *h = handle->data;
   int mask = __atomic_exchange_n(&h->signal_mask, 0, __ATOMIC_SEQ_CST);
+  int first = h->signal_first;
+  /* The one that arrived first is taken first (TERM then HUP is a graceful
+   * stop by TERM; HUP never forces), then the others. */
+  if (first > 0 && first < 31 && (mask & (1 << first))) {
+    take_signal(h, first);
+    mask &= ~(1 << first);
+  }
   const int order[] = {SIGHUP, SIGINT, SIGTERM};
   for (int i = 0; i < 3; i++)
     if (mask & (1 << order[i])) take_signal(h, order[i]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "runtime/promise.h"
 #include "runtime/send.h"
@@ -57,9 +58,15 @@ static void unlink_sock(tend_sock *s) {
  * then close_all can reach it (an ended socket may still be shutting
  * down, its writes queued). Then it has no state: a request that outlives
  * the handle (a lookup) may complete after close_all freed st. */
+static void free_handle(uv_handle_t *handle) {
+  free(handle);
+}
+
 static void on_close(uv_handle_t *handle) {
   tend_sock *s = handle->data;
   s->handle_open = 0;
+  if (s->linger) uv_close((uv_handle_t *)s->linger, free_handle);
+  s->linger = NULL;
   unlink_sock(s);
   s->st = NULL;
   tend_tcp_free_if_unused(s);
@@ -211,21 +218,53 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
     uv_close((uv_handle_t *)&s->tcp, on_close);
 }
 
+/* The linger time of a shutting-down socket is over: the peer did not take
+ * its writes. It is reset (SO_LINGER 0: the close sends RST, libuv refuses
+ * uv_tcp_close_reset while a shutdown is pending), the queue dropped. */
+static void on_linger(uv_timer_t *t) {
+  tend_sock *s = t->data;
+  uv_handle_t *hd = (uv_handle_t *)&s->tcp;
+  if (uv_is_closing(hd)) return;
+  size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp);
+  if (s->st && tend_host_logs(s->st->h, TEND_LOG_WARN))
+    tend_host_log(s->st->h, TEND_LOG_WARN, "/system/tcp",
+                  "a closed connection's peer took no data for %d s: "
+                  "%zu bytes dropped, connection reset",
+                  TCP_LINGER_MS / 1000, queued);
+  uv_os_fd_t fd;
+  struct linger l = {1, 0};
+  if (uv_fileno(hd, &fd) == 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  uv_close(hd, on_close);
+}
+
+/* Graceful with writes queued: a shutdown after them, bounded by a linger
+ * timer. 0 when it started. */
+static int start_shutdown(tend_sock *s) {
+  uv_shutdown_t *req = malloc(sizeof *req);
+  uv_timer_t *t = malloc(sizeof *t);
+  if (req == NULL || t == NULL ||
+      uv_shutdown(req, (uv_stream_t *)&s->tcp, on_shutdown) != 0) {
+    free(req);
+    free(t);
+    return -1;
+  }
+  req->data = s;
+  s->pending++;
+  uv_timer_init(s->tcp.loop, t);
+  t->data = s;
+  s->linger = t;
+  uv_timer_start(t, on_linger, TCP_LINGER_MS, 0);
+  return 0;
+}
+
 static void close_handle(tend_sock *s, int graceful, int reset) {
   uv_handle_t *hd = (uv_handle_t *)&s->tcp;
   if (!s->handle_open || uv_is_closing(hd)) return;
   if (reset && uv_tcp_close_reset(&s->tcp, on_close) == 0) return;
-  if (graceful && uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) > 0) {
-    uv_shutdown_t *req = malloc(sizeof *req);
-    if (req) {
-      req->data = s;
-      if (uv_shutdown(req, (uv_stream_t *)&s->tcp, on_shutdown) == 0) {
-        s->pending++;
-        return;
-      }
-      free(req);
-    }
-  }
+  if (graceful && uv_stream_get_write_queue_size((uv_stream_t *)&s->tcp) > 0 &&
+      start_shutdown(s) == 0)
+    return;
   uv_close(hd, on_close);
 }
 
@@ -311,10 +350,6 @@ static void owner_died(lua_State *L, tend_host *h, tend_actor *a) {
     tend_tcp_end(s, "closed", 1, 0);
   }
   tend_tcp_listener_owner_died(st, a->id, a->gen);
-}
-
-static void free_handle(uv_handle_t *handle) {
-  free(handle);
 }
 
 /* The host closes: every handle is closed, also of a socket that ended

@@ -7,6 +7,10 @@
 #include "runtime/tcp.h"
 
 #define TCP_READ_SIZE 65536 /* the shared read buffer */
+/* A socket closed with writes queued has this long (ms) to hand them to
+ * its peer; then it is reset (RST) and its queue dropped (gen_tcp's
+ * {linger, {true, 5}}): a peer that does not read never keeps it. */
+#define TCP_LINGER_MS 5000
 
 enum tcp_phase {
   TCP_CONNECTING,  /* resolving or connecting (tend_tcp_connect) */
@@ -36,6 +40,7 @@ struct tend_sock {
   int ud_ref;          /* registry ref of its userdata while open */
   const char *error;   /* why a connect failed (static text), or NULL */
   struct tcp_connect *conn; /* connect requests, while connecting */
+  uv_timer_t *linger;       /* while it shuts down: resets it at the end */
   tend_sock *paused_next;   /* in st->paused */
 };
 
