@@ -105,7 +105,7 @@ print("still here", tend.alive(a), tend.stats().failures)
   local out, err, code = H.run({ "--virtual-time", path })
   lu.assertEquals(code, 0)
   lu.assertEquals(out, "still here\ttrue\t1\n")
-  lu.assertStrContains(err, "warn  /user/w: Error: " .. path .. ":2: bad x; restart (restarts 0)")
+  lu.assertStrContains(err, "warn  /user/w: Error: " .. path .. ":2: bad x; restart (restarts 1)")
   os.remove(path)
 end
 

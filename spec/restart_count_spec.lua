@@ -107,3 +107,40 @@ function TestRestartCount:test_the_limits_count_failed_restarts_too()
   lu.assertEquals(summary, { ["/user/web/client"] = 2, ["/user/sup/c"] = 2 })
   os.remove(path)
 end
+
+-- The warn line of a restart shows the count with that restart in it, the
+-- number tend.ps() and tend.stats() give right after: the first restart
+-- logs "(restarts 1)", for a plain supervisor and a typed restart alike;
+-- a directive that restarts nothing (resume) logs the count as it is.
+function TestRestartCount:test_the_warn_line_shows_the_count_after_the_restart()
+  local path = H.script([[
+local tend = require "tend"
+local function crashy() return function(msg) if msg == "crash" then error("boom") end end end
+local function restarts(p)
+  for _, r in ipairs(tend.ps()) do if r.path == p then return r.restarts end end
+end
+local sup = tend.spawn(function(ctx)
+  ctx:spawn(crashy, { name = "c" })
+  return function() end
+end, { name = "sup" })
+local ty = tend.spawn(tend.supervise(crashy):on_failure("*", tend.restart), { name = "ty" })
+tend.sleep(0.5)
+for i = 1, 2 do
+  tend.send("/user/sup/c", "crash")
+  tend.sleep(0.5)
+  print("plain", restarts("/user/sup/c"), tend.stats().restarts)
+end
+ty:send "crash"
+tend.sleep(0.5)
+print("typed", restarts("/user/ty"), tend.stats().restarts)
+tend.shutdown(0)
+]])
+  local out, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0, err)
+  lu.assertEquals(out, "plain\t1\t1\nplain\t2\t2\ntyped\t1\t3\n")
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.500] warn  /user/sup/c: Error: F:2: boom; restart (restarts 1)\n"
+    .. "[1.000] warn  /user/sup/c: Error: F:2: boom; restart (restarts 2)\n"
+    .. "[1.500] warn  /user/ty: Error: F:2: boom; restart (restarts 1)\n")
+end

@@ -246,6 +246,70 @@ print("main returns")
   os.remove(script)
 end
 
+-- A call killed at the end of its shutdown time never gets its post_stop,
+-- even when its supervisor restarts in the middle of a group restart (the
+-- group's "build it anew" went to every held child, and the killed actor
+-- took it as leave to run post_stop once its own children were gone). m is
+-- stopped by c while busy, so it is not in p's group restart that c's
+-- failure begins; r's busy child keeps that group waiting; y makes p fail
+-- (g restarts it) after m was killed and before m's child k is.
+function TestRobustness:test_a_call_killed_at_the_end_runs_no_post_stop_when_its_group_is_abandoned()
+  local script = H.script([[
+local tend = require "tend"
+local clock = require("tend.internal").wall_clock
+local function spin(s) local t = clock() while clock() - t < s do end end
+local function forever() return function() while true do end end end
+local refs, made = {}, 0
+tend.spawn(function(gctx)
+  gctx:spawn(function(ctx)
+    made = made + 1
+    if made == 1 then
+      refs.c = ctx:spawn(function() return function()
+        spin(0.2) tend.stop(refs.m) error("c fails") end end, { name = "c" })
+      refs.m = ctx:spawn(function(mctx)
+        refs.k = mctx:spawn(forever, { name = "k", shutdown = 2 })
+        return { receive = function() while true do end end,
+                 post_stop = function() print("m post_stop") end }
+      end, { name = "m", shutdown = 0.3 })
+      refs.r = ctx:spawn(function(rctx)
+        refs.kk = rctx:spawn(forever, { name = "kk", shutdown = 2.5 })
+        return function() end
+      end, { name = "r" })
+    end
+    return function(msg) if msg == "boom" then error("p fails") end end
+  end, { name = "p", children = tend.all_for_one {} })
+  return function() end
+end, { name = "g" })
+tend.sleep(0.1)
+tend.spawn(function() return function()
+  spin(1.2) tend.send("/user/g/p", "boom") while true do end end end, { name = "y", shutdown = 3.5 }):send(1)
+refs.k:send(1) refs.kk:send(1) refs.m:send(1) refs.c:send(1)
+print("main returns")
+]])
+  local trace = os.tmpname()
+  local out, err, code = H.run({ "--trace", trace, script })
+  lu.assertEquals(code, 0, err)
+  lu.assertEquals(out, "main returns\n")
+  local killed = {}
+  for p in err:gmatch("warn  (%S+): still in its call at the end of its shutdown time; killed\n") do
+    killed[#killed + 1] = p
+  end
+  lu.assertEquals(killed, { "/user/g/p/m", "/user/g/p/m/k", "/user/g/p/r/kk", "/user/y" })
+  local f = io.open(trace, "rb")
+  local text = f:read("a")
+  f:close()
+  -- m was killed before p failed, and p restarted before m was gone
+  local at = {}
+  for t, what in text:gmatch('{"t":([%d.]+),"ev":"([^"]+","path":"[^"]+)"') do
+    at[what] = at[what] or tonumber(t)
+  end
+  lu.assertTrue(at['fail","path":"/user/g/p'] < at['terminated","path":"/user/g/p/m'], text)
+  lu.assertStrContains(text, '"ev":"terminated","path":"/user/g/p/m","reason":"killed"}')
+  lu.assertStrContains(text, '"ev":"restart","path":"/user/g/p","count":1,"incarnation":2}')
+  os.remove(trace)
+  os.remove(script)
+end
+
 -- max_message_time covers the factory and the hooks, not only messages;
 -- a decider has a budget too (its supervisor's max_message_time, else 1 s).
 function TestRobustness:test_budget_stops_a_looping_factory_hook_and_decider()

@@ -889,8 +889,8 @@ tend.stop(b)
   os.remove(trace)
   lu.assertEquals(code, 0)
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
-    "[0.000] warn  /user/a: Error: F:2: x; restart (restarts 0)\n"
-    .. "[1.000] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 0)\n"
+    "[0.000] warn  /user/a: Error: F:2: x; restart (restarts 1)\n"
+    .. "[1.000] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 1)\n"
     .. "[1.000] info  /user/b: backoff #1 in 1.000 s\n"
     .. "[3.000] info  /user/b: reset\n")
   os.remove(path)

@@ -423,8 +423,8 @@ tend.stop(b)
   lu.assertEquals(code, 0)
   lu.assertEquals(out, "2\t/user/b/c\t2\n")
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
-    "[0.000] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 0)\n"
-    .. "[1.500] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 1)\n")
+    "[0.000] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 1)\n"
+    .. "[1.500] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 2)\n")
 end
 
 -- A temporary child is stopped, and the log says so.
@@ -482,7 +482,7 @@ tend.stop(a)
   os.remove(path)
   lu.assertEquals(code, 0)
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
-    "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 0)\n")
+    "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 1)\n")
 end
 
 ------------------------------------------------------------ found by trying tend as a new user
@@ -526,9 +526,9 @@ tend.send("/user/b", 1) tend.sleep(2)
   os.remove(path)
   lu.assertEquals(code, 0)
   lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
-    "[0.000] warn  /user/t: Error: F:2: x; restart_with_limit (restarts 0)\n"
+    "[0.000] warn  /user/t: Error: F:2: x; restart_with_limit (restarts 1)\n"
     .. "[0.100] warn  /user/t: Error: F:2: x; restart_with_limit: limit reached; stop (restarts 1)\n"
-    .. "[0.300] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 0)\n"
+    .. "[0.300] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 1)\n"
     .. "[2.300] warn  /user/b/c: Error: F:5: y; max_retries reached; the supervisor stops (restarts 1)\n")
 end
 

@@ -537,8 +537,8 @@ tend.stop(a)
   local lines = {}
   for l in err:gmatch("[^\n]+") do lines[#lines + 1] = l end
   lu.assertEquals(#lines, 2)
-  lu.assertStrMatches(lines[1], "%[0%.000%] warn  /user/w: .*Boom: bad; restart %(restarts 0%)")
-  lu.assertStrMatches(lines[2], "%[0%.000%] warn  /user/w: .*Boom: bad; restart %(restarts 1%)")
+  lu.assertStrMatches(lines[1], "%[0%.000%] warn  /user/w: .*Boom: bad; restart %(restarts 1%)")
+  lu.assertStrMatches(lines[2], "%[0%.000%] warn  /user/w: .*Boom: bad; restart %(restarts 2%)")
   local _, quiet = H.run({ "--virtual-time", "--log-level", "error", path })
   lu.assertEquals(quiet, "")
   os.remove(path)

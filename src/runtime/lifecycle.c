@@ -261,7 +261,8 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_die(L, h, a);
     return -1;
   }
-  if (!(a->flags & TEND_AF_HELD) && /* else its post_stop ran already */
+  if (!(a->flags & TEND_AF_HELD) &&         /* else its post_stop ran already */
+      a->stop_reason != TEND_STOP_KILLED && /* killed in its call */
       tend_actor_push_hook(L, h, a, "post_stop")) {
     tend_actor_push_ctx(L, h, a);
     for (tend_timer *t = a->timers, *next; t; t = next) {
@@ -512,8 +513,7 @@ static void kill_call(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pop(L, 1);
   tend_actor_end_wait(L, h, a);
   a->op = TEND_OP_NONE;
-  a->stop_reason = TEND_STOP_KILLED;
-  a->flags |= TEND_AF_HELD; /* no post_stop: continue_stop skips it */
+  a->stop_reason = TEND_STOP_KILLED; /* no post_stop: continue_stop skips it */
   if (tend_actor_has_work(a)) tend_runq_push(h, a); /* its STOP */
 }
 

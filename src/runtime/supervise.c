@@ -288,14 +288,18 @@ int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p) {
   return -1;
 }
 
+/* The warn line of a directive for c. Its count is c's restarts once the
+ * directive is carried out: a restart it begins (begins = 1) counts already,
+ * as tend.inspect() and stats() show right after. */
 static void log_directive(lua_State *L, tend_host *h, const tend_strategy *s,
-                          tend_actor *c, const char *what) {
+                          tend_actor *c, const char *what, int begins) {
   if (!s->log || !tend_host_logs(h, TEND_LOG_WARN)) return; /* costs nothing */
   tend_actor_push_path(L, h, c);
   tend_actor_push_ext(L, c, TEND_EXT(error_ref));
   tend_error_describe(L, -1);
   tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -3), "%s; %s (restarts %u)",
-                lua_tostring(L, -1), what, (unsigned)c->restarts);
+                lua_tostring(L, -1), what,
+                (unsigned)c->restarts + (unsigned)begins);
   lua_pop(L, 3);
 }
 
@@ -332,16 +336,17 @@ static void backoff_restart(lua_State *L, tend_host *h, tend_actor *p,
   emit_directive(L, h, c, ok ? "restart" : "restart limit reached", clause,
                  used, &s->limit);
   if (ok) {
+    int stops = tend_backoff_exhausted(p);
     log_directive(L, h, s, c,
-                  tend_backoff_exhausted(p)
-                      ? "max_retries reached; the supervisor stops"
-                      : "restart after a backoff");
+                  stops ? "max_retries reached; the supervisor stops"
+                        : "restart after a backoff",
+                  !stops);
     tend_backoff_child_failed(L, h, p, c);
   } else if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
-    log_directive(L, h, s, c, "restart limit reached; escalate");
+    log_directive(L, h, s, c, "restart limit reached; escalate", 0);
     escalate(L, h, p, c, "restart limit reached for");
   } else {
-    log_directive(L, h, s, c, "restart limit reached; the supervisor stops");
+    log_directive(L, h, s, c, "restart limit reached; the supervisor stops", 0);
     stop_member(L, h, c);
     tend_backoff_give_up(L, h, p, used, "restart limit of its strategy reached",
                          TEND_STOP_NORMAL);
@@ -367,7 +372,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
     emit_directive(L, h, c, tend_directive_name(d), clause, -1, NULL);
   switch (d) {
     case TEND_RESUME:
-      log_directive(L, h, s, c, "resume");
+      log_directive(L, h, s, c, "resume", 0);
       c->failure = TEND_FAILURE_NONE;
       resume_subtree(h, c);
       if (c->ext && c->ext->escalated_id) { /* resumes what it escalated */
@@ -381,7 +386,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       }
       break;
     case TEND_STOP:
-      log_directive(L, h, s, c, stop_words);
+      log_directive(L, h, s, c, stop_words, 0);
       stop_group(L, h, p, c, s);
       break;
     case TEND_RESTART: {
@@ -403,11 +408,11 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
           &s->limit);
       if (ok != 1) {
         if (s->on_limit == TEND_ON_LIMIT_ESCALATE) {
-          log_directive(L, h, s, c, "restart limit reached; escalate");
+          log_directive(L, h, s, c, "restart limit reached; escalate", 0);
           escalate(L, h, p, c, "restart limit reached for");
           break;
         }
-        log_directive(L, h, s, c, "restart limit reached; stop");
+        log_directive(L, h, s, c, "restart limit reached; stop", 0);
         stop_group(L, h, p, c, s);
         break;
       }
@@ -417,7 +422,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
                       "permanent child stopped; restart");
         lua_pop(L, 1);
       } else {
-        log_directive(L, h, s, c, "restart");
+        log_directive(L, h, s, c, "restart", 1);
       }
       if (!one)
         group_restart(L, h, p, c, s);
@@ -426,7 +431,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       break;
     }
     case TEND_ESCALATE:
-      log_directive(L, h, s, c, "escalate");
+      log_directive(L, h, s, c, "escalate", 0);
       escalate(L, h, p, c, "failure of");
       break;
   }

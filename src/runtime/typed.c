@@ -143,12 +143,15 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
     int gave_up =
         act->what != TEND_TYPED_STOP && a->state >= TEND_ACTOR_STOPPING;
+    unsigned begins = /* a restart it begins counts already (supervise.c) */
+        act->what != TEND_TYPED_RESUME && act->what != TEND_TYPED_STOP &&
+        !gave_up;
     tend_actor_push_path(L, h, a); /* what was actually done */
     tend_error_describe(L, err);
     tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
                   "%s; %s%s (restarts %u)", lua_tostring(L, -1),
                   names[act->what], gave_up ? ": limit reached; stop" : "",
-                  (unsigned)a->restarts);
+                  (unsigned)a->restarts + begins);
     lua_pop(L, 2);
   }
   lua_settop(L, err - 1);
