@@ -49,7 +49,10 @@ static void arm(int sig) {
   (void)sig;
   tend_preempt *p = armed_for;
   lua_State *co = p ? p->running : NULL;
-  if (co) lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  if (co == NULL) return;
+  lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  lua_State *in = p->inner; /* a loop in a coroutine the actor made */
+  if (in && in != co) lua_sethook(in, tend_preempt_hook, LUA_MASKCOUNT, 1);
 }
 
 /* The loop has been in one call of h->current, reaching no hook, for
@@ -135,11 +138,18 @@ void tend_preempt_stop(tend_host *h) {
   p->started = 0;
 }
 
+lua_State *tend_preempt_inner(tend_host *h, lua_State *co) {
+  lua_State *before = h->preempt.inner;
+  h->preempt.inner = co;
+  return before;
+}
+
 void tend_preempt_running(tend_host *h, lua_State *co) {
   tend_preempt *p = &h->preempt;
   if (!p->started) return;
   uv_mutex_lock(&p->lock);
   p->running = co;
+  p->inner = NULL;
   p->resumes++;
   uv_mutex_unlock(&p->lock);
 }
@@ -183,7 +193,10 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
     tend_error_new(L, "BudgetExceeded", lua_tostring(L, -1));
     lua_error(L);
   }
-  if (h->preempt.yield && lua_isyieldable(L)) { /* let the others run */
+  /* let the others run; a coroutine the actor made is not yielded (its
+   * resumer would take that for its own yield): its loop is bounded by
+   * the budget only, and the actor yields once back in its own code */
+  if (h->preempt.yield && L == h->resumed && lua_isyieldable(L)) {
     mark_busy(h, a);
     a->wait = TEND_WAIT_WOKEN;
     a->wake = TEND_WAKE_OK;
