@@ -76,9 +76,11 @@ static void check_stuck(tend_host *h, uint64_t stuck_ns) {
                    a->ext->max_path ? a->ext->max_path : "an actor",
                    (double)stuck_ns / 1e9, (double)a->ext->max_ns / 1e9);
   if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
-  tend_trace_close(h); /* what the trace holds is not lost */
   ssize_t w = write(2, msg, (size_t)n);
   (void)w; /* nothing more can be done about a failed write */
+  /* the loop thread may be inside the trace (a blocked write): its lines
+   * are written only if that cannot block, so the exit always comes */
+  tend_trace_salvage(h);
   _exit(TEND_EXIT_STUCK);
 }
 
