@@ -210,6 +210,40 @@ end, { name = "stuck", max_message_time = 0.1 }):send(1)
   os.remove(script)
 end
 
+-- Lua's hooks belong to one coroutine: the watchdog armed only the actor's
+-- own, so a loop in a coroutine the actor made (wrap or resume) reached no
+-- hook and ended the host with 70 at 10 s. It is bounded by the budget as
+-- the actor's own code: BudgetExceeded, the actor restarts, the host lives.
+function TestRobustness:test_a_loop_in_a_coroutine_the_actor_made_is_bounded_by_its_budget()
+  local script = H.script([[
+local tend = require "tend"
+local clock = require("tend.internal").wall_clock
+local t0 = clock()
+local function spin() while true do end end
+local a = tend.spawn(function() return {
+  receive = function(self, msg, ctx)
+    if msg == "wrap" then coroutine.wrap(spin)()
+    elseif msg == "resume" then coroutine.resume(coroutine.create(spin)) print("resume returned")
+    else ctx:reply(string.format("%.1f", clock() - t0)) end
+  end,
+  pre_restart = function(self, err, msg) print(msg, err.kind) end } end, { max_message_time = 0.2 })
+a:send("wrap")
+a:send("resume")
+print("pong after", tend.ask(a, "ping"))
+]])
+  local t0 = require("tend.internal").wall_clock()
+  local out, code = H.run_bounded(30, { script })
+  local took = require("tend.internal").wall_clock() - t0
+  lu.assertEquals(code, 0, out)
+  lu.assertStrMatches(out, ".*\nwrap\tBudgetExceeded\n.*\nresume\tBudgetExceeded\n.*")
+  lu.assertStrContains(out, "warn  /user/$4: BudgetExceeded: the message ran longer than " ..
+    "max_message_time (0.2 s); restart (restarts 1)\n")
+  lu.assertStrContains(out, "\npong after\t0.4\n") -- two budgets of 0.2 s
+  lu.assertNotStrContains(out, "resume returned") -- the actor's own code fails too
+  lu.assertTrue(took < 5, took)
+  os.remove(script)
+end
+
 -- After the main chunk returns, actors busy in one long call (preempted,
 -- no max_message_time) are all that is left: the host's end begins; a call
 -- that ends within its actor's shutdown time is followed by post_stop, one

@@ -293,6 +293,54 @@ static int l_yield(lua_State *L) {
   return lua_yield(L, lua_gettop(L));
 }
 
+/* Calls upvalue 1 with the arguments, co recorded as the innermost
+ * coroutine the actor runs while it does (so that a loop there is
+ * preempted as in the actor's own code); its error goes on, a text one
+ * with where the caller is when where (as Lua's wrap does). */
+static int resume_in(lua_State *L, lua_State *co, int where) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  tend_host *h = tend_host_of(L);
+  lua_State *before = tend_preempt_inner(h, co);
+  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  tend_preempt_inner(h, before);
+  if (status != LUA_OK && where && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  if (status != LUA_OK) return lua_error(L);
+  return lua_gettop(L);
+}
+
+/* coroutine.resume(co, ...): Lua's (upvalue 1), co recorded. */
+static int l_resume(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTHREAD);
+  return resume_in(L, lua_tothread(L, 1), 0);
+}
+
+/* The function coroutine.wrap returns: Lua's (upvalue 1), its coroutine
+ * (upvalue 2) recorded. */
+static int l_wrapped(lua_State *L) {
+  return resume_in(L, lua_tothread(L, lua_upvalueindex(2)), 1);
+}
+
+/* coroutine.wrap(f): Lua's (upvalue 1), whose function keeps its
+ * coroutine as its first upvalue; that function, co recorded. */
+static int l_wrap(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  if (lua_getupvalue(L, 1, 1) == NULL) return 1;
+  if (!lua_isthread(L, 2)) {
+    lua_pop(L, 1);
+    return 1;
+  }
+  lua_pushcclosure(L, l_wrapped, 2);
+  return 1;
+}
+
 /* os.exit(code, close): Lua's (upvalue 1), after what the host holds in
  * buffers is written: the trace file's lines, the events queued for the
  * tend.trace functions, stdout. Nothing else runs: no actor stops, no
@@ -350,5 +398,11 @@ void tend_open_hostlib(lua_State *L) {
   lua_getglobal(L, "coroutine");
   lua_pushcfunction(L, l_yield);
   lua_setfield(L, -2, "yield");
+  lua_getfield(L, -1, "resume");
+  lua_pushcclosure(L, l_resume, 1);
+  lua_setfield(L, -2, "resume");
+  lua_getfield(L, -1, "wrap");
+  lua_pushcclosure(L, l_wrap, 1);
+  lua_setfield(L, -2, "wrap");
   lua_pop(L, 1);
 }

@@ -68,7 +68,7 @@ static int flush(tend_linefile *f) {
   return put_lines(f, f->buf, n);
 }
 
-int tend_linefile_put(tend_linefile *f, const char *line, size_t n) {
+static int put(tend_linefile *f, const char *line, size_t n) {
   if (f->fd < 0) return f->err;
   if (f->n + n > f->cap && flush(f) != 0) return f->err;
   if (n > f->cap) return put_lines(f, line, n); /* longer than the buffer */
@@ -77,7 +77,15 @@ int tend_linefile_put(tend_linefile *f, const char *line, size_t n) {
   return 0;
 }
 
+int tend_linefile_put(tend_linefile *f, const char *line, size_t n) {
+  f->busy = 1;
+  int e = put(f, line, n);
+  f->busy = 0;
+  return e;
+}
+
 int tend_linefile_close(tend_linefile *f) {
+  f->busy = 1;
   if (f->fd >= 0 && flush(f) == 0) {
     close(f->fd);
     f->fd = -1;
@@ -85,5 +93,14 @@ int tend_linefile_close(tend_linefile *f) {
   free(f->buf);
   f->buf = NULL;
   f->n = f->cap = 0;
+  f->busy = 0;
   return f->err;
+}
+
+void tend_linefile_salvage(tend_linefile *f) {
+  if (f->busy || f->fd < 0 || f->n == 0) return;
+  int flags = fcntl(f->fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(f->fd, F_SETFL, flags | O_NONBLOCK);
+  size_t done;
+  (void)write_all(f->fd, f->buf, f->n, &done); /* the process ends next */
 }

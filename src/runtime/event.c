@@ -273,6 +273,10 @@ int tend_trace_open(tend_host *h, const char *path) {
   return 0;
 }
 
+void tend_trace_salvage(tend_host *h) {
+  tend_linefile_salvage(&h->trace);
+}
+
 void tend_trace_close(tend_host *h) {
   if (tend_linefile_close(&h->trace) != 0) trace_lost(h);
 }

@@ -103,5 +103,8 @@ void tend_event_flush(lua_State *L, tend_host *h);
 int tend_trace_open(tend_host *h, const char *path);
 /* Writes what is buffered and closes the trace file. */
 void tend_trace_close(tend_host *h);
+/* From the watchdog's thread as the process ends: the trace's buffered
+ * lines, if that cannot block (see tend_linefile_salvage). */
+void tend_trace_salvage(tend_host *h);
 
 #endif

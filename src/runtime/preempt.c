@@ -49,7 +49,10 @@ static void arm(int sig) {
   (void)sig;
   tend_preempt *p = armed_for;
   lua_State *co = p ? p->running : NULL;
-  if (co) lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  if (co == NULL) return;
+  lua_sethook(co, tend_preempt_hook, LUA_MASKCOUNT, 1);
+  lua_State *in = p->inner; /* a loop in a coroutine the actor made */
+  if (in && in != co) lua_sethook(in, tend_preempt_hook, LUA_MASKCOUNT, 1);
 }
 
 /* The loop has been in one call of h->current, reaching no hook, for
@@ -73,9 +76,11 @@ static void check_stuck(tend_host *h, uint64_t stuck_ns) {
                    a->ext->max_path ? a->ext->max_path : "an actor",
                    (double)stuck_ns / 1e9, (double)a->ext->max_ns / 1e9);
   if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
-  tend_trace_close(h); /* what the trace holds is not lost */
   ssize_t w = write(2, msg, (size_t)n);
   (void)w; /* nothing more can be done about a failed write */
+  /* the loop thread may be inside the trace (a blocked write): its lines
+   * are written only if that cannot block, so the exit always comes */
+  tend_trace_salvage(h);
   _exit(TEND_EXIT_STUCK);
 }
 
@@ -135,11 +140,18 @@ void tend_preempt_stop(tend_host *h) {
   p->started = 0;
 }
 
+lua_State *tend_preempt_inner(tend_host *h, lua_State *co) {
+  lua_State *before = h->preempt.inner;
+  h->preempt.inner = co;
+  return before;
+}
+
 void tend_preempt_running(tend_host *h, lua_State *co) {
   tend_preempt *p = &h->preempt;
   if (!p->started) return;
   uv_mutex_lock(&p->lock);
   p->running = co;
+  p->inner = NULL;
   p->resumes++;
   uv_mutex_unlock(&p->lock);
 }
@@ -183,7 +195,10 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
     tend_error_new(L, "BudgetExceeded", lua_tostring(L, -1));
     lua_error(L);
   }
-  if (h->preempt.yield && lua_isyieldable(L)) { /* let the others run */
+  /* let the others run; a coroutine the actor made is not yielded (its
+   * resumer would take that for its own yield): its loop is bounded by
+   * the budget only, and the actor yields once back in its own code */
+  if (h->preempt.yield && L == h->resumed && lua_isyieldable(L)) {
     mark_busy(h, a);
     a->wait = TEND_WAIT_WOKEN;
     a->wake = TEND_WAKE_OK;

@@ -37,6 +37,9 @@ typedef struct tend_preempt {
   uv_mutex_t lock;             /* guards running */
   lua_State *volatile running; /* coroutine the scheduler is resuming, or
                                   NULL (written by the loop thread only) */
+  lua_State *volatile inner;   /* innermost coroutine the running actor's
+                                  code resumed, or NULL: its own (loop
+                                  thread only) */
   uv_thread_t loop_thread;     /* where the hook is armed (by a signal) */
   uint64_t seen;               /* watchdog: steps at its last look */
   uint64_t step_since;         /* uv_hrtime() of the look that first saw the
@@ -57,6 +60,10 @@ int tend_preempt_start(tend_host *h, int yield);
 void tend_preempt_stop(tend_host *h);
 /* The scheduler resumes co (NULL: it returned). */
 void tend_preempt_running(tend_host *h, lua_State *co);
+/* The running actor's code resumes co (coroutine.resume or wrap; NULL:
+ * back in its own coroutine): the hook is armed there too, Lua's hooks
+ * being per coroutine. Returns the innermost one before, to restore. */
+lua_State *tend_preempt_inner(tend_host *h, lua_State *co);
 /* The hook (also set directly on a parked coroutine by the REPL). */
 void tend_preempt_hook(lua_State *L, lua_Debug *ar);
 
