@@ -27,8 +27,8 @@ LIBS       = $(LUA_LIBS) $(PKG_LIBS) -lm
 # Four layers, each calling only the ones before it: base < runtime < api < cli
 # (scripts/layers.lua checks it; `make lint`).
 LAYERS   = base runtime api cli
-SRC      = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
-HDR      = $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h))
+SRC      = $(foreach l,$(LAYERS),$(shell find src/$(l) -name "*.c" | sort))
+HDR      = $(foreach l,$(LAYERS),$(shell find src/$(l) -name "*.h" | sort))
 LUA_SRC  = $(shell find lua -name '*.lua' | sort)
 CORE_SRC = $(wildcard src/base/*.c)
 
@@ -169,4 +169,4 @@ install: build/tend
 clean:
 	rm -rf build
 
--include $(wildcard build/obj/*/*.d build/asan/*/*.d)
+-include $(shell find build/obj build/asan -name "*.d" 2>/dev/null)

@@ -4,7 +4,7 @@
 --   build/tend scripts/layers.lua [SRC_DIR [OBJ_DIR]]   (src, build/obj)
 --
 -- Violations, one line each as "layers: <file>: <what>", then exit 1:
---   1. a quoted include must name its layer folder ("runtime/actor.h"),
+--   1. a quoted include must name its layer folder ("runtime/core/actor.h"),
 --      exist under SRC_DIR and not be in a layer above the file's own;
 --   2. src/base includes no Lua header (lua*, lauxlib*, lualib*);
 --   3. src/base and src/runtime register no Lua functions (luaL_Reg);

@@ -1,5 +1,5 @@
 -- tend.sim: several nodes in one process under --virtual-time (the C side:
--- src/runtime/simnodes.c). Each node is a host of its own (its own Lua
+-- src/runtime/nodes/simnodes.c). Each node is a host of its own (its own Lua
 -- state, tree, names and modules) running a script; the world (the
 -- scenario) steps them all on one virtual clock, and a simulated bus
 -- carries the node layer (lua/tend/node.lua) between them as NATS would,

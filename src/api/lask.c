@@ -5,10 +5,10 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/promise.h"
-#include "runtime/sched.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/value.h"
 
 #define DEFAULT_ASK_TIMEOUT 5.0
 

@@ -9,10 +9,10 @@
 
 #include "api/api.h"
 #include "base/backoff.h"
-#include "runtime/backoff_sup.h"
-#include "runtime/copy.h"
-#include "runtime/error.h"
-#include "runtime/stash.h"
+#include "runtime/supervision/backoff_sup.h"
+#include "runtime/core/copy.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/stash.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
 

@@ -4,8 +4,8 @@
  * (one Lua state: no ask is needed). A dead supervisor gives nil and a
  * message; anything else that is not a backoff supervisor raises. */
 #include "api/api.h"
-#include "runtime/backoff_sup.h"
-#include "runtime/error.h"
+#include "runtime/supervision/backoff_sup.h"
+#include "runtime/core/error.h"
 
 /* The backoff supervisor at idx, or NULL (nil and a message pushed) when
  * it is dead. */

@@ -5,13 +5,13 @@
  * one before a behavior gets a message (crash_on). Both run protected and
  * cannot wait. */
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/event.h"
-#include "runtime/promise.h"
-#include "runtime/runq.h"
-#include "runtime/sched.h"
-#include "runtime/supervise.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/core/event.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/runq.h"
+#include "runtime/core/sched.h"
+#include "runtime/supervision/supervise.h"
+#include "runtime/core/value.h"
 
 /* The registry keys of the Lua filters (the addresses are the keys). */
 static const char send_key = 's', receive_key = 'r';

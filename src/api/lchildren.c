@@ -2,8 +2,8 @@
  * count_children, start_child, terminate_child): tend.children,
  * tend.count_children, tend.start_child, tend.stop_child. */
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/names.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/names.h"
 
 static const char *restart_name(const tend_actor *a) {
   switch ((tend_restart_type)a->restart_type) {

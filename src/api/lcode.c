@@ -5,9 +5,9 @@
  * at its next message boundary and puts that message back in front. */
 #include "api/api.h"
 #include "base/timer.h"
-#include "runtime/promise.h"
-#include "runtime/value.h"
-#include "runtime/watch.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/value.h"
+#include "runtime/core/watch.h"
 
 static const char *op_name(const tend_actor *a) {
   switch ((tend_actor_op)a->op) {

@@ -3,11 +3,11 @@
  * are about the actor itself. Other files add their methods (spawn, after,
  * ask, watch, log, ...) with tend_ctx_add_methods. */
 #include "api/api.h"
-#include "runtime/backoff_sup.h"
-#include "runtime/error.h"
-#include "runtime/lifecycle.h"
-#include "runtime/typed.h"
-#include "runtime/value.h"
+#include "runtime/supervision/backoff_sup.h"
+#include "runtime/core/error.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/supervision/typed.h"
+#include "runtime/core/value.h"
 
 tend_actor *tend_check_ctx(lua_State *L, int idx) {
   tend_actor *a = lua_touserdata(L, idx);

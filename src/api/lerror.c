@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
+#include "runtime/core/error.h"
 
 /* Builds an error value from (kind, message, data) at 1..3 for fn. */
 static void build(lua_State *L, const char *fn) {

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/event.h"
-#include "runtime/lifecycle.h"
-#include "runtime/sched.h"
+#include "runtime/core/error.h"
+#include "runtime/core/event.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/sched.h"
 
 /* tend.stop(ref): stop any actor: a normal stop, or "shutdown" when its
  * supervisor calls it (as ctx:stop(child)). An actor that stops

@@ -8,10 +8,10 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/http.h"
-#include "runtime/sched.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/io/http/http.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/value.h"
 
 #define FN "tend.http.request"
 #define HTTP_REQUEST_MT "tend.HttpRequest"

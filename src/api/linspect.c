@@ -4,14 +4,14 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/event.h"
-#include "runtime/process.h"
-#include "runtime/supervise.h"
-#include "runtime/tcp.h"
-#include "runtime/sched.h"
-#include "runtime/send.h"
-#include "runtime/watch.h"
+#include "runtime/core/error.h"
+#include "runtime/core/event.h"
+#include "runtime/io/process/process.h"
+#include "runtime/supervision/supervise.h"
+#include "runtime/io/tcp/tcp.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/send.h"
+#include "runtime/core/watch.h"
 
 /* Seconds a's current call has run when it was preempted in the middle
  * of it (a busy loop: runtime/preempt.h), else -1. An actor blocked in

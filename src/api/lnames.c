@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/names.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/names.h"
 
 /* A name at idx: a non-empty string of at most 255 bytes that does not
  * start with '/' (that is a path). */

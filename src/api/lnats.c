@@ -7,10 +7,10 @@
 
 #include "api/api.h"
 #include "base/privdir.h"
-#include "runtime/error.h"
-#include "runtime/nats.h"
-#include "runtime/sched.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/nodes/nats.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/value.h"
 
 #define NATS_MT "tend.Nats"
 

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/event.h"
-#include "runtime/process.h"
-#include "runtime/sched.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/core/event.h"
+#include "runtime/io/process/process.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/value.h"
 
 #define PROCESS_MT "tend.Process"
 

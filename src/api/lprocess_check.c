@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/process.h"
+#include "runtime/core/error.h"
+#include "runtime/io/process/process.h"
 
 extern char **environ;
 

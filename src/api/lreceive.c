@@ -4,10 +4,10 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/inbox.h"
-#include "runtime/promise.h"
-#include "runtime/sched.h"
+#include "runtime/core/error.h"
+#include "runtime/core/inbox.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/sched.h"
 
 static int receive_k(lua_State *L, int status, lua_KContext k);
 

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/core/value.h"
 
 /* ref:send(msg) and tend.send(ref_or_name, msg): the sender is the
  * running actor, if any. A registered name or a path that names no live

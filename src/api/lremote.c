@@ -7,10 +7,10 @@
 #include <uv.h>
 
 #include "api/api.h"
-#include "runtime/event.h"
-#include "runtime/ref.h"
-#include "runtime/remote.h"
-#include "runtime/value.h"
+#include "runtime/core/event.h"
+#include "runtime/core/ref.h"
+#include "runtime/nodes/remote.h"
+#include "runtime/core/value.h"
 
 /* h->remote_send: router(proxy, msg, sender or nil). Its error (a message
  * that cannot travel) is raised in the sender's code when the send was

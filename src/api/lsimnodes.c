@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/simnodes.h"
+#include "runtime/nodes/simnodes.h"
 
 static tend_host *world_of(tend_host *h) {
   return h->world ? h->world : h;

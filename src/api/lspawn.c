@@ -2,8 +2,8 @@
  * created (DESIGN §3.1, §7), then an actor, a backoff supervisor
  * (lbackoff.c) or a typed actor (ltyped.c). */
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/stash.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/stash.h"
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
                      const char *fn) {

@@ -3,9 +3,9 @@
  * and ctx:set_receive_timeout, ctx:receive_timeout (Akka's
  * ReceiveTimeout, OTP's `after`; runtime/rtimeout.h). */
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/rtimeout.h"
-#include "runtime/stash.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/rtimeout.h"
+#include "runtime/supervision/stash.h"
 
 /* ctx:stash(): keeps the message being received (and its sender) */
 static int l_ctx_stash(lua_State *L) {

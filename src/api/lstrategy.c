@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
+#include "runtime/core/error.h"
 
 #define TEND_DECIDER_MT "tend.Decider"
 

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/ref.h"
-#include "runtime/sched.h"
-#include "runtime/tcp.h"
-#include "runtime/value.h"
+#include "runtime/core/error.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/sched.h"
+#include "runtime/io/tcp/tcp.h"
+#include "runtime/core/value.h"
 
 /* Raises an error of kind with message "fn: text" and e.reason = reason. */
 static int raise_named(lua_State *L, const char *kind, const char *fn,

@@ -3,10 +3,10 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/copy.h"
-#include "runtime/error.h"
-#include "runtime/sched.h"
-#include "runtime/timers.h"
+#include "runtime/core/copy.h"
+#include "runtime/core/error.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/timers.h"
 
 #define TEND_TIMER_MT "tend.Timer"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/error.h"
-#include "runtime/stash.h"
-#include "runtime/typed.h"
+#include "runtime/core/error.h"
+#include "runtime/supervision/stash.h"
+#include "runtime/supervision/typed.h"
 
 #define ACTION_MT "tend.TypedAction"
 #define SPEC_MT "tend.SupervisedSpec"

@@ -12,8 +12,8 @@
 
 #include "api/api.h"
 #include "cli/repl.h"
-#include "runtime/event.h"
-#include "runtime/host.h"
+#include "runtime/core/event.h"
+#include "runtime/core/host.h"
 
 static const char usage[] =
     "usage: tend [options] SCRIPT [ARGS...]   run a script\n"

@@ -22,11 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/lifecycle.h"
-#include "runtime/promise.h"
-#include "runtime/ref.h"
-#include "runtime/sched.h"
-#include "runtime/value.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/sched.h"
+#include "runtime/core/value.h"
 
 #define PROMPT "> "
 #define MORE_PROMPT ">> "

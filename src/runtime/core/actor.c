@@ -1,0 +1,265 @@
+/* actor: records, paths, refs, spawn and send (see actor.h). */
+#include "runtime/core/actor.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/core/error.h"
+#include "runtime/core/event.h"
+#include "runtime/core/host.h"
+#include "runtime/core/promise.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/sched.h"
+#include "runtime/supervision/supervise.h"
+#include "runtime/supervision/typed.h"
+#include "runtime/core/value.h"
+
+/* ------------------------------------------------------------ lookups */
+
+void tend_actor_push_ctx(lua_State *L, const tend_host *h,
+                         const tend_actor *a) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
+  lua_rawgeti(L, -1, a->id);
+  lua_replace(L, -2);
+}
+
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen) {
+  tend_actor *a = id ? tend_slots_get(&h->ids, id, gen) : NULL;
+  if (a == NULL || a->kind != TEND_ENTITY_ACTOR || a->state == TEND_ACTOR_DEAD)
+    return NULL;
+  return a;
+}
+
+/* Replaces the record at the top with its canonical ref (made and cached
+ * in its user value on first use). */
+static void to_canonical_ref(lua_State *L, const tend_actor *a) {
+  if (lua_getiuservalue(L, -1, TEND_UV_REF) == LUA_TNIL) {
+    lua_pop(L, 1);
+    tend_ref_new(L, a->id, a->gen);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, -3, TEND_UV_REF);
+  }
+  lua_replace(L, -2);
+}
+
+void tend_actor_record_to_ref(lua_State *L, const tend_actor *a) {
+  to_canonical_ref(L, a);
+}
+
+void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
+  lua_pushvalue(L, ctx);
+  to_canonical_ref(L, a);
+  lua_insert(L, -2);
+  tend_ref_set_path(L, -2);
+  lua_pop(L, 1);
+}
+
+int tend_actor_push_cached_path(lua_State *L, int ctx) {
+  int top = lua_gettop(L);
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TUSERDATA &&
+      lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  lua_settop(L, top); /* what was pushed, one value or two */
+  return 0;
+}
+
+void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
+  tend_actor_push_ctx(L, h, a);
+  if (lua_isnil(L, -1)) { /* dead and no longer anchored: rebuilt */
+    lua_pop(L, 1);
+    if (a->parent)
+      tend_actor_push_path(L, h, a->parent);
+    else
+      lua_pushliteral(L, "");
+    lua_pushfstring(L, "/$%I", (lua_Integer)a->seq);
+    lua_concat(L, 2);
+    return;
+  }
+  to_canonical_ref(L, a); /* the path lives in the actor's canonical ref */
+  if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) {
+    lua_pop(L, 1); /* anonymous, first use: parent path + "/$seq" */
+    tend_actor_push_path(L, h, a->parent);
+    lua_pushfstring(L, "/$%I", (lua_Integer)a->seq);
+    lua_concat(L, 2);
+    lua_pushvalue(L, -1);
+    tend_ref_set_path(L, -3);
+  }
+  lua_replace(L, -2); /* leave the path */
+}
+
+void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->state == TEND_ACTOR_DEAD) { /* no anchor any more */
+    tend_ref_new(L, a->id, a->gen);
+    return;
+  }
+  tend_actor_push_ctx(L, h, a);
+  to_canonical_ref(L, a);
+}
+
+int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
+                         const char *name) {
+  if (!(a->flags & TEND_AF_HOOKS)) return 0;
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR); /* ctx hooks */
+  if (tend_value_hook(L, -1, name) != LUA_TFUNCTION) {
+    lua_pop(L, 3);
+    return 0;
+  }
+  lua_insert(L, -3); /* fn ctx hooks */
+  lua_remove(L, -2); /* fn hooks */
+  return 1;
+}
+
+/* ------------------------------------------------------------ ext */
+
+static const size_t ext_refs[] = {TEND_EXT(decider_ref), TEND_EXT(args_ref),
+                                  TEND_EXT(error_ref), TEND_EXT(failed_msg_ref),
+                                  TEND_EXT(cause_ref)};
+
+static int *ref_field(tend_actor_ext *x, size_t field) {
+  return (int *)(void *)((char *)x + field);
+}
+
+tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
+  if (a->ext) return a->ext;
+  a->ext = calloc(1, sizeof *a->ext);
+  if (a->ext) {
+    for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
+      *ref_field(a->ext, ext_refs[i]) = LUA_NOREF;
+    a->ext->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
+  }
+  return a->ext;
+}
+
+void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a) {
+  (void)h;
+  tend_actor_ext *x = a->ext;
+  if (x == NULL) return;
+  for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
+    luaL_unref(L, LUA_REGISTRYINDEX, *ref_field(x, ext_refs[i]));
+  tend_window_free(&x->child_window);
+  tend_window_free(&x->group_window);
+  free(x);
+  a->ext = NULL;
+}
+
+void tend_actor_push_ext(lua_State *L, const tend_actor *a, size_t field) {
+  if (a->ext == NULL)
+    lua_pushnil(L);
+  else
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref_field(a->ext, field));
+}
+
+int64_t tend_actor_shutdown_ns(const tend_actor *a) {
+  return a->ext ? a->ext->shutdown_ns : TEND_SHUTDOWN_NS;
+}
+
+int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
+  if (ns == tend_actor_shutdown_ns(a)) return 1;
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (x == NULL) return 0;
+  x->shutdown_ns = ns;
+  return 1;
+}
+
+void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (x == NULL) {
+    lua_pop(L, 1);
+    return;
+  }
+  int *r = ref_field(x, field);
+  if (*r > 0 && !lua_isnil(L, -1)) { /* its slot, overwritten: a restart */
+    lua_rawseti(L, LUA_REGISTRYINDEX, *r); /* pays no unref and ref */
+    return;
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, *r);
+  *r = luaL_ref(L, LUA_REGISTRYINDEX); /* nil: LUA_REFNIL */
+}
+
+void tend_actor_set_strategy(lua_State *L, tend_actor *a,
+                             const tend_strategy *s, int decider) {
+  if (decider) decider = lua_absindex(L, decider);
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (x == NULL) luaL_error(L, "out of memory");
+  x->strategy = *s;
+  x->has_strategy = 1;
+  if (decider)
+    lua_pushvalue(L, decider);
+  else
+    lua_pushnil(L);
+  tend_actor_set_ext(L, a, TEND_EXT(decider_ref));
+}
+
+/* ------------------------------------------------------------ spawn */
+
+/* Gives a its id and anchors its userdata (at the top of the stack). */
+static int register_record(lua_State *L, tend_host *h, tend_actor *a) {
+  a->id = tend_slots_alloc(&h->ids, a, &a->gen);
+  if (a->id == 0) return -1;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, a->id); /* anchors[id] = udata */
+  lua_pop(L, 1);
+  return 0;
+}
+
+tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
+  tend_actor *a = lua_newuserdatauv(L, sizeof *a, TEND_UV_COUNT);
+  memset(a, 0, sizeof *a);
+  a->magic = TEND_ACTOR_MAGIC;
+  a->kind = TEND_ENTITY_ACTOR;
+  a->parent = parent;
+  a->seq = ++h->next_seq;
+  if (h->ctx_mt_ref) /* by its integer key (a name is hashed) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->ctx_mt_ref);
+  else
+    luaL_getmetatable(L, TEND_CTX_MT);
+  lua_setmetatable(L, -2);
+  if (register_record(L, h, a) != 0) luaL_error(L, "too many actors");
+  return a;
+}
+
+tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
+  tend_actor *a = tend_actor_new(L, h, NULL);
+  a->state = TEND_ACTOR_RUNNING;
+  a->flags |= TEND_AF_GUARDIAN | TEND_AF_NAMED;
+  lua_pushfstring(L, "/%s", name);
+  tend_actor_set_path(L, a, -2);
+  lua_pop(L, 1);
+  return a;
+}
+
+/* ------------------------------------------------------------ refs */
+
+tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r) {
+  return tend_actor_live(h, r->id, r->gen);
+}
+
+void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen) {
+  if (id == 0) {
+    lua_pushnil(L);
+    return;
+  }
+  tend_actor *a = tend_slots_get(&h->ids, id, gen);
+  if (a && a->kind == TEND_ENTITY_ACTOR)
+    tend_actor_push_ref(L, h, a);
+  else
+    tend_ref_new(L, id, gen);
+}
+
+void tend_ref_push_path(lua_State *L, tend_host *h, int idx) {
+  tend_ref *r = tend_ref_test(L, idx);
+  void *e = tend_slots_get(&h->ids, r->id, r->gen);
+  if (e && ((tend_actor *)e)->kind == TEND_ENTITY_ACTOR) {
+    tend_actor_push_path(L, h, e);
+  } else if (e) {
+    lua_pushfstring(L, "/temp/$%I", (lua_Integer)r->id);
+  } else if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "/deadLetters");
+  }
+}

@@ -1,0 +1,209 @@
+/* promise: pending asks (see promise.h). */
+#include "runtime/core/promise.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+
+#include "runtime/core/error.h"
+#include "runtime/core/runq.h"
+#include "runtime/core/timers.h"
+#include "runtime/core/value.h"
+
+/* Takes p out of its target's held list. */
+static void unhold(tend_host *h, tend_promise *p) {
+  tend_actor *t = p->target;
+  if (t == NULL) return;
+  if (p->held_prev)
+    p->held_prev->held_next = p->held_next;
+  else if (t->ext)
+    t->ext->held = p->held_next;
+  if (p->held_next) p->held_next->held_prev = p->held_prev;
+  p->target = NULL;
+  p->held_prev = p->held_next = NULL;
+  p->queued = 0;
+  h->held--;
+}
+
+static void release(tend_host *h, tend_promise *p) {
+  unhold(h, p);
+  tend_slots_release(&h->ids, p->id);
+  free(p);
+}
+
+tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
+                               int64_t timeout_ns, const char *fn) {
+  tend_promise *p = malloc(sizeof *p);
+  if (p == NULL) luaL_error(L, "%s: out of memory", fn);
+  p->kind = TEND_ENTITY_PROMISE;
+  p->asker = a;
+  p->timeout = NULL;
+  p->target = NULL;
+  p->held_prev = p->held_next = NULL;
+  p->queued = p->via_id = p->via_gen = 0;
+  p->id = tend_slots_alloc(&h->ids, p, &p->gen);
+  if (p->id == 0) {
+    free(p);
+    luaL_error(L, "%s: too many ids in use", fn);
+  }
+  a->wait_seq++;
+  if (timeout_ns >= 0) {
+    p->timeout = tend_timer_arm(L, h, TEND_TIMER_ASK, a, timeout_ns, 0, 0);
+    if (p->timeout == NULL) {
+      release(h, p);
+      luaL_error(L, "%s: out of memory", fn);
+    }
+  }
+  a->promise = p;
+  a->wake = TEND_WAKE_TIMEOUT;
+  return p;
+}
+
+void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target) {
+  tend_actor_ext *x = tend_actor_ext_get(target);
+  if (x == NULL || p->target) return;
+  p->target = target;
+  p->held_prev = NULL;
+  p->held_next = x->held;
+  if (x->held) x->held->held_prev = p;
+  x->held = p;
+  h->held++;
+}
+
+/* The held promise whose id is m's sender, or NULL. */
+static tend_promise *held_sender(const tend_host *h, const tend_msg *m) {
+  tend_promise *p = tend_slots_get(&h->ids, m->sender_id, m->sender_gen);
+  return p && p->kind == TEND_ENTITY_PROMISE && p->target ? p : NULL;
+}
+
+/* The held p goes to `to`; 0 when to cannot hold it (out of memory: p
+ * stays where it was). */
+static int move(tend_host *h, tend_promise *p, tend_actor *to) {
+  if (p->target == to) return 1;
+  if (tend_actor_ext_get(to) == NULL) return 0;
+  unhold(h, p);
+  tend_promise_hold(h, p, to);
+  return 1;
+}
+
+void tend_promise_enqueue_held(tend_host *h, tend_actor *a, tend_msg *m) {
+  tend_promise *p = held_sender(h, m);
+  if (p == NULL) return;
+  if (p->target != a) {
+    tend_actor *c = h->current;
+    if (c && c != a && p->via_id == c->id && p->via_gen == c->gen) {
+      move(h, p, c); /* sent on to several: c holds it again (taken) */
+      return;
+    }
+    if (p->queued) return; /* its holder has not taken it: not sent on */
+    tend_actor *from = p->target;
+    if (!move(h, p, a)) return;
+    p->via_id = from->id; /* its holder sent it on: a holds it now */
+    p->via_gen = from->gen;
+  }
+  p->queued++;
+  m->held = 1;
+}
+
+void tend_promise_dequeue_held(tend_host *h, const tend_actor *a,
+                               const tend_msg *m) {
+  tend_promise *p = held_sender(h, m);
+  if (p && p->target == a && p->queued) p->queued--;
+}
+
+int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                         tend_value v) {
+  tend_actor *asker = p->asker;
+  if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
+  tend_promise_cancel(L, h, asker);
+  asker->wake_value = v;
+  tend_runq_wake(h, asker, TEND_WAKE_OK);
+  return 1;
+}
+
+void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_promise *p = a->promise;
+  if (p == NULL) return;
+  tend_timer_cancel(L, h, p->timeout);
+  a->promise = NULL;
+  release(h, p);
+}
+
+void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a) {
+  if (a->wait != TEND_WAIT_RECEIVE) return;
+  tend_promise_cancel(L, h, a);
+  tend_runq_wake(h, a, TEND_WAKE_OK);
+}
+
+/* Pushes the AskFailed error for an ask to a that ended (why) with the
+ * cause at stack index cause. */
+static void push_failure(lua_State *L, tend_host *h, tend_actor *a,
+                         tend_promise_end why, int cause) {
+  tend_actor_push_path(L, h, a);
+  if (tend_error_is(L, cause))
+    tend_error_describe(L, cause);
+  else
+    luaL_tolstring(L, cause, NULL); /* a reason string */
+  lua_pushfstring(L, "%s %s before replying (%s)", lua_tostring(L, -2),
+                  why == TEND_PROMISE_RESTART ? "restarted" : "stopped",
+                  lua_tostring(L, -1));
+  tend_error_new(L, "AskFailed", lua_tostring(L, -1));
+  lua_pushvalue(L, cause);
+  lua_setfield(L, -2, "cause");
+  lua_replace(L, -4);
+  lua_pop(L, 2);
+}
+
+void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
+                            tend_promise_end why, int cause) {
+  if (a->ext == NULL || a->ext->held == NULL) return;
+  int top = lua_gettop(L);
+  if (cause == 0) {
+    tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
+    cause = lua_gettop(L);
+  } else {
+    cause = lua_absindex(L, cause);
+  }
+  tend_promise *next;
+  for (tend_promise *p = a->ext->held; p; p = next) {
+    next = p->held_next;
+    if (why == TEND_PROMISE_RESTART && p->queued) continue; /* answered */
+    tend_actor *asker = p->asker;
+    if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) {
+      unhold(h, p);
+      continue;
+    }
+    tend_value v;
+    push_failure(L, h, a, why, cause);
+    int stored = tend_value_store(L, h, -1, &v) == 0;
+    lua_pop(L, 1);
+    if (!stored) { /* out of memory: it times out instead */
+      unhold(h, p);
+      continue;
+    }
+    tend_promise_cancel(L, h, asker);
+    tend_value_drop(L, h, &asker->wake_value);
+    asker->wake_value = v;
+    tend_runq_wake(h, asker, TEND_WAKE_FAILED);
+  }
+  lua_settop(L, top);
+}
+
+void tend_promise_free_at_close(tend_host *h, tend_promise *p) {
+  (void)h;
+  free(p); /* its id goes with the table */
+}
+
+/* No reply in time: the asker wakes without one. */
+static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
+                       tend_actor *a) {
+  if (a == NULL || a->wait_seq != t->tag ||
+      (a->wait != TEND_WAIT_ASK && a->wait != TEND_WAIT_RECEIVE))
+    return;
+  if (a->promise) a->promise->timeout = NULL; /* t: the timer loop frees it */
+  tend_promise_cancel(L, h, a);
+  tend_runq_wake(h, a, TEND_WAKE_TIMEOUT);
+}
+
+void tend_promise_init(tend_host *h) {
+  h->on_fire[TEND_TIMER_ASK] = on_timeout;
+}

@@ -1,0 +1,41 @@
+/* codec: Lua values as msgpack bytes (msgpack-c), for messages that leave
+ * the process (nodes, issue 14). What travels: nil, booleans, integers,
+ * floats, strings (binary-safe), tables (a list 1..n as a msgpack array,
+ * anything else as a map; nested; a table reached twice is encoded twice;
+ * metatables stay behind) and refs (msgpack extension type
+ * TEND_CODEC_EXT_REF: [node, id, gen]). A function, a coroutine, a
+ * userdata that is no ref, a table inside itself (a cycle), nesting deeper
+ * than TEND_CODEC_DEPTH, or more bytes than the limit are refused, with a
+ * message naming what and where ("msg.items[3]: a function cannot leave
+ * the node"). Decoding never trusts its input: truncated or malformed bytes,
+ * trailing bytes, too deep nesting, a map key that is nil or NaN are
+ * refused with a message, never a crash. */
+#ifndef TEND_CODEC_H
+#define TEND_CODEC_H
+
+#include <lua.h>
+#include <stddef.h>
+
+#include "runtime/core/host.h"
+
+#define TEND_CODEC_DEPTH 32 /* tables within tables (msgpack-c decodes 32) */
+#define TEND_CODEC_LIMIT (1u << 20) /* default size limit: NATS max_payload */
+#define TEND_CODEC_EXT_REF 1        /* msgpack ext type of a ref */
+
+typedef enum tend_codec_status {
+  TEND_CODEC_OK = 0,
+  TEND_CODEC_NOT_SERIALIZABLE, /* a value that cannot leave the node */
+  TEND_CODEC_TOO_LARGE,        /* over the size limit */
+  TEND_CODEC_BAD_MESSAGE       /* bytes that are not one encoded value */
+} tend_codec_status;
+
+/* Encodes the value at idx; pushes the bytes (a string) and returns
+ * TEND_CODEC_OK, or pushes a message and returns why not. */
+tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
+                                    size_t limit);
+/* Decodes n bytes; pushes the value and returns TEND_CODEC_OK, or pushes a
+ * message and returns TEND_CODEC_BAD_MESSAGE. */
+tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,
+                                    const char *data, size_t n);
+
+#endif

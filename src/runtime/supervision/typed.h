@@ -1,0 +1,75 @@
+/* typed: typed-style supervision (DESIGN §3.4, Akka Typed's
+ * Behaviors.supervise): an actor that handles its own failures by clauses
+ * matched on the error kind, first match wins: restart, resume, stop,
+ * restart with a limit, restart with backoff (the actor waits, suspended,
+ * then restarts itself; its mailbox may stash meanwhile). A failure no
+ * clause matches goes to the supervisor as usual. */
+#ifndef TEND_TYPED_H
+#define TEND_TYPED_H
+
+#include <lua.h>
+
+#include "base/backoff.h"
+#include "base/strategy.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+
+typedef enum tend_typed_kind {
+  TEND_TYPED_RESTART,
+  TEND_TYPED_RESUME,
+  TEND_TYPED_STOP,
+  TEND_TYPED_RESTART_WITH_LIMIT,
+  TEND_TYPED_RESTART_WITH_BACKOFF
+} tend_typed_kind;
+
+/* What a clause does (made and validated once by the API's builders). */
+typedef struct tend_typed_action {
+  tend_typed_kind what;
+  tend_limit limit;       /* RESTART_WITH_LIMIT */
+  tend_delay_cfg delays;  /* RESTART_WITH_BACKOFF */
+  int64_t reset_after_ns; /* RESTART_WITH_BACKOFF: 0 = min_backoff */
+  int64_t max_restarts;   /* RESTART_WITH_BACKOFF: -1 unlimited */
+  uint32_t stash;         /* RESTART_WITH_BACKOFF: 0 = unbounded */
+} tend_typed_action;
+
+typedef struct tend_typed_clause {
+  char *kind; /* error kind, or "*" (owned) */
+  tend_typed_action action;
+} tend_typed_clause;
+
+struct tend_typed {
+  uint32_t n; /* clauses, first match wins */
+  tend_typed_clause *c;
+  tend_delay_state delays;   /* backoff restarts */
+  uint32_t incarnation;      /* bumped at each failure; timers carry it */
+  uint32_t backoff_restarts; /* restarts with backoff since the last reset */
+  int waiting;               /* 1: waiting for a backoff restart */
+  uint32_t stash;            /* mailbox bound while waiting, 0 = none */
+  tend_reset_trap trap;      /* backoff failures in a row after a reset */
+};
+
+/* The name of a clause's action ("restart_with_backoff", ...). */
+const char *tend_typed_name(tend_typed_kind k);
+/* Spawns a typed actor under parent: factory at stack index factory, n
+ * clauses whose kinds are copied (options o, all checked). Pushes its ref;
+ * raises when out of memory, nothing spawned. */
+tend_actor *tend_typed_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_typed_clause *c,
+                             uint32_t n, const tend_spawn_opts *o);
+/* The error at the top of L failed typed actor a: returns 1 if a clause
+ * handled it (error popped), 0 to go on as usual (error left). */
+int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a);
+/* A typed actor's restart completed. */
+void tend_typed_restarted(lua_State *L, tend_host *h, tend_actor *a);
+/* ctx:reset_backoff() from typed actor a: returns 1, or 0 if a is not
+ * typed. */
+int tend_typed_reset(tend_actor *a);
+/* While a typed actor waits for a backoff restart: its stash bound (the
+ * mailbox keeps that many, dropping the oldest), else 0. */
+uint32_t tend_typed_stash(const tend_actor *a);
+/* Frees a's typed state (at death or close). */
+void tend_typed_free(tend_actor *a);
+/* Registers the timer kinds this file owns (TYPED_RESTART, TYPED_RESET). */
+void tend_typed_init(tend_host *h);
+
+#endif
