@@ -10,7 +10,13 @@
 --   3. src/base and src/runtime register no Lua functions (luaL_Reg);
 --   4. no object OBJ_DIR/<layer>/<name>.o uses a symbol (nm -u) that an
 --      object of a layer above defines (nm -g --defined-only);
---   5. no .c or .h file has more than 700 lines.
+--   5. no .c or .h file has more than 700 lines;
+--   6. inside src/runtime, the wings (docs/design.md §8): a file of core/
+--      includes and calls only core/; a file of another wing
+--      (supervision/, io/process/, io/tcp/, io/http/, nodes/) only its own
+--      folder and core/ (the core reaches the wings through the driver
+--      table, core/driver.h); only the files at the root of src/runtime
+--      (drivers.c, which lists the drivers) may name every wing.
 -- Also reported, without failing: the loops in the call graph among the
 -- runtime files (Tarjan's strongly connected components).
 -- Every .c and .h file must sit in a layer folder; build/obj/modules.o
@@ -71,6 +77,19 @@ local function is_lua_header(name)
   return base:find("^lua") or base:find("^lauxlib")
 end
 
+-- The wing of a runtime path ("runtime/io/tcp/tcp.c" -> "io/tcp"; "" for
+-- the files at the root of runtime), or nil outside runtime.
+local function wing_of(rel)
+  local rest = rel:match("^runtime/(.*)$")
+  if not rest then return nil end
+  return rest:match("^(io/[^/]+)/") or rest:match("^([^/]+)/") or ""
+end
+
+-- May a file of wing `from` use one of wing `to`? (rule 6)
+local function wing_allows(from, to)
+  return from == to or to == "core" or from == ""
+end
+
 local function check_include(file, layer, name, exists)
   local target = layer_of(name)
   if not target then
@@ -82,6 +101,11 @@ local function check_include(file, layer, name, exists)
   end
   if RANK[target] > RANK[layer] then
     violation(file, ("includes %s, and %s is above %s"):format(name, target, layer))
+  end
+  local from, to = wing_of(file:sub(#src_dir + 2)), wing_of(name)
+  if from and to and not wing_allows(from, to) then
+    violation(file, ("includes %s: runtime/%s may use only its own folder and core/")
+      :format(name, from))
   end
 end
 
@@ -132,6 +156,11 @@ local function check_calls(objs, definer)
       if d and RANK[d.layer] > RANK[o.layer] then
         violation(src_dir .. "/" .. o.src, ("calls %s, defined in %s/%s (%s is above %s)")
           :format(sym, src_dir, d.src, d.layer, o.layer))
+      end
+      local from, to = wing_of(o.src), d and wing_of(d.src)
+      if from and to and not wing_allows(from, to) then
+        violation(src_dir .. "/" .. o.src, ("calls %s, defined in %s/%s: runtime/%s may use only its own folder and core/")
+          :format(sym, src_dir, d.src, from))
       end
     end
   end

@@ -10,7 +10,7 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/runq.h"
 #include "runtime/core/sched.h"
-#include "runtime/supervision/supervise.h"
+#include "runtime/core/failure.h"
 #include "runtime/core/value.h"
 
 /* The registry keys of the Lua filters (the addresses are the keys). */

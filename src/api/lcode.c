@@ -12,8 +12,10 @@
 static const char *op_name(const tend_actor *a) {
   switch ((tend_actor_op)a->op) {
     case TEND_OP_NONE: return "idle";
-    case TEND_OP_FACTORY: return "factory";
-    case TEND_OP_PRE_START: return "pre_start";
+    case TEND_OP_FACTORY:
+    case TEND_OP_RESTART_FACTORY: return "factory";
+    case TEND_OP_PRE_START:
+    case TEND_OP_RESTART_PRE_START: return "pre_start";
     case TEND_OP_RECEIVE: return "receive";
     case TEND_OP_POST_STOP: return "post_stop";
     case TEND_OP_TASK: return "task";
@@ -21,6 +23,7 @@ static const char *op_name(const tend_actor *a) {
     case TEND_OP_PRE_RESTART: return "pre_restart";
     case TEND_OP_RESTART_STOP: return "restart_stop";
     case TEND_OP_POST_RESTART: return "post_restart";
+    case TEND_OP_KINDS: break;
   }
   return "?";
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "runtime/drivers.h"
 #include "runtime/nodes/simnodes.h"
 
 static tend_host *world_of(tend_host *h) {
@@ -79,6 +80,7 @@ static int l_open(lua_State *L) {
       .seed = seed_for(w->seed, name, i >= 0 ? tend_sim_inc(w, i) : 0),
       .log_level = w->log_level,
       .copy_messages = w->copy_messages,
+      .drivers = tend_drivers,
       .open = w->open,
       .world = w,
       .node_name = name,

@@ -49,8 +49,9 @@ typedef enum tend_msg_kind {
   TEND_MSG_RESTART_SELF, /* restart that ends its own failure */
   TEND_MSG_GROUP_STEP,   /* to a parent: a member of its group restart is
                             stopped (held) or gone: the next one goes */
-  TEND_MSG_RESTART_GO    /* to a held member: its group is stopped: build
+  TEND_MSG_RESTART_GO,   /* to a held member: its group is stopped: build
                             the new instance */
+  TEND_MSG_KINDS
 } tend_msg_kind;
 
 typedef struct tend_msg tend_msg;

@@ -14,6 +14,7 @@
 #include "cli/repl.h"
 #include "runtime/core/event.h"
 #include "runtime/core/host.h"
+#include "runtime/drivers.h"
 
 static const char usage[] =
     "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
@@ -367,6 +368,7 @@ int main(int argc, char **argv) {
                                     : (o.test || o.scenario) ? TEND_LOG_ERROR
                                                              : TEND_LOG_WARN),
       .copy_messages = o.copy_messages,
+      .drivers = tend_drivers,
       .open = open_lua,
   };
   tend_host *h = tend_host_open(&cfg);

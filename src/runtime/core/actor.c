@@ -5,14 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
 #include "runtime/core/host.h"
-#include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
-#include "runtime/core/sched.h"
-#include "runtime/supervision/supervise.h"
-#include "runtime/supervision/typed.h"
 #include "runtime/core/value.h"
 
 /* ------------------------------------------------------------ lookups */

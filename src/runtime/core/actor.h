@@ -111,8 +111,11 @@ typedef enum tend_actor_op {
   TEND_OP_TASK,        /* a task's function (main chunk, tend.after) */
   TEND_OP_DECIDE,      /* the decider on a child's failure (err, child) */
   TEND_OP_PRE_RESTART, /* hooks.pre_restart(self, err, msg, ctx) */
-  TEND_OP_RESTART_STOP, /* default pre_restart: hooks.post_stop */
-  TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
+  TEND_OP_RESTART_STOP,      /* default pre_restart: hooks.post_stop */
+  TEND_OP_POST_RESTART,      /* hooks.post_restart(self, err, ctx) */
+  TEND_OP_RESTART_FACTORY,   /* a restart's factory(ctx, args...) */
+  TEND_OP_RESTART_PRE_START, /* a restart's default post_restart: pre_start */
+  TEND_OP_KINDS
 } tend_actor_op;
 
 /* Why an actor stops; says what watchers see and whether a permanent
@@ -209,6 +212,14 @@ typedef struct tend_actor_ext {
   tend_typed *typed;         /* typed supervision clauses, or NULL */
   tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
   tend_rtimeout *rtimeout;   /* ctx:set_receive_timeout (rtimeout.h) */
+  int receiving_ref;         /* > 0: the registry slot where the scheduler
+                                keeps the message being received (set by
+                                the stash, which owns it) */
+  int64_t received_at;       /* when its behavior last got a message (kept
+                                while rtimeout is set) */
+  uint32_t hold;             /* > 0: waiting for a restart, its mailbox
+                                keeps the newest `hold` messages (typed
+                                backoff), else its own capacity rules */
   int64_t max_ns;            /* max_message_time, 0 for none */
   const char *max_path;      /* with max_ns: its path, kept by its ref (the
                                 watchdog names a stuck actor without Lua) */

@@ -8,17 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/supervision/backoff_sup.h"
 #include "runtime/core/event.h"
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
-#include "runtime/supervision/rtimeout.h"
 #include "runtime/core/runq.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/send.h"
-#include "runtime/supervision/stash.h"
 #include "runtime/core/timers.h"
-#include "runtime/supervision/typed.h"
 #include "runtime/core/watch.h"
 
 #define PUMP_JUMPS 256 /* virtual-clock jumps per loop iteration */
@@ -47,17 +43,19 @@ static int panic(lua_State *L) {
 static void on_idle(uv_idle_t *handle);
 static void on_timer(uv_timer_t *handle);
 
-/* The earliest due time of the host's timers and of its simulated nodes
- * (-1: none); *busy: an actor (of either) can run now. */
+/* The earliest due time of the host's timers and of its drivers' own work
+ * (the simulated nodes; -1: none); *busy: something can run now. */
 static int64_t next_due(tend_host *h, int *busy) {
   tend_timer *top = tend_timer_heap_top(&h->timers);
   int64_t next = top ? top->due : -1;
   *busy = h->runq_head != NULL;
-  if (h->sim && (h->user || h->system)) { /* (nodes outlive no world) */
-    int sim_busy;
-    int64_t s = h->sim_next(h, &sim_busy);
+  if (!h->user && !h->system) return next; /* (nodes outlive no world) */
+  for (uint32_t i = 0; i < h->n_drivers; i++) {
+    if (!h->drivers[i]->next_due) continue;
+    int its_busy = 0;
+    int64_t s = h->drivers[i]->next_due(h, &its_busy);
     if (s >= 0 && (next < 0 || s < next)) next = s;
-    *busy |= sim_busy;
+    *busy |= its_busy;
   }
   return next;
 }
@@ -110,7 +108,8 @@ static int only_busy_left(tend_host *h) {
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
     tend_host_turn(h);
-    if (h->sim) h->sim_step(h);
+    for (uint32_t i = 0; i < h->n_drivers; i++)
+      if (h->drivers[i]->step) h->drivers[i]->step(h);
     int busy;
     int64_t next = next_due(h, &busy);
     if (busy) break;
@@ -253,16 +252,16 @@ static int setup(lua_State *L) {
   return 0;
 }
 
-/* Every runtime file that owns a timer kind registers it. */
-static void register_timer_kinds(tend_host *h) {
-  tend_send_init(h);
-  tend_runq_init(h);
-  tend_promise_init(h);
-  tend_lifecycle_init(h);
-  tend_backoff_init(h);
-  tend_typed_init(h);
-  tend_rtimeout_init(h);
-  tend_stash_init(h);
+/* The core's own drivers (its timer kinds), then the configuration's. */
+static int add_drivers(tend_host *h, const tend_driver *const *drivers) {
+  static const tend_driver *const core[] = {
+      &tend_send_driver, &tend_runq_driver, &tend_promise_driver,
+      &tend_lifecycle_driver, NULL};
+  for (const tend_driver *const *d = core; *d; d++)
+    if (tend_driver_add(h, *d)) return -1;
+  for (const tend_driver *const *d = drivers; d && *d; d++)
+    if (tend_driver_add(h, *d)) return -1;
+  return 0;
 }
 
 tend_host *tend_host_open(const tend_host_config *cfg) {
@@ -280,7 +279,12 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
     return NULL;
   }
   h->trace.fd = -1;
-  register_timer_kinds(h);
+  if (add_drivers(h, cfg->drivers)) {
+    free(h->drivers);
+    free(h->node_name);
+    free(h);
+    return NULL;
+  }
   tend_clock_init(&h->clock, cfg->virtual_time);
   h->seed = cfg->has_seed ? cfg->seed
                           : (uv_hrtime() ^ ((uint64_t)uv_os_getpid() << 32));
@@ -289,6 +293,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_timer_heap_init(&h->timers);
   tend_pool_init(&h->msgs, sizeof(tend_msg));
   if (uv_loop_init(&h->loop) != 0) {
+    free(h->drivers);
     free(h->node_name);
     free(h);
     return NULL;
@@ -352,15 +357,12 @@ void tend_host_close(tend_host *h) {
   if (h->L) {
     tend_event_flush(h->L, h);
     tend_timers_cancel_all(h->L, h);
-    if (h->process_close_all)
-      h->process_close_all(h);                   /* no program
-                                                     outlives it */
-    if (h->tcp_close_all) h->tcp_close_all(h);   /* every socket closed */
-    if (h->http_close_all) h->http_close_all(h); /* curl shut down */
-    if (h->nats_close_all) h->nats_close_all(h); /* NATS connections gone */
-    if (h->sim_close_all) h->sim_close_all(h);   /* simulated nodes gone */
+    /* no program outlives it, every socket closes, curl shuts down, NATS
+     * connections and simulated nodes go */
+    for (uint32_t i = 0; i < h->n_drivers; i++)
+      if (h->drivers[i]->close_all) h->drivers[i]->close_all(h);
     /* what live ids hold outside Lua (actors left when the host ends at
-     * once): promises, watch records, supervision state */
+     * once): promises, watch records, the drivers' records */
     for (uint32_t i = 1; i < h->ids.n; i++) {
       tend_actor *a = h->ids.v[i].ptr;
       if (a == NULL) continue;
@@ -368,10 +370,8 @@ void tend_host_close(tend_host *h) {
         tend_promise_free_at_close(h, (tend_promise *)(void *)a);
       } else {
         tend_watch_watcher_died(h->L, h, a);
-        tend_backoff_free(h->L, h, a);
-        tend_typed_free(a);
-        tend_stash_free(h->L, h, a);
-        tend_rtimeout_free(h->L, h, a);
+        for (uint32_t d = 0; d < h->n_drivers; d++)
+          if (h->drivers[d]->release) h->drivers[d]->release(h->L, h, a);
         tend_actor_ext_free(h->L, h, a);
       }
       h->ids.v[i].ptr = NULL;
@@ -389,6 +389,7 @@ void tend_host_close(tend_host *h) {
   tend_trace_close(h);
   free(h->trace_path);
   free(h->node_name);
+  free(h->drivers);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_pool_free(&h->msgs);

@@ -29,6 +29,7 @@
 #include "base/timer.h"
 #include "runtime/core/actor.h"
 #include "runtime/core/deadletter.h"
+#include "runtime/core/driver.h"
 #include "runtime/core/preempt.h"
 
 #define TEND_VERSION "0.1.0"
@@ -68,10 +69,6 @@ typedef struct tend_front {
   void *data;                              /* theirs */
 } tend_front;
 
-/* What a feature does to an actor (see on_rebuild, on_death below). */
-typedef void (*tend_actor_fn)(lua_State *L, tend_host *h, tend_actor *a);
-#define TEND_FEATURES 6
-
 typedef struct tend_process tend_process; /* process.h */
 
 /* A send filter (tend.chaos): v goes from (sender_id, sender_gen) to
@@ -86,12 +83,6 @@ typedef int (*tend_send_filter)(lua_State *L, tend_host *h, uint32_t to_id,
 typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
                                    int msg);
 
-/* What a fired timer does, by kind (registered by the file that owns the
- * kind). t is out of the heap and stays valid during the call; a is its
- * live target, or NULL. */
-typedef void (*tend_timer_fn)(lua_State *L, tend_host *h, tend_timer *t,
-                              tend_actor *a);
-
 struct tend_host {
   lua_State *L;             /* main state; every Lua object lives here */
   uv_loop_t loop;           /* the one event loop */
@@ -103,10 +94,16 @@ struct tend_host {
   uint64_t seed;            /* its seed (tend.seed()) */
   tend_log_level log_level; /* lines above it are not written */
 
-  tend_slots ids;                          /* actor and promise ids */
-  tend_timer_heap timers;                  /* armed timers and their records */
-  tend_timer_fn on_fire[TEND_TIMER_KINDS]; /* what each kind does */
-  tend_pool msgs;                          /* message nodes */
+  tend_slots ids;         /* actor and promise ids */
+  tend_timer_heap timers; /* armed timers and their records */
+  /* The drivers (driver.h), in order, and the owner of each kind. */
+  const tend_driver **drivers;
+  uint32_t n_drivers, cap_drivers;
+  uint32_t c_actor_flags;                     /* actors a driver runs */
+  tend_timer_fn on_fire[TEND_TIMER_KINDS];    /* what each kind does */
+  tend_message_fn on_message[TEND_MSG_KINDS]; /* system messages */
+  tend_op_fn on_op[TEND_OP_KINDS];            /* ops the drivers start */
+  tend_pool msgs;                             /* message nodes */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */
@@ -196,23 +193,9 @@ struct tend_host {
   uv_signal_t *sigchld;    /* SIGCHLD watcher, referenced while some program
                               runs (process.c), or NULL */
   uint32_t running;        /* programs not yet reaped */
-  /* Set by process.c at its first spawn (as the owner of a timer kind
-   * registers it): an owner of programs died; the host closes. */
-  void (*process_owner_died)(tend_host *h, const tend_actor *a);
-  void (*process_close_all)(tend_host *h);
-  struct tcp_state *tcp; /* sockets and listeners (tcprec.h), or NULL */
-  void (*tcp_close_all)(tend_host *h);  /* set by tcp.c at its first use */
-  struct tend_http_state *http;         /* the HTTP client (http.c), or NULL */
-  void (*http_close_all)(tend_host *h); /* set by http.c at its first use */
-  struct tend_nats *nats;               /* NATS connections (nats.c), or NULL */
-  void (*nats_close_all)(tend_host *h); /* set by nats.c at its first use */
-  /* Per-actor features above the actor machine (the stash, receive
-   * timeouts) register what they do when a restart builds an actor's new
-   * instance and when an actor dies (tend_host_add_feature); lifecycle.c
-   * calls them, so the actor machine never calls the features' files. */
-  tend_actor_fn on_rebuild[TEND_FEATURES];
-  tend_actor_fn on_death[TEND_FEATURES];
-  int n_features;
+  struct tcp_state *tcp;   /* sockets and listeners (tcprec.h), or NULL */
+  struct tend_http_state *http; /* the HTTP client (http.c), or NULL */
+  struct tend_nats *nats;       /* NATS connections (nats.c), or NULL */
 
   /* Nodes (remote.h): this node's name ("" when it is no node) and
    * incarnation, what refs to other nodes stand for, and the node layer's
@@ -231,18 +214,13 @@ struct tend_host {
    * pump is the world's, its trace goes to the world's) and sim_node its
    * index + 1 there; the world has sim and the hooks its pump calls (set
    * by simnodes.c at its first use). */
-  struct tend_host *world;        /* the world this host is a node of, or
-                                     NULL */
-  uint32_t sim_node;              /* its index + 1 in the world, or 0 */
-  int sim_dispatch_ref;           /* function(subject, data): the bus's
-                                     deliveries (owned), or LUA_NOREF */
-  struct tend_simworld *sim;      /* the world's nodes, or NULL */
-  void (*sim_step)(tend_host *h); /* deliveries due, a turn of each node */
-  /* the earliest due time of the nodes (-1: none); *busy: one can run */
-  int64_t (*sim_next)(tend_host *h, int *busy);
-  void (*sim_close_all)(tend_host *h); /* the nodes' hosts close */
-  void (*sim_stop)(tend_host *h);      /* the nodes' trees stop */
-  lua_CFunction open;                  /* cfg.open: a node opens with it */
+  struct tend_host *world;   /* the world this host is a node of, or
+                                NULL */
+  uint32_t sim_node;         /* its index + 1 in the world, or 0 */
+  int sim_dispatch_ref;      /* function(subject, data): the bus's
+                                deliveries (owned), or LUA_NOREF */
+  struct tend_simworld *sim; /* the world's nodes, or NULL */
+  lua_CFunction open;        /* cfg.open: a node opens with it */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */
@@ -265,7 +243,8 @@ typedef struct tend_host_config {
   int has_seed;     /* 1: seed given */
   uint64_t seed;
   tend_log_level log_level;
-  int copy_messages;     /* 1: --copy-messages */
+  int copy_messages;                 /* 1: --copy-messages */
+  const tend_driver *const *drivers; /* NULL-ended, in order (driver.h) */
   lua_CFunction open;    /* opens the libraries above the runtime (called
                             protected, before the guardians exist), or NULL */
   tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
@@ -285,16 +264,6 @@ void tend_host_close(tend_host *h);
 
 /* Starts stopping the whole tree; the host exits with `code` after
  * (lifecycle.c). */
-/* Registers a feature's hooks (either may be NULL); at most TEND_FEATURES
- * (more is a programming error). Inline: the features' files then call
- * nothing of host.c, which calls their init. */
-static inline void tend_host_add_feature(tend_host *h, tend_actor_fn rebuild,
-                                         tend_actor_fn death) {
-  if (h->n_features >= TEND_FEATURES) abort();
-  h->on_rebuild[h->n_features] = rebuild;
-  h->on_death[h->n_features] = death;
-  h->n_features++;
-}
 void tend_host_shutdown(tend_host *h, int code);
 /* A failure no supervisor can handle (the main chunk's, or one escalated
  * past a guardian): prints what+the error at err and its traceback to

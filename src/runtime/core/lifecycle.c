@@ -7,19 +7,14 @@
 #include <string.h>
 
 #include "runtime/core/advice.h"
-#include "runtime/supervision/backoff_sup.h"
 #include "runtime/core/error.h"
 #include "runtime/core/event.h"
-#include "runtime/nodes/nats.h"
-#include "runtime/supervision/names.h"
+#include "runtime/core/failure.h"
 #include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
 #include "runtime/core/runq.h"
 #include "runtime/core/send.h"
-#include "runtime/core/sched.h"
-#include "runtime/supervision/supervise.h"
 #include "runtime/core/timers.h"
-#include "runtime/supervision/typed.h"
 #include "runtime/core/value.h"
 #include "runtime/core/watch.h"
 
@@ -128,9 +123,9 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
 /* ------------------------------------------------------------ start */
 
 int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->state == TEND_ACTOR_RESTARTING)    /* a new instance: the features */
-    for (int i = 0; i < h->n_features; i++) /* (stash, receive timeout) */
-      if (h->on_rebuild[i]) h->on_rebuild[i](L, h, a);
+  if (a->state == TEND_ACTOR_RESTARTING) /* a new instance: the drivers' */
+    for (uint32_t i = 0; i < h->n_drivers; i++) /* (stash, receive timeout) */
+      if (h->drivers[i]->rebuild) h->drivers[i]->rebuild(L, h, a);
   tend_actor_push_ctx(L, h, a);
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
@@ -163,8 +158,9 @@ void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_event_on(h)) {
     tend_event e = TEND_EVENT_INIT(TEND_EV_START, a);
     e.incarnation = 1;
-    if (a->parent && (a->parent->flags & TEND_AF_BACKOFF))
-      e.incarnation = tend_backoff_incarnation(a->parent);
+    const tend_driver *d = a->parent ? tend_driver_of(h, a->parent) : NULL;
+    if (d && d->child_incarnation) /* a backoff supervisor's child */
+      e.incarnation = d->child_incarnation(a->parent);
     tend_event_emit(L, h, &e);
   }
 }
@@ -202,8 +198,9 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD ||
       (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
     return -1;
-  if (a->flags & TEND_AF_BACKOFF) {
-    tend_backoff_start(L, h, a);
+  const tend_driver *d = tend_driver_of(h, a);
+  if (d && d->start) { /* run in C (a backoff supervisor) */
+    d->start(L, h, a);
     return -1;
   }
   return tend_lifecycle_push_factory(L, h, a);
@@ -222,7 +219,7 @@ void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why) {
   if (a->state >= TEND_ACTOR_STOPPING) return;
-  if (why == TEND_STOP_NORMAL && tend_supervise_normal_exit(L, h, a)) return;
+  if (why == TEND_STOP_NORMAL && tend_actor_exited(L, h, a)) return;
   a->state = TEND_ACTOR_STOPPING;
   a->restart = TEND_RESTART_NONE;
   a->stop_reason = (uint8_t)why;
@@ -285,8 +282,9 @@ void tend_host_shutdown(tend_host *h, int code) {
   h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
-  if (h->sim_stop) h->sim_stop(h); /* the simulated nodes stop too */
-  tend_deadletter_flush(h);        /* what the log suppressed so far */
+  for (uint32_t i = 0; i < h->n_drivers; i++) /* simulated nodes stop too */
+    if (h->drivers[i]->shutdown) h->drivers[i]->shutdown(h);
+  tend_deadletter_flush(h); /* what the log suppressed so far */
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
   else if (h->system)
@@ -403,15 +401,12 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);
   }
-  if ((a->flags & TEND_AF_PROCESS) && h->process_owner_died)
-    h->process_owner_died(h, a); /* its programs are killed */
   tend_watch_target_died(L, h, a, -2, -1);
   tend_watch_watcher_died(L, h, a);
-  tend_backoff_free(L, h, a);
-  tend_typed_free(a);
-  tend_names_forget(L, h, a); /* its registered name goes (names.c) */
-  for (int i = 0; i < h->n_features; i++) /* its stash, receive timeout */
-    if (h->on_death[i]) h->on_death[i](L, h, a);
+  /* its programs are killed, its supervision records, registered name,
+   * stash, receive timeout, sockets and HTTP calls go */
+  for (uint32_t i = 0; i < h->n_drivers; i++)
+    if (h->drivers[i]->death) h->drivers[i]->death(L, h, a);
   tend_actor_ext_free(L, h, a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
@@ -428,8 +423,9 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   unlink_child(a);
   if (parent && (a->flags & TEND_AF_GROUP)) /* its group restart goes on */
     tend_actor_post(h, parent, TEND_MSG_GROUP_STEP, NULL);
-  if (parent && (parent->flags & TEND_AF_BACKOFF))
-    tend_backoff_child_died(L, h, parent, a);
+  const tend_driver *pd = parent ? tend_driver_of(h, parent) : NULL;
+  if (pd && pd->child_died) /* a backoff supervisor's child */
+    pd->child_died(L, h, parent, a);
   if (parent && (parent->state == TEND_ACTOR_STOPPING ||
                  parent->state == TEND_ACTOR_RESTARTING))
     tend_actor_post(h, parent, TEND_MSG_CHILD_GONE, NULL);
@@ -444,7 +440,9 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (a == h->system) {
     h->system = NULL;
     tend_timers_cancel_all(L, h);
-    tend_nats_close_every(h); /* one a task left open (an interrupted start) */
+    for (uint32_t i = 0; i < h->n_drivers; i++) /* NATS connections a task */
+      if (h->drivers[i]->tree_gone)             /* left open */
+        h->drivers[i]->tree_gone(h);
   }
   lua_settop(L, top);
 }
@@ -462,27 +460,11 @@ int tend_lifecycle_system(lua_State *L, tend_host *h, tend_actor *a,
       return -1;
     case TEND_MSG_CHILD_GONE:
       if (a->state == TEND_ACTOR_STOPPING) return continue_stop(L, h, a);
-      if (a->state == TEND_ACTOR_RESTARTING &&
-          a->restart == TEND_RESTART_CHILDREN)
-        return tend_supervise_restart_continue(L, h, a);
-      return -1;
-    case TEND_MSG_CHILD_FAILED:
-    case TEND_MSG_CHILD_EXITED:
-      return tend_supervise_child_failed(L, h, a, &about);
-    case TEND_MSG_GROUP_STEP: return tend_supervise_group_step(L, h, a);
-    case TEND_MSG_RESTART_GO: return tend_supervise_restart_go(L, h, a);
-    case TEND_MSG_RESTART:
-    case TEND_MSG_RESTART_SELF:
-      return tend_supervise_restart(L, h, a,
-                                    about.kind == TEND_MSG_RESTART_SELF
-                                        ? TEND_RESTART_FOR_SELF
-                                        : TEND_RESTART_FOR_GROUP);
-    case TEND_MSG_USER:
-    case TEND_MSG_TERMINATED:
-    case TEND_MSG_KILL:
-    case TEND_MSG_POISON: break;
+      break; /* a restart may wait for it */
+    default: break;
   }
-  return -1;
+  tend_message_fn handle = h->on_message[about.kind]; /* the supervisor's */
+  return handle ? handle(L, h, a, &about) : -1;
 }
 
 /* ------------------------------------------------------------ timers */
@@ -536,7 +518,7 @@ static void on_kill(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_actor_die(L, h, a);
 }
 
-void tend_lifecycle_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_TASK] = on_task;
-  h->on_fire[TEND_TIMER_KILL] = on_kill;
-}
+const tend_driver tend_lifecycle_driver = {
+    .name = "lifecycle",
+    .timers = (const tend_driver_timer[]){
+        {TEND_TIMER_TASK, on_task}, {TEND_TIMER_KILL, on_kill}, {0}}};

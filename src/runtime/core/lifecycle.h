@@ -70,7 +70,7 @@ void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a);
  * lives as long as a's error). */
 const char *tend_actor_reason_name(lua_State *L, tend_actor *a);
 
-/* Registers the timer kinds this file owns (TASK, KILL). */
-void tend_lifecycle_init(tend_host *h);
+/* Its timer kinds (driver.h). */
+extern const tend_driver tend_lifecycle_driver;
 
 #endif

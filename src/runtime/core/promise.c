@@ -204,6 +204,6 @@ static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
   tend_runq_wake(h, a, TEND_WAKE_TIMEOUT);
 }
 
-void tend_promise_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_ASK] = on_timeout;
-}
+const tend_driver tend_promise_driver = {
+    .name = "promise",
+    .timers = (const tend_driver_timer[]){{TEND_TIMER_ASK, on_timeout}, {0}}};

@@ -88,7 +88,7 @@ void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
 void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees what promises still hold at close (ids left in the table). */
 void tend_promise_free_at_close(tend_host *h, tend_promise *p);
-/* Registers the timer kind this file owns (ASK). */
-void tend_promise_init(tend_host *h);
+/* Its timer kinds (driver.h). */
+extern const tend_driver tend_promise_driver;
 
 #endif

@@ -68,6 +68,6 @@ static void on_wake(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_runq_wake(h, a, TEND_WAKE_OK);
 }
 
-void tend_runq_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_WAKE] = on_wake;
-}
+const tend_driver tend_runq_driver = {
+    .name = "runq",
+    .timers = (const tend_driver_timer[]){{TEND_TIMER_WAKE, on_wake}, {0}}};

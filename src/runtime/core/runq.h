@@ -17,7 +17,7 @@ tend_actor *tend_runq_pop(tend_host *h);
 void tend_runq_wake(tend_host *h, tend_actor *a, tend_wake how);
 /* Drops the coroutine a is parked in (a is being stopped). */
 void tend_runq_unpark(lua_State *L, tend_host *h, tend_actor *a);
-/* Registers the timer kind this file owns (WAKE: a sleep is over). */
-void tend_runq_init(tend_host *h);
+/* Its timer kinds (driver.h). */
+extern const tend_driver tend_runq_driver;
 
 #endif

@@ -4,16 +4,13 @@
 #include <lauxlib.h>
 
 #include "runtime/core/advice.h"
-#include "runtime/supervision/backoff_sup.h"
 #include "runtime/core/error.h"
+#include "runtime/core/failure.h"
 #include "runtime/core/inbox.h"
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
-#include "runtime/supervision/rtimeout.h"
 #include "runtime/core/runq.h"
 #include "runtime/core/send.h"
-#include "runtime/supervision/stash.h"
-#include "runtime/supervision/supervise.h"
 #include "runtime/core/value.h"
 #include "runtime/core/watch.h"
 
@@ -61,15 +58,17 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
     return -1;
   }
-  /* a backoff supervisor, or a receive filter, looks at the message first */
-  int early = (a->flags & TEND_AF_BACKOFF) ||
+  /* an actor a driver runs (the backoff supervisor), or a receive
+   * filter, looks at the message first */
+  int early = (a->flags & h->c_actor_flags) ||
               (h->receive_filter && !(a->flags & TEND_AF_TASK));
   if (early) {
     tend_value_take_at(L, h, &m->value, W_VALUES);
     lua_replace(L, W_MSG);
     tend_msg_release(&h->msgs, m);
-    if (a->flags & TEND_AF_BACKOFF) { /* forwarded, stashed or answered */
-      tend_backoff_receive(L, h, a, W_MSG, a->sender_id, a->sender_gen);
+    const tend_driver *d = tend_driver_of(h, a);
+    if (d && d->receive) { /* forwarded, stashed or answered */
+      d->receive(L, h, a, W_MSG, a->sender_id, a->sender_gen);
       lua_settop(L, W_MSG);
       return -1;
     }
@@ -98,8 +97,11 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
     lua_copy(L, -1, W_MSG); /* kept for pre_restart if the call fails */
   }
   if (a->ext) { /* ctx:stash keeps it; the receive timeout starts again */
-    if (a->ext->stash) tend_stash_current(L, a->ext->stash, W_MSG);
-    if (a->ext->rtimeout) tend_rtimeout_touch(h, a);
+    if (a->ext->receiving_ref > 0) {
+      lua_pushvalue(L, W_MSG);
+      lua_rawseti(L, LUA_REGISTRYINDEX, a->ext->receiving_ref);
+    }
+    if (a->ext->rtimeout) a->ext->received_at = tend_clock_now(&h->clock);
   }
   lua_pushvalue(L, W_CTX);
   a->op = TEND_OP_RECEIVE;
@@ -172,9 +174,9 @@ static void log_failure(lua_State *L, tend_host *h, tend_actor *a,
   lua_pop(L, 2);
 }
 
-/* The call failed with the error value at W_RESULT. */
-static int failed(lua_State *L, tend_host *h, tend_actor *a, tend_actor_op op,
-                  int status) {
+/* The call of one of the core's ops failed with the error value at
+ * W_RESULT. */
+static int failed(lua_State *L, tend_host *h, tend_actor *a, tend_actor_op op) {
   switch (op) {
     case TEND_OP_POST_STOP:
       log_failure(L, h, a, "post_stop");
@@ -182,19 +184,7 @@ static int failed(lua_State *L, tend_host *h, tend_actor *a, tend_actor_op op,
       return -1;
     case TEND_OP_FACTORY:
     case TEND_OP_PRE_START:
-      tend_supervise_init_failed(L, h, a, op, W_RESULT);
-      return -1;
-    case TEND_OP_DECIDE:
-      tend_supervise_decided(L, h, a, status, W_RESULT);
-      return -1;
-    case TEND_OP_PRE_RESTART:
-    case TEND_OP_RESTART_STOP:
-      log_failure(L, h, a,
-                  op == TEND_OP_PRE_RESTART ? "pre_restart" : "post_stop");
-      return follow(L, tend_supervise_restart_continue(L, h, a));
-    case TEND_OP_POST_RESTART:
-      log_failure(L, h, a, "post_restart");
-      tend_supervise_restart_done(L, h, a);
+      tend_actor_init_failed(L, h, a, op, W_RESULT);
       return -1;
     case TEND_OP_RECEIVE:
       lua_pushvalue(L, W_MSG); /* pre_restart gets it */
@@ -239,59 +229,63 @@ static void received(lua_State *L, tend_host *h, tend_actor *a) {
   }
 }
 
+int tend_sched_adopt(lua_State *L, tend_actor *a, int idx) {
+  if (!is_behavior(L, idx)) {
+    lua_pushfstring(L,
+                    "factory returned %s; expected a behavior (function "
+                    "or table with receive)",
+                    tend_typename(L, idx));
+    tend_error_new(L, "Error", lua_tostring(L, -1));
+    lua_replace(L, idx);
+    lua_settop(L, idx);
+    return 0;
+  }
+  become(L, a, idx);
+  return 1;
+}
+
+/* The key of the handler of a's op: a factory or pre_start that returns
+ * while a restarts completes the restart (the supervisor's driver). */
+static tend_actor_op op_key(const tend_actor *a, tend_actor_op op) {
+  if (a->state != TEND_ACTOR_RESTARTING) return op;
+  if (op == TEND_OP_FACTORY) return TEND_OP_RESTART_FACTORY;
+  if (op == TEND_OP_PRE_START) return TEND_OP_RESTART_PRE_START;
+  return op;
+}
+
 /* Completes a's op after its call returned with status; the result or the
- * error value is at W_RESULT. Returns nargs of a follow-up call pushed (it
- * then sits at W_RESULT), or -1. */
+ * error value is at W_RESULT. An op a driver started goes to its handler.
+ * Returns nargs of a follow-up call pushed (it then sits at W_RESULT), or
+ * -1. */
 static int finish(lua_State *L, tend_host *h, int status) {
   tend_actor *a = h->current;
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
   if (a->ext && a->ext->busy_since) a->ext->busy_since = 0; /* call over */
   int r = -1;
-  if (status != LUA_OK && status != LUA_YIELD) {
-    r = failed(L, h, a, op, status);
-    if (r < 0) lua_settop(L, W_MSG);
-    return r;
-  }
-  switch (op) {
-    case TEND_OP_FACTORY:
-      if (!is_behavior(L, W_RESULT)) {
-        lua_pushfstring(L,
-                        "factory returned %s; expected a behavior (function "
-                        "or table with receive)",
-                        tend_typename(L, W_RESULT));
-        tend_error_new(L, "Error", lua_tostring(L, -1));
-        lua_replace(L, W_RESULT);
-        lua_settop(L, W_RESULT);
-        tend_supervise_init_failed(L, h, a, op, W_RESULT);
-        break;
-      }
-      become(L, a, W_RESULT);
-      if (a->state == TEND_ACTOR_RESTARTING)
-        r = follow(L, tend_supervise_restarted(L, h, a));
-      else
+  tend_op_fn done = h->on_op[op_key(a, op)];
+  if (done) {
+    r = follow(L, done(L, h, a, status, W_RESULT));
+  } else if (status != LUA_OK && status != LUA_YIELD) {
+    r = failed(L, h, a, op);
+  } else {
+    switch (op) {
+      case TEND_OP_FACTORY:
+        if (!tend_sched_adopt(L, a, W_RESULT)) {
+          tend_actor_init_failed(L, h, a, op, W_RESULT);
+          break;
+        }
         r = follow(L, tend_lifecycle_built(L, h, a));
-      break;
-    case TEND_OP_PRE_START:
-      if (a->state == TEND_ACTOR_STARTING) tend_lifecycle_started(L, h, a);
-      if (a->state == TEND_ACTOR_RESTARTING)
-        tend_supervise_restart_done(L, h, a);
-      break;
-    case TEND_OP_RECEIVE: received(L, h, a); break;
-    case TEND_OP_TASK:
-      tend_inbox_close(L, h, a); /* what it never read: dead letters */
-      tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
-      break;
-    case TEND_OP_POST_STOP: tend_actor_die(L, h, a); break;
-    case TEND_OP_DECIDE:
-      tend_supervise_decided(L, h, a, status, W_RESULT);
-      break;
-    case TEND_OP_PRE_RESTART:
-    case TEND_OP_RESTART_STOP:
-      r = follow(L, tend_supervise_restart_continue(L, h, a));
-      break;
-    case TEND_OP_POST_RESTART: tend_supervise_restart_done(L, h, a); break;
-    case TEND_OP_NONE: break;
+        break;
+      case TEND_OP_PRE_START: tend_lifecycle_started(L, h, a); break;
+      case TEND_OP_RECEIVE: received(L, h, a); break;
+      case TEND_OP_TASK:
+        tend_inbox_close(L, h, a); /* what it never read: dead letters */
+        tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
+        break;
+      case TEND_OP_POST_STOP: tend_actor_die(L, h, a); break;
+      default: break;
+    }
   }
   if (r < 0) lua_settop(L, W_MSG);
   return r;
@@ -396,16 +390,19 @@ static void foreign_yield(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
   tend_error_new(L, "BadYield", "a yield that tend did not make");
+  tend_op_fn done = h->on_op[op_key(a, op)];
+  if (done) {
+    done(L, h, a, TEND_OP_ABANDONED, lua_gettop(L));
+    lua_pop(L, 1);
+    return;
+  }
   switch (op) {
     case TEND_OP_NONE:
     case TEND_OP_RECEIVE:
     case TEND_OP_TASK: tend_actor_fail(L, h, a); return;
     case TEND_OP_FACTORY:
     case TEND_OP_PRE_START:
-      tend_supervise_init_failed(L, h, a, op, lua_gettop(L));
-      break;
-    case TEND_OP_DECIDE:
-      tend_supervise_decided(L, h, a, LUA_ERRRUN, lua_gettop(L));
+      tend_actor_init_failed(L, h, a, op, lua_gettop(L));
       break;
     default: tend_actor_die(L, h, a); break;
   }

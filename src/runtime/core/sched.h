@@ -20,6 +20,10 @@
 /* Runs actors until the run queue is empty or the quantum is spent.
  * Called from the event loop on the main thread. */
 void tend_sched_run(tend_host *h);
+/* The factory of the current actor a returned the value at idx: a takes it
+ * as its behavior (1), or idx is replaced by the Error saying why not (0;
+ * the stack then ends at idx). */
+int tend_sched_adopt(lua_State *L, tend_actor *a, int idx);
 /* Ends the current run within `steps` more steps (no effect when fewer are
  * left), so that the loop gets its turn soon: nats.c, when envelopes wait
  * to leave for another node. */

@@ -11,8 +11,7 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
 #include "runtime/core/runq.h"
-#include "runtime/supervision/supervise.h"
-#include "runtime/supervision/typed.h"
+#include "runtime/core/failure.h"
 #include "runtime/core/value.h"
 
 void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
@@ -177,8 +176,8 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
     return; /* dropped or held back by tend.chaos */
   uint32_t capacity = a->capacity;
   tend_overflow rule = (tend_overflow)a->overflow;
-  if ((a->flags & TEND_AF_TYPED) && tend_typed_stash(a)) {
-    capacity = tend_typed_stash(a); /* waiting for a backoff restart */
+  if (a->ext && a->ext->hold) { /* waiting for a backoff restart */
+    capacity = a->ext->hold;
     rule = TEND_OVERFLOW_DROP_OLD;
   }
   if (capacity && a->mbox.n_user >= capacity) {
@@ -259,6 +258,6 @@ static void on_send(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   }
 }
 
-void tend_send_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_SEND] = on_send;
-}
+const tend_driver tend_send_driver = {
+    .name = "send",
+    .timers = (const tend_driver_timer[]){{TEND_TIMER_SEND, on_send}, {0}}};

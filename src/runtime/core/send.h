@@ -49,7 +49,7 @@ void tend_actor_dead_letter_at(lua_State *L, tend_host *h, const tend_letter *l,
 void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
                      const tend_actor *about);
 
-/* Registers the timer kind this file owns (SEND). */
-void tend_send_init(tend_host *h);
+/* Its timer kinds (driver.h). */
+extern const tend_driver tend_send_driver;
 
 #endif

@@ -7,7 +7,6 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
 #include "runtime/core/runq.h"
-#include "runtime/core/sched.h"
 #include "runtime/core/value.h"
 
 static void unlink_target(tend_watch *r) {

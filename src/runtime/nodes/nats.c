@@ -236,6 +236,7 @@ static void handle_closed(uv_handle_t *handle) {
 }
 
 static void close_all(tend_host *h) {
+  if (h->nats == NULL) return; /* never connected */
   for (tend_nats *c = h->nats; c; c = c->next) {
     while (c->jobs) uv_run(&h->loop, UV_RUN_ONCE); /* they use the conn */
     tend_nats_close(c);
@@ -330,7 +331,6 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
   }
   c->next = h->nats;
   h->nats = c;
-  h->nats_close_all = close_all;
   return c;
 }
 
@@ -656,3 +656,6 @@ int tend_nats_kv(lua_State *L, tend_nats *c, tend_actor *a,
   j->wait_gen = pr->gen;
   return 0;
 }
+
+const tend_driver tend_nats_driver = {
+    .name = "nats", .tree_gone = tend_nats_close_every, .close_all = close_all};

@@ -86,4 +86,7 @@ typedef struct tend_kv_args {
 int tend_nats_kv(lua_State *L, tend_nats *c, tend_actor *a,
                  const tend_kv_args *k);
 
+/* The end of the tree and the host's close (driver.h). */
+extern const tend_driver tend_nats_driver;
+
 #endif

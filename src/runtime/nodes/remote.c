@@ -5,7 +5,6 @@
 
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
-#include "runtime/core/ref.h"
 #include "runtime/core/watch.h"
 
 static void push_remotes(lua_State *L, tend_host *h) {

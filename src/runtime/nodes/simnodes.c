@@ -195,10 +195,6 @@ static tend_simworld *world_of(tend_host *world) {
   world->sim = calloc(1, sizeof *world->sim);
   if (world->sim) {
     world->sim->world = world;
-    world->sim_step = step;
-    world->sim_next = next_due;
-    world->sim_close_all = close_all;
-    world->sim_stop = tend_sim_stop_all;
   }
   return world->sim;
 }
@@ -513,3 +509,19 @@ void tend_simkv_push_keys(lua_State *L, tend_host *world, const char *bucket) {
   }
   free(keys);
 }
+
+/* ------------------------------------------------------------ driver */
+
+static void step_world(tend_host *h) {
+  if (h->sim) step(h);
+}
+
+static int64_t next_due_world(tend_host *h, int *busy) {
+  return h->sim ? next_due(h, busy) : -1;
+}
+
+const tend_driver tend_simnodes_driver = {.name = "simulated nodes",
+                                          .shutdown = tend_sim_stop_all,
+                                          .close_all = close_all,
+                                          .next_due = next_due_world,
+                                          .step = step_world};

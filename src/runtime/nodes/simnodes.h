@@ -101,4 +101,7 @@ void tend_simkv_delete(tend_host *world, const char *bucket, const char *key);
 /* Pushes the live keys of bucket, sorted, as a list. */
 void tend_simkv_push_keys(lua_State *L, tend_host *world, const char *bucket);
 
+/* The world's pump, shutdown and close (driver.h). */
+extern const tend_driver tend_simnodes_driver;
+
 #endif

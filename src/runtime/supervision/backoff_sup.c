@@ -386,12 +386,6 @@ static void on_window(lua_State *L, tend_host *h, tend_timer *t,
   }
 }
 
-void tend_backoff_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_BACKOFF_START] = on_start;
-  h->on_fire[TEND_TIMER_BACKOFF_RESET] = on_reset;
-  h->on_fire[TEND_TIMER_BACKOFF_WINDOW] = on_window;
-}
-
 /* ------------------------------------------------------------ free */
 
 void tend_backoff_free(lua_State *L, tend_host *h, tend_actor *a) {
@@ -411,3 +405,24 @@ void tend_backoff_free(lua_State *L, tend_host *h, tend_actor *a) {
     a->ext->backoff = NULL;
   }
 }
+
+/* ------------------------------------------------------------ driver */
+
+static void release(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_backoff_free(L, h, a);
+}
+
+const tend_driver tend_backoff_driver = {
+    .name = "backoff",
+    .timers =
+        (const tend_driver_timer[]){{TEND_TIMER_BACKOFF_START, on_start},
+                                    {TEND_TIMER_BACKOFF_RESET, on_reset},
+                                    {TEND_TIMER_BACKOFF_WINDOW, on_window},
+                                    {0}},
+    .death = release,
+    .release = release,
+    .actor_flag = TEND_AF_BACKOFF,
+    .start = tend_backoff_start,
+    .receive = tend_backoff_receive,
+    .child_died = tend_backoff_child_died,
+    .child_incarnation = tend_backoff_incarnation};

@@ -101,8 +101,7 @@ void tend_backoff_give_up(lua_State *L, tend_host *h, tend_actor *a,
  * run (base/backoff.h's trap): a's path; how to set it is `how`. */
 void tend_backoff_warn_trap(tend_host *h, const char *path,
                             int64_t reset_after_ns, const char *how);
-/* Registers the timer kinds this file owns (BACKOFF_START, _RESET,
- * _WINDOW). */
-void tend_backoff_init(tend_host *h);
+/* Its timer kinds and the backoff supervisors it runs (driver.h). */
+extern const tend_driver tend_backoff_driver;
 
 #endif

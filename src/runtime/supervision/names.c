@@ -191,3 +191,6 @@ tend_actor *tend_names_lookup(lua_State *L, tend_host *h, int idx) {
   lua_pop(L, 3);
   return a;
 }
+
+const tend_driver tend_names_driver = {.name = "names",
+                                       .death = tend_names_forget};

@@ -32,4 +32,7 @@ void tend_names_push_all(lua_State *L, tend_host *h);
 /* a dies: its name goes (called from lifecycle.c). */
 void tend_names_forget(lua_State *L, tend_host *h, tend_actor *a);
 
+/* Its deaths: a dead actor's name goes (driver.h). */
+extern const tend_driver tend_names_driver;
+
 #endif

@@ -43,7 +43,7 @@ int tend_rtimeout_set(lua_State *L, tend_host *h, tend_actor *a, int64_t ns,
   lua_pushvalue(L, msg);
   r->msg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   r->ns = ns;
-  r->last = tend_clock_now(&h->clock);
+  a->ext->received_at = tend_clock_now(&h->clock);
   arm(L, h, a, r, ns);
   return 0;
 }
@@ -61,7 +61,7 @@ void tend_rtimeout_restart(lua_State *L, tend_host *h, tend_actor *a) {
   tend_rtimeout *r = R(a);
   if (r == NULL) return;
   disarm(L, h, r);
-  r->last = tend_clock_now(&h->clock);
+  a->ext->received_at = tend_clock_now(&h->clock);
   arm(L, h, a, r, r->ns);
 }
 
@@ -81,11 +81,11 @@ static void on_fire(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   if (r == NULL || r->timer != t) return;
   r->timer = NULL; /* t is freed after this call */
   int64_t now = tend_clock_now(&h->clock);
-  if (now - r->last < r->ns) {
-    arm(L, h, a, r, r->last + r->ns - now);
+  if (now - a->ext->received_at < r->ns) {
+    arm(L, h, a, r, a->ext->received_at + r->ns - now);
     return;
   }
-  r->last = now;
+  a->ext->received_at = now;
   if (tend_actor_takes_mail(a) && a->op != TEND_OP_RECEIVE &&
       a->wait == TEND_WAIT_NONE && a->mbox.n_user == 0) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->msg_ref);
@@ -95,7 +95,10 @@ static void on_fire(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   if (R(a) == r) arm(L, h, a, r, r->ns); /* it may have been cleared */
 }
 
-void tend_rtimeout_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_RECEIVE_TIMEOUT] = on_fire;
-  tend_host_add_feature(h, tend_rtimeout_restart, tend_rtimeout_free);
-}
+const tend_driver tend_rtimeout_driver = {
+    .name = "receive timeout",
+    .timers =
+        (const tend_driver_timer[]){{TEND_TIMER_RECEIVE_TIMEOUT, on_fire}, {0}},
+    .rebuild = tend_rtimeout_restart,
+    .death = tend_rtimeout_free,
+    .release = tend_rtimeout_free};

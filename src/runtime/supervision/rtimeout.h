@@ -20,7 +20,6 @@
 
 struct tend_rtimeout {
   int64_t ns;         /* the timeout */
-  int64_t last;       /* host time of the last message (or of the set) */
   int msg_ref;        /* the message it sends: a registry ref owned here */
   tend_timer *timer;  /* armed timer (owned by the actor), or NULL */
   uint32_t timer_gen; /* its generation when armed */
@@ -35,15 +34,12 @@ void tend_rtimeout_clear(lua_State *L, tend_host *h, tend_actor *a);
 /* a's receive timeout in ns, 0 for none. */
 int64_t tend_rtimeout_get(const tend_actor *a);
 /* a receives a message: the countdown starts again. */
-static inline void tend_rtimeout_touch(tend_host *h, tend_actor *a) {
-  a->ext->rtimeout->last = tend_clock_now(&h->clock);
-}
 /* a is rebuilt by a restart (which cancelled its timers): the countdown
  * starts again. */
 void tend_rtimeout_restart(lua_State *L, tend_host *h, tend_actor *a);
 /* Frees a's record (at death or close, before the ext goes). */
 void tend_rtimeout_free(lua_State *L, tend_host *h, tend_actor *a);
-/* Registers the timer kind this file owns (RECEIVE_TIMEOUT). */
-void tend_rtimeout_init(tend_host *h);
+/* Its timer kind, restarts and deaths (driver.h). */
+extern const tend_driver tend_rtimeout_driver;
 
 #endif

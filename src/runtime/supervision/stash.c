@@ -20,6 +20,7 @@ void tend_stash_enable(lua_State *L, tend_actor *a, uint32_t capacity) {
   s->current_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   s->capacity = capacity;
   x->stash = s;
+  x->receiving_ref = s->current_ref; /* the scheduler keeps it there */
 }
 
 void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a,
@@ -96,10 +97,12 @@ void tend_stash_free(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->ext == NULL || a->ext->stash == NULL) return;
   tend_stash_drop(L, h, a);
   luaL_unref(L, LUA_REGISTRYINDEX, a->ext->stash->current_ref);
+  a->ext->receiving_ref = 0;
   free(a->ext->stash);
   a->ext->stash = NULL;
 }
 
-void tend_stash_init(tend_host *h) {
-  tend_host_add_feature(h, tend_stash_drop, tend_stash_free);
-}
+const tend_driver tend_stash_driver = {.name = "stash",
+                                       .rebuild = tend_stash_drop,
+                                       .death = tend_stash_free,
+                                       .release = tend_stash_free};

@@ -27,10 +27,6 @@ struct tend_stash {
  * memory is out. */
 void tend_stash_enable(lua_State *L, tend_actor *a, uint32_t capacity);
 /* a, which has a stash, receives the message at stack index msg. */
-static inline void tend_stash_current(lua_State *L, tend_stash *s, int msg) {
-  lua_pushvalue(L, msg);
-  lua_rawseti(L, LUA_REGISTRYINDEX, s->current_ref);
-}
 /* Stashes the message a receives now. Raises, naming fn, when a has no
  * stash, is not receiving a message, when that message is stashed
  * already, or (kind StashOverflow) when the stash is full. */
@@ -44,7 +40,7 @@ void tend_stash_drop(lua_State *L, tend_host *h, tend_actor *a);
 /* Drops a's stash and frees its record (at death or close, before the
  * ext goes). */
 void tend_stash_free(lua_State *L, tend_host *h, tend_actor *a);
-/* Registers the stash's restart and death hooks (tend_host_add_feature). */
-void tend_stash_init(tend_host *h);
+/* Its restarts and deaths (driver.h). */
+extern const tend_driver tend_stash_driver;
 
 #endif

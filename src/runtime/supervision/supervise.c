@@ -9,36 +9,18 @@
 #include "runtime/supervision/backoff_sup.h"
 #include "runtime/core/error.h"
 #include "runtime/core/event.h"
+#include "runtime/core/failure.h"
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
-#include "runtime/core/runq.h"
-#include "runtime/core/sched.h"
 #include "runtime/core/send.h"
-#include "runtime/core/timers.h"
-#include "runtime/supervision/typed.h"
-#include "runtime/core/value.h"
+
+static int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p);
+static int tend_supervise_child_failed(lua_State *L, tend_host *h,
+                                       tend_actor *p, const tend_msg *m);
+static void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
+                                   int status, int idx);
 
 /* ------------------------------------------------------------ helpers */
-
-static void suspend_subtree(tend_actor *a) {
-  if (a->suspends < UINT8_MAX) a->suspends++;
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
-    suspend_subtree(c);
-}
-
-static void resume_subtree(tend_host *h, tend_actor *a) {
-  if (a->suspends > 0) a->suspends--;
-  if (tend_actor_has_work(a)) tend_runq_push(h, a);
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
-    resume_subtree(h, c);
-}
-
-/* a, a member of its parent's group restart, is held, rebuilt or back to
- * its old instance: the group goes on. */
-static void group_member_moved(tend_host *h, tend_actor *a) {
-  if ((a->flags & TEND_AF_GROUP) && a->parent)
-    tend_actor_post(h, a->parent, TEND_MSG_GROUP_STEP, a);
-}
 
 /* p's strategy for its children. */
 static tend_strategy strategy_of(const tend_actor *p) {
@@ -46,8 +28,8 @@ static tend_strategy strategy_of(const tend_actor *p) {
                                         : tend_strategy_default();
 }
 
-static void log_hook_error(lua_State *L, tend_host *h, tend_actor *a,
-                           const char *hook, int err) {
+void tend_supervise_log_hook(lua_State *L, tend_host *h, tend_actor *a,
+                             const char *hook, int err) {
   tend_actor_push_path(L, h, a);
   tend_error_describe(L, err);
   tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "%s failed: %s", hook,
@@ -57,76 +39,8 @@ static void log_hook_error(lua_State *L, tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ failure */
 
-void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
-  int err = lua_gettop(L);
-  h->stats.failures++;
-  if (tend_event_on(h)) {
-    tend_event e = TEND_EVENT_INIT(TEND_EV_FAIL, a);
-    if (lua_istable(L, err)) {
-      lua_getfield(L, err, "kind");
-      lua_getfield(L, err, "message");
-      e.kind = lua_tostring(L, -2);
-      e.message = lua_tolstring(L, -1, &e.message_len);
-    }
-    tend_event_emit(L, h, &e);
-    lua_settop(L, err);
-  }
-  lua_pushvalue(L, err);
-  tend_actor_set_ext(L, a, TEND_EXT(error_ref));
-  if (a == h->main) { /* the script itself failed: as lua.c, then exit 1 */
-    tend_host_fatal(L, h, err, "");
-    tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
-  } else if (a->parent == NULL) { /* escalated past a guardian */
-    tend_host_fatal(L, h, err, "failure escalated past the guardian: ");
-  } else if (a->state >= TEND_ACTOR_STOPPING ||
-             a->failure == TEND_FAILURE_PENDING) {
-    /* already on its way out, or already waiting for a decision */
-  } else if (a->flags & TEND_AF_TASK) {
-    tend_actor_push_path(L, h, a);
-    tend_error_describe(L, err);
-    tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "task failed: %s",
-                  lua_tostring(L, -1));
-    tend_actor_stop(L, h, a, TEND_STOP_FAILURE);
-  } else {
-    if (a->wait != TEND_WAIT_NONE) { /* failed from outside while waiting */
-      tend_actor_end_wait(L, h, a);
-      a->op = TEND_OP_NONE;
-    }
-    lua_pushvalue(L, err);
-    if ((a->flags & TEND_AF_TYPED) && tend_typed_fail(L, h, a)) {
-      /* handled by its own clauses, without its supervisor */
-    } else {
-      lua_settop(L, err);
-      tend_supervise_suspend_failed(a);
-      tend_actor_post(h, a->parent, TEND_MSG_CHILD_FAILED, a);
-    }
-  }
-  lua_settop(L, err - 1);
-}
-
-void tend_supervise_suspend_failed(tend_actor *a) {
-  if (a->failure == TEND_FAILURE_PENDING) return;
-  a->failure = TEND_FAILURE_PENDING;
-  suspend_subtree(a);
-}
-
 void tend_supervise_restart_self(tend_host *h, tend_actor *a) {
   tend_actor_post(h, a, TEND_MSG_RESTART_SELF, NULL);
-}
-
-void tend_supervise_init_failed(lua_State *L, tend_host *h, tend_actor *a,
-                                tend_actor_op op, int idx) {
-  if (a->state == TEND_ACTOR_RESTARTING) { /* back to the old, failed */
-    a->state = TEND_ACTOR_RUNNING;
-    a->restart = TEND_RESTART_NONE;
-    a->failure = TEND_FAILURE_NONE;
-    if (a->suspends) a->suspends--; /* the new failure suspends it again */
-    group_member_moved(h, a);
-  }
-  tend_error_wrap(
-      L, idx, "InitError",
-      op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
-  tend_actor_fail(L, h, a);
 }
 
 /* Fails p with Escalated, wrapping c's error. */
@@ -201,8 +115,8 @@ static void post_restart(lua_State *L, tend_host *h, tend_actor *m) {
 }
 
 /* Restarts m for the failure of `failed` (see set_cause). */
-static void restart_member(lua_State *L, tend_host *h, tend_actor *m,
-                           tend_actor *failed, size_t cause_field) {
+void tend_supervise_restart_member(lua_State *L, tend_host *h, tend_actor *m,
+                                   tend_actor *failed, size_t cause_field) {
   set_cause(L, h, m, failed, cause_field);
   post_restart(L, h, m);
 }
@@ -258,7 +172,7 @@ static void group_restart(lua_State *L, tend_host *h, tend_actor *p,
     m->flags |= TEND_AF_GROUP;
     if (m->failure == TEND_FAILURE_NONE) { /* no more mail for the old one */
       m->flags |= TEND_AF_GROUP_SUSPENDED;
-      suspend_subtree(m);
+      tend_actor_suspend_tree(m);
     }
     set_cause(L, h, m, c, TEND_EXT(error_ref));
   }
@@ -268,7 +182,7 @@ static void group_restart(lua_State *L, tend_host *h, tend_actor *p,
 
 /* p's group restart stops short (p stops or restarts): held members are
  * rebuilt (a survivor) or stopped with p. */
-static void group_abandon(tend_host *h, tend_actor *p) {
+void tend_supervise_group_abandon(tend_host *h, tend_actor *p) {
   if (p->ext == NULL || !p->ext->group_active) return;
   p->ext->group_active = 0;
   for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
@@ -277,12 +191,13 @@ static void group_abandon(tend_host *h, tend_actor *p) {
       tend_actor_post(h, m, TEND_MSG_RESTART_GO, NULL);
     } else if (m->flags & TEND_AF_GROUP_SUSPENDED) { /* never stopped */
       m->flags &= ~TEND_AF_GROUP_SUSPENDED;
-      resume_subtree(h, m);
+      tend_actor_resume_tree(h, m);
     }
   }
 }
 
-int tend_supervise_group_step(lua_State *L, tend_host *h, tend_actor *p) {
+static int tend_supervise_group_step(lua_State *L, tend_host *h,
+                                     tend_actor *p) {
   if (p->state == TEND_ACTOR_RUNNING && p->ext && p->ext->group_active)
     group_step(L, h, p);
   return -1;
@@ -374,14 +289,14 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
     case TEND_RESUME:
       log_directive(L, h, s, c, "resume", 0);
       c->failure = TEND_FAILURE_NONE;
-      resume_subtree(h, c);
+      tend_actor_resume_tree(h, c);
       if (c->ext && c->ext->escalated_id) { /* resumes what it escalated */
         tend_actor *e =
             tend_actor_live(h, c->ext->escalated_id, c->ext->escalated_gen);
         c->ext->escalated_id = 0;
         if (e && e->failure == TEND_FAILURE_PENDING) {
           e->failure = TEND_FAILURE_NONE;
-          resume_subtree(h, e);
+          tend_actor_resume_tree(h, e);
         }
       }
       break;
@@ -427,7 +342,7 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
       if (!one)
         group_restart(L, h, p, c, s);
       else if (c->state < TEND_ACTOR_STOPPING)
-        restart_member(L, h, c, c, TEND_EXT(error_ref));
+        tend_supervise_restart_member(L, h, c, c, TEND_EXT(error_ref));
       break;
     }
     case TEND_ESCALATE:
@@ -446,8 +361,8 @@ static tend_directive default_decision(const char *kind) {
   return TEND_RESTART;
 }
 
-int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
-                                const tend_msg *m) {
+static int tend_supervise_child_failed(lua_State *L, tend_host *h,
+                                       tend_actor *p, const tend_msg *m) {
   tend_actor *c = tend_actor_live(h, m->sender_id, m->sender_gen);
   if (c == NULL || c->parent != p || c->failure != TEND_FAILURE_PENDING ||
       p->state != TEND_ACTOR_RUNNING)
@@ -527,8 +442,8 @@ int tend_supervise_child_failed(lua_State *L, tend_host *h, tend_actor *p,
   return -1;
 }
 
-void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
-                            int status, int idx) {
+static void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
+                                   int status, int idx) {
   tend_actor_ext *x = p->ext;
   tend_actor *c =
       x ? tend_actor_live(h, x->deciding_id, x->deciding_gen) : NULL;
@@ -537,7 +452,7 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
   tend_directive d = TEND_ESCALATE;
   const char *clause = "function";
   if (status != LUA_OK && status != LUA_YIELD) {
-    log_hook_error(L, h, p, "decider", idx);
+    tend_supervise_log_hook(L, h, p, "decider", idx);
     clause = "function failed";
   } else {
     int i = lua_type(L, idx) == LUA_TSTRING
@@ -559,130 +474,31 @@ void tend_supervise_decided(lua_State *L, tend_host *h, tend_actor *p,
   apply(L, h, p, c, d, clause, 0);
 }
 
-int tend_supervise_normal_exit(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_actor *p = a->parent;
-  if (a->restart_type != TEND_PERMANENT || p == NULL || h->shutdown ||
-      p->state != TEND_ACTOR_RUNNING || a->failure == TEND_FAILURE_PENDING ||
-      (a->flags & TEND_AF_TASK))
-    return 0;
-  tend_error_new(L, "Stopped", "a permanent child stopped; it is restarted");
-  tend_actor_set_ext(L, a, TEND_EXT(error_ref));
-  tend_supervise_suspend_failed(a);
-  tend_actor_post(h, p, TEND_MSG_CHILD_EXITED, a);
-  return 1;
+/* ------------------------------------------------------------ driver */
+
+static int on_child_failed(lua_State *L, tend_host *h, tend_actor *p,
+                           const tend_msg *m) {
+  return tend_supervise_child_failed(L, h, p, m);
 }
 
-/* ------------------------------------------------------------ restart */
-
-/* Stops every child for a restart (default pre_restart), youngest first. */
-static void stop_children(lua_State *L, tend_host *h, tend_actor *a) {
-  for (tend_actor *c = a->last_child; c; c = c->prev_sibling)
-    tend_actor_stop(L, h, c, TEND_STOP_SHUTDOWN);
+static int on_group_step(lua_State *L, tend_host *h, tend_actor *p,
+                         const tend_msg *m) {
+  (void)m;
+  return tend_supervise_group_step(L, h, p);
 }
 
-int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
-                           tend_restart_for why) {
-  if (a->state != TEND_ACTOR_RUNNING && a->state != TEND_ACTOR_STARTING)
-    return -1;
-  group_abandon(h, a);
-  a->state = TEND_ACTOR_RESTARTING;
-  a->restart = TEND_RESTART_PRE;
-  a->restart_for = (uint8_t)why;
-  if (a->wait != TEND_WAIT_NONE) tend_actor_end_wait(L, h, a);
-  while (a->timers) tend_timer_cancel(L, h, a->timers);
-  if (why == TEND_RESTART_FOR_SELF) { /* else the group set the cause */
-    tend_actor_push_ext(L, a, TEND_EXT(error_ref));
-    tend_actor_set_ext(L, a, TEND_EXT(cause_ref));
-  }
-  tend_promise_fail_held(L, h, a, TEND_PROMISE_RESTART, 0); /* asks taken */
-  if (tend_actor_push_hook(L, h, a, "pre_restart")) {
-    tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
-    tend_actor_push_ext(L, a, TEND_EXT(failed_msg_ref));
-    tend_actor_push_ctx(L, h, a);
-    a->op = TEND_OP_PRE_RESTART;
-    return 4;
-  }
-  stop_children(L, h, a); /* the default pre_restart: children, post_stop */
-  if (tend_actor_push_hook(L, h, a, "post_stop")) {
-    tend_actor_push_ctx(L, h, a);
-    a->op = TEND_OP_RESTART_STOP;
-    return 2;
-  }
-  return tend_supervise_restart_continue(L, h, a);
-}
-
-/* The restart builds a's new instance (its old one and its children are
- * gone). */
-static int build(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_lifecycle_count_restart(L, h, a);
-  if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
-    tend_supervise_restart_done(L, h, a);
-    tend_backoff_restarted(L, h, a);
-    return -1;
-  }
-  a->restart = TEND_RESTART_FACTORY;
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
-    c->flags |= TEND_AF_SURVIVOR; /* restarted after the new instance */
-  return tend_lifecycle_push_factory(L, h, a);
-}
-
-int tend_supervise_restart_continue(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->state != TEND_ACTOR_RESTARTING) return -1;
-  a->restart = TEND_RESTART_CHILDREN;
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
-    if (c->state == TEND_ACTOR_STOPPING) return -1; /* CHILD_GONE resumes */
-  if (a->flags & TEND_AF_GROUP) { /* stopped: held until its group is */
-    a->restart = TEND_RESTART_HELD;
-    a->flags |= TEND_AF_HELD;
-    group_member_moved(h, a);
-    return -1;
-  }
-  return build(L, h, a);
-}
-
-int tend_supervise_restart_go(lua_State *L, tend_host *h, tend_actor *a) {
-  if (!(a->flags & TEND_AF_HELD)) return -1;
-  a->flags &= ~(TEND_AF_HELD | TEND_AF_GROUP);
-  if (a->state != TEND_ACTOR_RESTARTING) return -1;
-  return build(L, h, a);
-}
-
-int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
-  a->restart = TEND_RESTART_POST;
-  if (tend_actor_push_hook(L, h, a, "post_restart")) {
-    tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
-    tend_actor_push_ctx(L, h, a);
-    a->op = TEND_OP_POST_RESTART;
-    return 3;
-  }
-  if (tend_actor_push_hook(L, h, a, "pre_start")) { /* default post_restart */
-    tend_actor_push_ctx(L, h, a);
-    a->op = TEND_OP_PRE_START;
-    return 2;
-  }
-  tend_supervise_restart_done(L, h, a);
+static int decide_done(lua_State *L, tend_host *h, tend_actor *p, int status,
+                       int idx) {
+  tend_supervise_decided(
+      L, h, p, status == TEND_OP_ABANDONED ? LUA_ERRRUN : status, idx);
   return -1;
 }
 
-void tend_supervise_restart_done(lua_State *L, tend_host *h, tend_actor *a) {
-  if (a->state != TEND_ACTOR_RESTARTING) return;
-  a->state = TEND_ACTOR_RUNNING;
-  a->restart = TEND_RESTART_NONE;
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling) {
-    if (!(c->flags & TEND_AF_SURVIVOR)) continue; /* spawned by the new one */
-    c->flags &= ~TEND_AF_SURVIVOR;
-    if (c->state >= TEND_ACTOR_STOPPING) continue;
-    restart_member(L, h, c, a, TEND_EXT(cause_ref)); /* survivors too (Akka) */
-  }
-  if (a->restart_for == TEND_RESTART_FOR_SELF) {
-    a->failure = TEND_FAILURE_NONE;
-    resume_subtree(h, a);
-  }
-  if (a->flags & TEND_AF_GROUP_SUSPENDED) {
-    a->flags &= ~TEND_AF_GROUP_SUSPENDED;
-    resume_subtree(h, a);
-  }
-  if (a->flags & TEND_AF_TYPED) tend_typed_restarted(L, h, a);
-  if (tend_actor_has_work(a)) tend_runq_push(h, a);
-  group_member_moved(h, a); /* a new group restart took it in meanwhile */
-}
+const tend_driver tend_supervise_driver = {
+    .name = "supervise",
+    .messages =
+        (const tend_driver_message[]){{TEND_MSG_CHILD_FAILED, on_child_failed},
+                                      {TEND_MSG_CHILD_EXITED, on_child_failed},
+                                      {TEND_MSG_GROUP_STEP, on_group_step},
+                                      {0}},
+    .ops = (const tend_driver_op[]){{TEND_OP_DECIDE, decide_done}, {0}}};

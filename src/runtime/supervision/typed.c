@@ -9,6 +9,7 @@
 #include "runtime/core/error.h"
 #include "runtime/core/event.h"
 #include "runtime/core/lifecycle.h"
+#include "runtime/core/failure.h"
 #include "runtime/supervision/supervise.h"
 #include "runtime/core/timers.h"
 
@@ -103,7 +104,8 @@ static void back_off(lua_State *L, tend_host *h, tend_actor *a,
   ty->incarnation++;
   ty->waiting = 1;
   ty->stash = act->stash;
-  tend_supervise_suspend_failed(a);
+  a->ext->hold = ty->stash; /* its mailbox keeps the newest */
+  tend_actor_suspend_failed(a);
   tend_timer *t =
       tend_timer_arm(L, h, TEND_TIMER_TYPED_RESTART, a, delay, 0, 0);
   if (t) t->tag = ty->incarnation;
@@ -135,7 +137,7 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
       }
       /* fall through */
     case TEND_TYPED_RESTART:
-      tend_supervise_suspend_failed(a);
+      tend_actor_suspend_failed(a);
       tend_supervise_restart_self(h, a);
       break;
     case TEND_TYPED_RESTART_WITH_BACKOFF: back_off(L, h, a, act); break;
@@ -163,6 +165,7 @@ void tend_typed_restarted(lua_State *L, tend_host *h, tend_actor *a) {
   if (ty == NULL) return;
   if (ty->waiting) { /* restarted by its parent while it waited: the wait */
     ty->waiting = 0; /* is over (its restart timer went with the restart) */
+    a->ext->hold = 0;
     ty->incarnation++;
   }
   if (ty->backoff_restarts == 0) return;
@@ -186,11 +189,6 @@ int tend_typed_reset(tend_actor *a) {
   return 1;
 }
 
-uint32_t tend_typed_stash(const tend_actor *a) {
-  const tend_typed *ty = T(a);
-  return ty && ty->waiting ? ty->stash : 0;
-}
-
 void tend_typed_free(tend_actor *a) {
   if (a->ext == NULL) return;
   free_typed(a->ext->typed);
@@ -204,6 +202,7 @@ static void on_restart(lua_State *L, tend_host *h, tend_timer *t,
   tend_typed *ty = a ? T(a) : NULL;
   if (ty && ty->waiting && t->tag == ty->incarnation) {
     ty->waiting = 0;
+    a->ext->hold = 0;
     tend_supervise_restart_self(h, a);
   }
 }
@@ -220,7 +219,22 @@ static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   }
 }
 
-void tend_typed_init(tend_host *h) {
-  h->on_fire[TEND_TIMER_TYPED_RESTART] = on_restart;
-  h->on_fire[TEND_TIMER_TYPED_RESET] = on_reset;
+static void release(lua_State *L, tend_host *h, tend_actor *a) {
+  (void)L;
+  (void)h;
+  tend_typed_free(a);
 }
+
+static int failed(lua_State *L, tend_host *h, tend_actor *a) {
+  return (a->flags & TEND_AF_TYPED) && tend_typed_fail(L, h, a);
+}
+
+const tend_driver tend_typed_driver = {
+    .name = "typed",
+    .timers =
+        (const tend_driver_timer[]){{TEND_TIMER_TYPED_RESTART, on_restart},
+                                    {TEND_TIMER_TYPED_RESET, on_reset},
+                                    {0}},
+    .death = release,
+    .release = release,
+    .failed = failed};

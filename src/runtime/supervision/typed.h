@@ -64,12 +64,9 @@ void tend_typed_restarted(lua_State *L, tend_host *h, tend_actor *a);
 /* ctx:reset_backoff() from typed actor a: returns 1, or 0 if a is not
  * typed. */
 int tend_typed_reset(tend_actor *a);
-/* While a typed actor waits for a backoff restart: its stash bound (the
- * mailbox keeps that many, dropping the oldest), else 0. */
-uint32_t tend_typed_stash(const tend_actor *a);
 /* Frees a's typed state (at death or close). */
 void tend_typed_free(tend_actor *a);
-/* Registers the timer kinds this file owns (TYPED_RESTART, TYPED_RESET). */
-void tend_typed_init(tend_host *h);
+/* Its timer kinds and failures (driver.h). */
+extern const tend_driver tend_typed_driver;
 
 #endif

@@ -65,9 +65,6 @@ struct tend_http_req {
   tend_http_req *prev, *next; /* st->reqs */
 };
 
-static void owner_gone(lua_State *L, tend_host *h, tend_actor *a);
-static void close_all(tend_host *h);
-
 /* ------------------------------------------------------------ records */
 
 static void free_req(tend_http_req *r) {
@@ -269,8 +266,6 @@ static http_state *state_of(tend_host *h) {
   curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, on_curl_timer);
   curl_multi_setopt(m, CURLMOPT_TIMERDATA, st);
   h->http = st;
-  h->http_close_all = close_all;
-  tend_host_add_feature(h, owner_gone, owner_gone);
   return st;
 fail:
   if (m) curl_multi_cleanup(m);
@@ -306,7 +301,6 @@ static void close_all(tend_host *h) {
   uv_close((uv_handle_t *)st->timer, free_timer);
   curl_global_cleanup();
   h->http = NULL;
-  h->http_close_all = NULL;
   free(st);
 }
 
@@ -516,3 +510,8 @@ tend_http_req *tend_http_start(lua_State *L, tend_host *h, tend_actor *a,
   r->wait_gen = pr->gen;
   return r;
 }
+
+const tend_driver tend_http_driver = {.name = "http",
+                                      .rebuild = owner_gone,
+                                      .death = owner_gone,
+                                      .close_all = close_all};

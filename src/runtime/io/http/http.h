@@ -59,4 +59,8 @@ void tend_http_release(tend_http_req *r);
 /* How many requests are in flight now (tend.http.stats and the specs). */
 int tend_http_in_flight(const tend_host *h);
 
+/* Its restarts and deaths (an owner's calls go) and the host's close
+ * (driver.h). */
+extern const tend_driver tend_http_driver;
+
 #endif

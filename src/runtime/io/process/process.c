@@ -263,8 +263,6 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
   int r, mine[3] = {-1, -1, -1}, theirs[3] = {-1, -1, -1};
   tend_process *p = NULL;
   if ((r = watch_children(h)) != 0) goto fail;
-  h->process_owner_died = tend_process_owner_died;
-  h->process_close_all = tend_process_close_all;
   if (spec->group && (r = start_watcher(h)) != 0) goto fail;
   for (int i = 0; i < 3; i++)
     if ((r = open_slot(spec, i, &mine[i], &theirs[i])) != 0) goto fail;
@@ -471,3 +469,14 @@ void tend_process_close_all(tend_host *h) {
 int tend_process_core_dump(const tend_process *p) {
   return p->core;
 }
+
+/* ------------------------------------------------------------ driver */
+
+static void owner_died(lua_State *L, tend_host *h, tend_actor *a) {
+  (void)L;
+  if (a->flags & TEND_AF_PROCESS) tend_process_owner_died(h, a);
+}
+
+const tend_driver tend_process_driver = {.name = "process",
+                                         .death = owner_died,
+                                         .close_all = tend_process_close_all};

@@ -114,5 +114,8 @@ void tend_process_owner_died(tend_host *h, const tend_actor *a);
 /* The host closes: every program still running is killed, every handle
  * closed (the loop runs their close callbacks afterwards). */
 void tend_process_close_all(tend_host *h);
+/* Its deaths (an owner's programs are killed) and the host's close
+ * (driver.h). */
+extern const tend_driver tend_process_driver;
 
 #endif

@@ -19,9 +19,6 @@ void tend_tcp_poke(tcp_state *st) {
   if (st && st->h) tend_host_poke(st->h);
 }
 
-static void owner_died(lua_State *L, tend_host *h, tend_actor *a);
-static void close_all(tend_host *h);
-
 tcp_state *tend_tcp_state(tend_host *h) {
   if (h->tcp) return h->tcp;
   tcp_state *st = calloc(1, sizeof *st);
@@ -36,8 +33,6 @@ tcp_state *tend_tcp_state(tend_host *h) {
   uv_prepare_init(&h->loop, st->drain);
   st->drain->data = st;
   h->tcp = st;
-  h->tcp_close_all = close_all;
-  tend_host_add_feature(h, NULL, owner_died);
   return st;
 }
 
@@ -375,7 +370,6 @@ static void close_all(tend_host *h) {
   free(st->rbuf);
   free(st->by_owner);
   h->tcp = NULL;
-  h->tcp_close_all = NULL;
   free(st);
 }
 
@@ -627,3 +621,6 @@ int tend_tcp_peer(const tend_sock *s, char *buf, size_t size) {
   }
   return 0;
 }
+
+const tend_driver tend_tcp_driver = {
+    .name = "tcp", .death = owner_died, .close_all = close_all};

@@ -117,4 +117,7 @@ void tend_tcp_release(tend_sock *s);
 int tend_tcp_describe(tend_host *h, const tend_actor *a, char *buf,
                       size_t size);
 
+/* Its deaths (an owner's sockets close) and the host's close (driver.h). */
+extern const tend_driver tend_tcp_driver;
+
 #endif
