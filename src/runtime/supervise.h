@@ -1,4 +1,4 @@
-/* supervise: what happens when an actor fails (DESIGN §5.1-§5.4): the
+/* supervise: what happens when an actor fails (design §5.1-§5.4): the
  * failure is reported to the supervisor, its strategy's decider picks a
  * directive, and the directive is carried out: resume, the restart
  * sequence, stop, or escalation. Every state change of a restart is made
