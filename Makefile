@@ -154,9 +154,12 @@ format:
 	clang-format -i $(SRC) $(HDR) spec/c/*.c
 
 # The layers (no upward include or call, no Lua in base, no file over 700
-# lines), then format and cppcheck.
+# lines), the citations (every design section cited exists in
+# docs/design.md, no issue cited in a comment, nothing outside the
+# repository), then format and cppcheck.
 lint: all
 	build/tend scripts/layers.lua src build/obj
+	build/tend scripts/citations.lua
 	clang-format --dry-run --Werror $(SRC) $(HDR) spec/c/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --suppress=toomanyconfigs --std=c11 \

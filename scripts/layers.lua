@@ -11,7 +11,7 @@
 --   4. no object OBJ_DIR/<layer>/<name>.o uses a symbol (nm -u) that an
 --      object of a layer above defines (nm -g --defined-only);
 --   5. no .c or .h file has more than 700 lines;
---   6. inside src/runtime, the wings (docs/design.md §8): a file of core/
+--   6. inside src/runtime, the wings (design §4.2): a file of core/
 --      includes and calls only core/; a file of another wing
 --      (supervision/, io/process/, io/tcp/, io/http/, nodes/) only its own
 --      folder and core/ (the core reaches the wings through the driver

@@ -1,4 +1,4 @@
--- --copy-messages (issue 10, item 16): every message deep-copied where it
+-- --copy-messages (design §8.1): every message deep-copied where it
 -- is sent, so the sender's later changes and a shared table's races show
 -- up; functions and coroutines refused with a named error. Each test runs
 -- tend as a subprocess with the flag.

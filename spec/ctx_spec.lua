@@ -1,4 +1,4 @@
--- A ctx works only inside its own actor (issue 10, item 8): every method
+-- A ctx works only inside its own actor (design §3.1): every method
 -- of a ctx saved and called from elsewhere (the main chunk, another actor,
 -- a tend.after task, a trace listener) raises, naming the method, the
 -- ctx's actor and what runs, and changes nothing.

@@ -1,4 +1,4 @@
--- tend.inspect(ref) (issue 11, item 8): an actor's state as OTP's
+-- tend.inspect(ref) (design §3.5): an actor's state as OTP's
 -- sys:get_state, read without stopping it: its behavior's upvalues (or a
 -- hook table's fields), mailbox length, the message it is in the middle
 -- of, restarts, timers, watchers. The prompt's inspect() is in

@@ -1,7 +1,7 @@
 -- The mailbox of the main chunk (and of every task): tend.receive reads
 -- what is sent to /user/main, waits under either clock, and what the chunk
--- never read becomes dead letters, counted and logged (issue 10, item 7;
--- the REPL's side is in spec/c/test_repl.c).
+-- never read becomes dead letters, counted and logged (design §8.3; the
+-- REPL's side is in spec/c/test_repl.c).
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
@@ -15,7 +15,7 @@ end
 function TestMailbox:setUp() drain() end
 function TestMailbox:tearDown() drain() H.assert_clean() end
 
--- An actor that answers every message to its sender, as the issue's example.
+-- An actor that answers every message to its sender.
 local function answerer()
   return tend.spawn(function()
     return function(m, ctx) ctx.sender:send("re: " .. tostring(m)) end
@@ -140,7 +140,8 @@ function TestMailbox:test_bad_timeout_is_named()
   lu.assertStrContains(err, "tend.receive: timeout: expected a number of seconds, got a string")
 end
 
--- Subprocesses: the issue's example, the end of the main chunk, the real clock.
+-- Subprocesses: a script that asks and reads, the end of the main chunk,
+-- the real clock.
 
 function TestMailbox:test_the_answer_to_main_is_read_in_a_script()
   local out, err, code = H.run({ "-e", [[

@@ -37,9 +37,9 @@ local function node_line(tree)
   return tree:match("\n  node %[[^\n]*")
 end
 
--- The frame of the issue: a WATCH whose target is an integer. Node a logs
--- it and drops it; its /system/node never fails, so ctl still sees a up
--- after twice the node timeout.
+-- A malformed frame: a WATCH whose target is an integer. Node a logs it
+-- and drops it; its /system/node never fails, so ctl still sees a up after
+-- twice the node timeout.
 function TestNodeFrames:test_a_watch_of_an_integer_is_logged_and_dropped()
   local script = H.script([[
 local tend = require "tend"

@@ -1,4 +1,4 @@
--- tend.reload(mod) (issue 11, item 9): the module is loaded again from
+-- tend.reload(mod): the module is loaded again from
 -- disk; every live actor whose factory came from its file moves to the
 -- new code at its next message boundary: with a code_change(self,
 -- old_state) hook its state carries over, else its supervisor restarts it

@@ -1,5 +1,5 @@
--- help on one function, "did you mean" and trace(true)'s details (issue
--- 11, item 10). The prompt's side is in spec/c/test_repl.c.
+-- help on one function, "did you mean" and trace(true)'s details. The
+-- prompt's side is in spec/c/test_repl.c.
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"

@@ -1,4 +1,4 @@
--- Values printed as values (issue 11, item 7): tend.pretty as the REPL
+-- Values printed as values: tend.pretty as the REPL
 -- prints results, and tree(), ps(), stats() print and return their value.
 -- The prompt's side is in spec/c/test_repl.c.
 local lu = require "luaunit"

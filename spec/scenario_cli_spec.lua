@@ -1,4 +1,4 @@
--- The scenario command line (issue 11, item 11): tend.shutdown(code) at the
+-- The scenario command line (design §2): tend.shutdown(code) at the
 -- end of a file, --help on every subcommand, arguments after --, the
 -- --only and --path filters, and --seeds with each failing seed's reason.
 local lu = require "luaunit"

@@ -38,7 +38,7 @@ local function supervisor(strategy, names, log)
   end, { supervisor = strategy })
 end
 
------------------------------------------------------------- DeathWatch (item 2)
+------------------------------------------------------------ DeathWatch
 
 -- DeathWatchSpec "discard Terminated when unwatched between sysmsg and
 -- processing": the watcher is busy when its target dies; an unwatch sent
@@ -109,7 +109,7 @@ function TestSemantics:test_watching_again_before_the_notice_is_handled_gives_on
   H.stop_all(w)
 end
 
------------------------------------------------------------- Kill (item 4)
+------------------------------------------------------------ Kill
 
 -- DeathWatchSpec "notify with a Terminated message once when an Actor is
 -- stopped but not when restarted": two kills are queued; each is a
@@ -159,7 +159,7 @@ function TestSemantics:test_a_second_kill_during_the_first_failure_is_handled_af
   H.stop_all(sup)
 end
 
------------------------------------------------------------- exit reasons (item 5)
+------------------------------------------------------------ exit reasons
 
 local function reason_of(p, ref) return p:expect_terminated(ref, 10).reason end
 
@@ -228,7 +228,7 @@ function TestSemantics:test_a_post_stop_that_overruns_its_shutdown_is_killed()
   H.stop_all(p.ref)
 end
 
------------------------------------------------------------- group restarts (items 3, 9)
+------------------------------------------------------------ group restarts
 
 -- supervisor_SUITE one_for_all / rest_for_one: the members stop youngest
 -- first, then start again in start order.
@@ -322,7 +322,7 @@ function TestSemantics:test_a_failure_during_a_group_restart_joins_it()
   tend.sleep(2) -- b's post_stop takes 1 s
 end
 
------------------------------------------------------------- backoff (items 1, 6, 12)
+------------------------------------------------------------ backoff
 
 -- A backoff child that fails on "boom"; starts counted in `starts`.
 local function boomer(starts)

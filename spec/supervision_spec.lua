@@ -545,7 +545,7 @@ tend.stop(a)
 end
 
 -- An InitError hid the factory's own kind from a decider table: a table
--- with no InitError clause matches the cause's kind (issue: semantics 13).
+-- with no InitError clause matches the cause's kind (design §3.3).
 function TestSupervision:test_decider_table_matches_the_kind_a_factory_raised()
   local log = {}
   local sup = tend.spawn(function(ctx)

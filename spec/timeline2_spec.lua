@@ -1,4 +1,4 @@
--- tend timeline (issue 11, item 12): `-` reads stdin, TRACE.svg by default,
+-- tend timeline (design §6.4): `-` reads stdin, TRACE.svg by default,
 -- a cut trace drawn up to its last good line with a warning, a freeze as a
 -- bar for its duration, a restart beside a failure at the same instant,
 -- /user/main always a lane, tasks under /system.

@@ -1,4 +1,4 @@
--- tend.chaos: seeded fault injection (DESIGN §3.6). Rules live here; the C
+-- tend.chaos: seeded fault injection (design §3.6). Rules live here; the C
 -- core calls the two filters below only while some rule exists. Every
 -- injection is a "chaos" trace event. Random choices use tend.random, so a
 -- seed replays them.

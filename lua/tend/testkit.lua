@@ -1,4 +1,4 @@
--- tend.testkit: probes, actors whose messages a test awaits (DESIGN §3.6).
+-- tend.testkit: probes, actors whose messages a test awaits (design §3.6).
 -- A probe queues what it receives; expect_* take from that queue, waiting
 -- on the host clock (so under --virtual-time a 30 s timeout costs nothing).
 local tend = require "tend"

@@ -1,4 +1,4 @@
--- tend.timeline: a trace drawn as an SVG timeline (DESIGN §6). One lane per
+-- tend.timeline: a trace drawn as an SVG timeline (design §6). One lane per
 -- actor (paths sorted, so a subtree's lanes sit together), failures as red
 -- marks, backoff waits as bars, restarts, starts and stops marked, a time
 -- axis with readable ticks, a legend, the seed in the title. Plain string

@@ -96,7 +96,7 @@ static int finish(void) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* The REPL's mailbox (issue 10, item 7): messages sent to /user/repl wait
+/* The REPL's mailbox (design §8.3): messages sent to /user/repl wait
  * for tend.receive or flush(), as in the Erlang shell; they never reach
  * the line handler. */
 static void mailbox(const char *tend, const char *home) {
@@ -147,7 +147,7 @@ static void mailbox(const char *tend, const char *home) {
   close(fd);
 }
 
-/* Values printed as values (issue 11, item 7): tables pretty-printed with
+/* Values printed as values: tables pretty-printed with
  * sorted keys, cycles marked, refs as Ref(path); strings quoted; tree(),
  * ps() and stats() print once and return their value. */
 static void values(void) {
@@ -173,8 +173,7 @@ static void values(void) {
   check(expect("true\r\n> ", 5), "stats() returns the counters");
 }
 
-/* help on one function, "did you mean", trace(true)'s details (issue 11,
- * item 10). */
+/* help on one function, "did you mean", trace(true)'s details. */
 static void helping(void) {
   type("help(tend.spawn)\n");
   check(expect("tend.spawn(factory [, opts]) -> ref\r\n", 5) && expect("> ", 5),
@@ -216,7 +215,7 @@ static void write_file(const char *dir, const char *name, const char *text) {
   fclose(f);
 }
 
-/* reload("mod") (issue 11, item 9): the REPL says which actors move and,
+/* reload("mod"): the REPL says which actors move and,
  * when each moves, how. */
 static void reloading(const char *home) {
   write_file(home, "rlmod.lua",

@@ -1,7 +1,7 @@
 /* check: the checks the API files share: arguments (refs, seconds) and
  * options (unknown keys, names in a list, spawn options), each raising an
  * error that names the function, the option, what was expected and what
- * was given (DESIGN §7), before anything is created. */
+ * was given (design §7), before anything is created. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

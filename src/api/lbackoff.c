@@ -1,4 +1,4 @@
-/* lbackoff: backoff specs from Lua, validated here (DESIGN §3.4, §5.5).
+/* lbackoff: backoff specs from Lua, validated here (design §3.4, §5.5).
  * A spec is a table with metatable "tend.BackoffSpec" (made by the builders
  * in lua/tend/backoff.lua, or tend.backoff{...}); tend.spawn(spec) checks it
  * with tend_backoff_parse and starts a backoff supervisor (backoff_sup.c).

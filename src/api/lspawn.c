@@ -1,5 +1,5 @@
 /* lspawn: tend.spawn and ctx:spawn: options validated before anything is
- * created (DESIGN §3.1, §7), then an actor, a backoff supervisor
+ * created (design §3.1, §7), then an actor, a backoff supervisor
  * (lbackoff.c) or a typed actor (ltyped.c). */
 #include "api/api.h"
 #include "runtime/core/error.h"

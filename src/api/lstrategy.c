@@ -1,5 +1,5 @@
 /* lstrategy: the Lua builders of supervisor strategies and deciders
- * (DESIGN §3.3). They validate and produce data; supervise.c acts on it.
+ * (design §3.3). They validate and produce data; supervise.c acts on it.
  * A strategy is a userdata "tend.Strategy" (a tend_strategy) whose user
  * value is its decider: nil (the default), a decider table or a function.
  * A decider table is what tend.decider{...} returns: kind -> directive. */

@@ -1,4 +1,4 @@
-/* ltyped: the typed-style builders (DESIGN §3.4) as C constructors, each
+/* ltyped: the typed-style builders (design §3.4) as C constructors, each
  * validated once: tend.restart, tend.resume, tend.stop_on_failure,
  * tend.restart_with_limit(n, within), tend.restart_with_backoff(min, max,
  * rf) with :with_reset_after(s), :with_max_restarts(n), :with_stash(n)

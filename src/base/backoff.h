@@ -1,4 +1,4 @@
-/* backoff: the delay formulas of DESIGN §5.5 (Akka's exponential backoff
+/* backoff: the delay formulas of design §5.5 (Akka's exponential backoff
  * with several jitter modes, and the slotted truncated binary exponential
  * backoff) and the configuration of a backoff supervisor, as plain data.
  * Every random draw comes from the host's generator. */

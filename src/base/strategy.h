@@ -1,5 +1,5 @@
 /* strategy: supervisor strategies as plain data, and the restart window
- * that enforces their limits (Akka's and Erlang's rules, DESIGN §5.2).
+ * that enforces their limits (Akka's and Erlang's rules, design §5.2).
  * Knows nothing of Lua: the deciders live in lstrategy.c, the use of a
  * strategy on actors in supervise.c. */
 #ifndef TEND_STRATEGY_H

@@ -1,4 +1,4 @@
-/* main: the command line (DESIGN §2). Parses options, loads the main chunk
+/* main: the command line (design §2). Parses options, loads the main chunk
  * and runs it as the actor /user/main on the host. */
 #include <errno.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-/* repl: the interactive prompt on the event loop (DESIGN §2). GNU
+/* repl: the interactive prompt on the event loop (design §2). GNU
  * readline's callback interface is fed by a uv_poll on stdin, so actors and
  * timers run between keystrokes. A line goes to lua/tend/repl.lua, which
  * compiles it (lua.c's rules: an expression prints its values, an

@@ -1,5 +1,5 @@
 /* drivers: every subsystem of the runtime, in the order the host calls
- * them (docs/design.md §8): the list the command line and simulated nodes
+ * them (design §4.3): the list the command line and simulated nodes
  * open their hosts with (tend_host_config.drivers). */
 #ifndef TEND_DRIVERS_H
 #define TEND_DRIVERS_H

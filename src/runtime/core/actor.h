@@ -57,7 +57,7 @@ typedef enum tend_actor_state {
   TEND_ACTOR_DEAD        /* gone; its id is stale */
 } tend_actor_state;
 
-/* Where a RESTARTING actor is in the restart sequence (DESIGN §5.1). */
+/* Where a RESTARTING actor is in the restart sequence (design §5.1). */
 typedef enum tend_restart_phase {
   TEND_RESTART_NONE,     /* not restarting */
   TEND_RESTART_PRE,      /* pre_restart (or the default's post_stop) runs */

@@ -1,4 +1,4 @@
-/* copy: --copy-messages. tend passes messages by reference (DESIGN §3.1):
+/* copy: --copy-messages. tend passes messages by reference (design §3.1):
  * a table sent is the very table the receiver gets, so a sender that
  * changes it later, or two actors that change one table, race. Under
  * --copy-messages every message is deep-copied where it is sent (send,

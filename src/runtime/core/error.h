@@ -1,4 +1,4 @@
-/* error: structured error values (DESIGN §3.2): a table {kind, message,
+/* error: structured error values (design §3.2): a table {kind, message,
  * traceback, ...} with metatable "tend.Error" (whose methods the API layer
  * adds). Every error an actor raises passes through the message handler
  * (tend_error_push_handler), so it has a kind and a traceback by the time its

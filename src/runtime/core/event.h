@@ -1,4 +1,4 @@
-/* event: the lifecycle events of the host (DESIGN §6). Every event goes
+/* event: the lifecycle events of the host (design §6). Every event goes
  * through tend_event_emit, which writes it as one JSON line (base/jsonl.h)
  * to the trace file (--trace) and to stderr (tend.trace(true)), queues it
  * for the Lua listeners (tend.trace(fn), called from the loop between

@@ -1,4 +1,4 @@
-/* lifecycle: an actor's life between spawn and death (DESIGN §5.3):
+/* lifecycle: an actor's life between spawn and death (design §5.3):
  * system messages come here first (START, STOP, CHILD_GONE go on here;
  * CHILD_FAILED, CHILD_EXITED and RESTART go to supervise.h); starting
  * (factory, pre_start), stopping (children youngest first, then post_stop

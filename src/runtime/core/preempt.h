@@ -1,4 +1,4 @@
-/* preempt: runaway actors (DESIGN §5.8). A watchdog thread looks at the
+/* preempt: runaway actors (design §5.8). A watchdog thread looks at the
  * scheduler every few milliseconds; when the same step has been running
  * since its last look, it sends the loop thread SIGURG, whose handler arms
  * a one-shot count hook on the running coroutine (lua_sethook may

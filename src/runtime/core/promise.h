@@ -1,4 +1,4 @@
-/* promise: a pending ask (DESIGN §3.1). The asker sends with a promise as
+/* promise: a pending ask (design §3.1). The asker sends with a promise as
  * the sender, then waits; the first message to the promise is the reply
  * and wakes the asker; a timeout (an ASK timer) wakes it without one. A
  * promise is created, resolved and freed only here: it ends when it is

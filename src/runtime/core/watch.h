@@ -1,4 +1,4 @@
-/* watch: DeathWatch (DESIGN §5.6). A watch is a record on two lists: the
+/* watch: DeathWatch (design §5.6). A watch is a record on two lists: the
  * target's (who watches it) and the watcher's (what it watches). When the
  * target dies, each watcher gets one `terminated` notice, which joins its
  * user queue at its next step outside a wait (after what was sent to it

@@ -1,15 +1,15 @@
 /* codec: Lua values as msgpack bytes (msgpack-c), for messages that leave
- * the process (nodes, issue 14). What travels: nil, booleans, integers,
+ * the process (nodes, design §4.10). What travels: nil, booleans, integers,
  * floats, strings (binary-safe), tables (a list 1..n as a msgpack array,
  * anything else as a map; nested; a table reached twice is encoded twice;
  * metatables stay behind) and refs (msgpack extension type
- * TEND_CODEC_EXT_REF: [node, id, gen]). A function, a coroutine, a
- * userdata that is no ref, a table inside itself (a cycle), nesting deeper
- * than TEND_CODEC_DEPTH, or more bytes than the limit are refused, with a
- * message naming what and where ("msg.items[3]: a function cannot leave
- * the node"). Decoding never trusts its input: truncated or malformed bytes,
- * trailing bytes, too deep nesting, a map key that is nil or NaN are
- * refused with a message, never a crash. */
+ * TEND_CODEC_EXT_REF: [node, incarnation, id, gen, path, kind]). A
+ * function, a coroutine, a userdata that is no ref, a table inside itself
+ * (a cycle), nesting deeper than TEND_CODEC_DEPTH, or more bytes than the
+ * limit are refused, with a message naming what and where ("msg.items[3]:
+ * a function cannot leave the node"). Decoding never trusts its input:
+ * truncated or malformed bytes, trailing bytes, too deep nesting, a map key
+ * that is nil or NaN are refused with a message, never a crash. */
 #ifndef TEND_CODEC_H
 #define TEND_CODEC_H
 

@@ -1,4 +1,4 @@
-/* backoff_sup: backoff supervisors (DESIGN §5.5): an actor with one child
+/* backoff_sup: backoff supervisors (design §5.5): an actor with one child
  * that forwards its messages to the child; while the child is stopped it
  * drops them to dead letters, answers them, or stashes them. When the
  * child fails (on_failure) or stops (on_stop), it waits the next delay and

@@ -1,4 +1,4 @@
-/* restart: the restart sequence of one actor (docs/design.md §5.3):
+/* restart: the restart sequence of one actor (design §5.1):
  * pre_restart (by default its children stop, then post_stop), the new
  * instance from its factory, post_restart (by default pre_start), then its
  * surviving children restart and it resumes. A failure of the factory or

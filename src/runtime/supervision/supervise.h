@@ -1,4 +1,4 @@
-/* supervise: what happens when an actor fails (docs/design.md §5.1-§5.4):
+/* supervise: what happens when an actor fails (design §5.1-§5.4):
  * the failure reaches the supervisor (CHILD_FAILED, failure.h), its
  * strategy's decider picks a directive, and the directive is carried out:
  * resume, the restart sequence, stop, or escalation. Every state change of

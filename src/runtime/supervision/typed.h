@@ -1,4 +1,4 @@
-/* typed: typed-style supervision (DESIGN §3.4, Akka Typed's
+/* typed: typed-style supervision (design §3.4, Akka Typed's
  * Behaviors.supervise): an actor that handles its own failures by clauses
  * matched on the error kind, first match wins: restart, resume, stop,
  * restart with a limit, restart with backoff (the actor waits, suspended,
