@@ -8,11 +8,12 @@ local tend = {}
 for name, value in pairs(core) do
   -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
   -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http;
-  -- codec_*, node_*, remote_*, nats_* and sim_* are the plumbing of tend.node
-  -- and tend.sim
+  -- codec_*, wire_*, node_*, remote_*, nats_* and sim_* are the plumbing of
+  -- tend.node and tend.sim
   if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
       or name:match("^process_") or name:match("^tcp_") or name:match("^http_")
-      or name:match("^codec_") or name:match("^node_") or name:match("^remote_") or name:match("^nats_")
+      or name:match("^codec_") or name:match("^wire_") or name:match("^node_") or name:match("^remote_")
+      or name:match("^nats_")
       or name:match("^sim_")
       or name == "signal_number") then
     tend[name] = value
