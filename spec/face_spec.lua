@@ -26,7 +26,7 @@ local INTERNAL = {
   "tcp_can_parent", "tcp_connect", "tcp_ctx_methods", "tcp_is_ref", "tcp_listen", "tcp_spawn",
   -- tend.node and its transports: messages and their bytes, proxies, NATS, simulated nodes
   "codec_decode", "codec_encode", "wire_batch", "wire_envelope", "wire_kind", "wire_open",
-  "wire_unbatch", "node_clock", "node_event", "node_exe", "node_identity", "node_spawn",
+  "wire_subject", "wire_unbatch", "node_clock", "node_event", "node_exe", "node_identity", "node_spawn",
   "remote_coords", "remote_disconnect", "remote_end", "remote_hooks", "remote_new",
   "remote_reconnect", "nats_connect", "nats_dir",
   "sim_crash", "sim_dispatch", "sim_heal", "sim_join", "sim_kv", "sim_link", "sim_list", "sim_open",

@@ -10,8 +10,9 @@ local H = require "helper"
 
 TestWire = {}
 
-function TestWire:test_the_kinds_have_the_numbers_that_travel()
+function TestWire:test_the_kinds_and_subjects_are_those_that_travel()
   lu.assertEquals(core.wire_kind, { MSG = 1, WATCH = 2, DOWN = 3, HB = 4, PROBE = 5, HELLO = 6, PG = 7 })
+  lu.assertEquals(core.wire_subject, { to_node = "tend.n.", heartbeats = "tend.hb" })
 end
 
 function TestWire:test_an_envelope_is_a_two_byte_length_the_header_and_the_body()

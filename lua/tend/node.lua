@@ -26,6 +26,7 @@ local M = {}
 
 local K = core.wire_kind -- the kinds of envelope (runtime/nodes/wire.h)
 local MSG, WATCH, DOWN, HB, PROBE, HELLO, PG = K.MSG, K.WATCH, K.DOWN, K.HB, K.PROBE, K.HELLO, K.PG
+local TO_NODE, HEARTBEATS = core.wire_subject.to_node, core.wire_subject.heartbeats
 
 local S -- the running node, or nil
 
@@ -49,7 +50,7 @@ end
 -- To a node's subject, as an envelope of the batch of this pass of the
 -- loop (transport.send), so that many messages share one NATS message.
 local function publish(node, header, body)
-  S.transport.send("tend.n." .. node, envelope(header, body))
+  S.transport.send(TO_NODE .. node, envelope(header, body))
 end
 
 local function node_path(name) return "/node/" .. name end
@@ -211,7 +212,7 @@ local function node_up(name, inc, service)
 end
 
 local function heartbeat(kind)
-  S.transport.publish("tend.hb", envelope({ kind or HB, S.name, S.inc, S.service }))
+  S.transport.publish(HEARTBEATS, envelope({ kind or HB, S.name, S.inc, S.service }))
 end
 
 -- A reason as it travels: a tend error as {error = {kind, message}} (it
@@ -480,8 +481,8 @@ function M.start_on(transport, opts)
   }
   core.node_identity(S.name, S.inc)
   core.remote_hooks(route, proxy_for)
-  transport.subscribe("tend.n." .. S.name, on_batch)
-  transport.subscribe("tend.hb", on_hb)
+  transport.subscribe(TO_NODE .. S.name, on_batch)
+  transport.subscribe(HEARTBEATS, on_hb)
   -- a failure of its own (a bug, what a peer's message found) restarts
   -- it in place: same ref, its watches and mailbox kept, the node stays up
   S.service = core.node_spawn(core.supervise(node_actor):on_failure("*", core.restart), { name = "node" })

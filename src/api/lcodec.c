@@ -134,4 +134,11 @@ void tend_open_codec(lua_State *L) {
   TEND_WIRE_KINDS(KIND_FIELD)
 #undef KIND_FIELD
   lua_setfield(L, -2, "wire_kind");
+  /* core.wire_subject: to_node (a node's name follows), heartbeats */
+  lua_createtable(L, 0, 2);
+  lua_pushliteral(L, TEND_WIRE_TO_NODE);
+  lua_setfield(L, -2, "to_node");
+  lua_pushliteral(L, TEND_WIRE_HEARTBEATS);
+  lua_setfield(L, -2, "heartbeats");
+  lua_setfield(L, -2, "wire_subject");
 }

@@ -22,6 +22,11 @@
 
 #include <stddef.h>
 
+/* The subjects: a node's own (its name after this prefix) and the one
+ * every node takes (heartbeats). */
+#define TEND_WIRE_TO_NODE "tend.n."
+#define TEND_WIRE_HEARTBEATS "tend.hb"
+
 #define TEND_WIRE_LENGTH_PREFIX 4          /* an envelope's length in a batch */
 #define TEND_WIRE_ENVELOPE_MAX 0xffffffffu /* the most it can say */
 #define TEND_WIRE_HEADER_PREFIX 2          /* a header's length */
