@@ -1,22 +1,36 @@
 -- tend: the Lua face of the host. Everything that must be enforced lives in
 -- the C module tend.core (each of its files registers its own functions);
--- this module gathers all of them under one name, with the Lua builders of
--- tend.backoff (backoff specs and tend.retry).
+-- this module exports the ones chosen below, with the Lua builders of
+-- tend.backoff (backoff specs and tend.retry) and the modules after them.
 local core = require "tend.core"
 
+-- The names of tend.core that are tend's own (the README documents each as
+-- tend.<name>). The rest of tend.core is plumbing of the Lua modules
+-- (tend.backoff, tend.node, tend.process, ...): a new C function is
+-- public only once it is written here; spec/face_spec.lua fails on one
+-- that is neither here nor in its list of internal names.
+local EXPORTS = {
+  -- actors, messages, asks
+  "spawn", "self", "send", "ask", "receive", "sleep", "after", "alive",
+  "stop", "kill", "poison", "watch", "unwatch", "copy_messages",
+  -- names
+  "register", "unregister", "registered", "whereis",
+  -- supervision: strategies, deciders, directives, children
+  "supervise", "one_for_one", "all_for_one", "rest_for_one", "default_strategy",
+  "guardian_strategy", "decider", "restart", "resume", "stop_on_failure",
+  "restart_with_limit", "restart_with_backoff", "unhandled", "stopping", "stopped",
+  "children", "count_children", "start_child", "stop_child",
+  -- errors
+  "error", "raise", "describe",
+  -- the host: time, randomness, logs, traces, what runs
+  "now", "virtual_time", "random", "seed", "log", "trace", "trace_file",
+  "tree", "ps", "stats", "shutdown", "version",
+}
+
 local tend = {}
-for name, value in pairs(core) do
-  -- backoff_*, chaos_*, code_*, process_*, tcp_* and http_* are the plumbing of
-  -- tend.backoff, tend.chaos, tend.inspect, tend.process, tend.tcp and tend.http;
-  -- codec_*, node_*, remote_*, nats_* and sim_* are the plumbing of tend.node
-  -- and tend.sim
-  if not (name:match("^backoff_") or name:match("^chaos_") or name:match("^code_")
-      or name:match("^process_") or name:match("^tcp_") or name:match("^http_")
-      or name:match("^codec_") or name:match("^node_") or name:match("^remote_") or name:match("^nats_")
-      or name:match("^sim_")
-      or name == "signal_number") then
-    tend[name] = value
-  end
+for _, name in ipairs(EXPORTS) do
+  tend[name] = core[name]
+  assert(tend[name] ~= nil, name) -- (a name that went from tend.core)
 end
 
 local backoff = require "tend.backoff"

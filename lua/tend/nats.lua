@@ -146,7 +146,8 @@ local function taken(conn, name)
   local answered = false
   -- (the server says "no responders" with an empty message: no answer)
   local sid = conn:subscribe(inbox, function(data) if #data > 0 then answered = true end end)
-  conn:publish("tend.n." .. name, string.pack(">s4", string.pack(">s2", core.codec_encode({ 5 }))), inbox)
+  local probe = core.wire_batch(core.wire_envelope({ core.wire_kind.PROBE }))
+  conn:publish(core.wire_subject.to_node .. name, probe, inbox)
   local t = 0
   while not answered and t < 0.5 do
     core.sleep(0.05)

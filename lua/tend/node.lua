@@ -1,7 +1,8 @@
 -- tend.node: this process as one node among others. Nodes talk over a
 -- transport that carries bytes on subjects (NATS: lua/tend/nats.lua; the
 -- simulated nodes of --virtual-time: lua/tend/simnodes.lua); messages are
--- msgpack (runtime/codec.h). No membership protocol of our own: each node
+-- msgpack (runtime/nodes/codec.h), in envelopes and batches whose bytes
+-- core.wire_* make and read (runtime/nodes/wire.h). No membership protocol of our own: each node
 -- publishes a heartbeat every timeout/4 seconds on one subject, and a node
 -- is up from its first heartbeat until it misses them for `timeout`
 -- seconds (Erlang's net_ticktime idea), or until its transport is lost.
@@ -23,7 +24,9 @@ local core = require "tend.core"
 
 local M = {}
 
-local MSG, WATCH, DOWN, HB, PROBE, HELLO, PG = 1, 2, 3, 4, 5, 6, 7
+local K = core.wire_kind -- the kinds of envelope (runtime/nodes/wire.h)
+local MSG, WATCH, DOWN, HB, PROBE, HELLO, PG = K.MSG, K.WATCH, K.DOWN, K.HB, K.PROBE, K.HELLO, K.PG
+local TO_NODE, HEARTBEATS = core.wire_subject.to_node, core.wire_subject.heartbeats
 
 local S -- the running node, or nil
 
@@ -38,17 +41,16 @@ local function fail(kind, msg, level)
   error(e, (level or 1) + 1)
 end
 
--- Envelopes: a header (a small list, encoded) and, for MSG, the message
--- encoded apart so that a refusal names the message's own places.
+-- Envelopes: a header (a small list, encoded) and, for MSG and PG, the
+-- message encoded apart so that a refusal names the message's own places.
 local function envelope(header, body)
-  local h = core.codec_encode(header, S.limit)
-  return string.pack(">s2", h) .. (body or "")
+  return core.wire_envelope(header, body, S.limit)
 end
 
--- To a node's subject, as a frame of the batch of this pass of the loop
--- (transport.send), so that many messages share one NATS message.
+-- To a node's subject, as an envelope of the batch of this pass of the
+-- loop (transport.send), so that many messages share one NATS message.
 local function publish(node, header, body)
-  S.transport.send("tend.n." .. node, envelope(header, body))
+  S.transport.send(TO_NODE .. node, envelope(header, body))
 end
 
 local function node_path(name) return "/node/" .. name end
@@ -91,7 +93,7 @@ local function proxy_for(node, inc, id, gen, path, kind)
   S.key_of[p] = key
   S.by_node[node] = S.by_node[node] or {}
   S.by_node[node][p] = key
-  if S.fresh then S.fresh[#S.fresh + 1] = p end -- (a frame's header: see decode_header)
+  if S.fresh then S.fresh[#S.fresh + 1] = p end -- (an envelope's header: see open)
   if kind == 1 then
     S.asks[p] = now() -- a pending ask there: one reply, then it goes
   elseif not (n and n.up and n.inc == inc) then
@@ -210,7 +212,7 @@ local function node_up(name, inc, service)
 end
 
 local function heartbeat(kind)
-  S.transport.publish("tend.hb", envelope({ kind or HB, S.name, S.inc, S.service }))
+  S.transport.publish(HEARTBEATS, envelope({ kind or HB, S.name, S.inc, S.service }))
 end
 
 -- A reason as it travels: a tend error as {error = {kind, message}} (it
@@ -250,7 +252,7 @@ local function refuse(what) core.log("warn", "a message from another node was re
 
 local function on_hb(data)
   local ok, h = pcall(function()
-    return core.codec_decode(string.unpack(">s2", data))
+    return (core.wire_open(data))
   end)
   if not ok or type(h) ~= "table" or not (h[1] == HB or h[1] == HELLO) or not is_name(h[2])
       or math.type(h[3]) ~= "integer" or (h[4] ~= nil and not is_ref(h[4])) then
@@ -269,7 +271,7 @@ local function on_hb(data)
   if not was_up then heartbeat() end
 end
 
--- What is wrong with a frame's header h (a peer's bytes are untrusted:
+-- What is wrong with an envelope's header h (a peer's bytes are untrusted:
 -- every field of every kind is checked before use), or nil.
 local function malformed(h)
   if type(h) ~= "table" then return "a header: expected a list, got " .. got(h) end
@@ -290,17 +292,19 @@ local function malformed(h)
     if not is_name(h[2]) then return "PG: node: expected a node name, got " .. got(h[2]) end
     if math.type(h[3]) ~= "integer" then return "PG: incarnation: expected an integer, got " .. got(h[3]) end
   elseif kind ~= PROBE then
-    return "kind: expected 1 (MSG), 2 (WATCH), 3 (DOWN), 5 (PROBE) or 7 (PG), got " .. got(kind)
+    return string.format("kind: expected %d (MSG), %d (WATCH), %d (DOWN), %d (PROBE) or %d (PG), got %s",
+      MSG, WATCH, DOWN, PROBE, PG, got(kind))
   end
 end
 
--- A frame's header is decoded with the WATCH of each new proxy held back
--- (S.fresh): a malformed frame leaves no proxy behind, and a DOWN's ref
--- never asks for a watch (a DOWN for a ref that is no proxy here would
--- otherwise bring a WATCH, whose DOWN brings a WATCH...).
-local function decode_header(header)
+-- An envelope's header is decoded with the WATCH of each new proxy held
+-- back (S.fresh): a malformed envelope leaves no proxy behind, and a
+-- DOWN's ref never asks for a watch (a DOWN for a ref that is no proxy
+-- here would otherwise bring a WATCH, whose DOWN brings a WATCH...).
+-- Returns the header, the body and what is wrong (or nil).
+local function open(data)
   S.fresh = {}
-  local ok, h = pcall(core.codec_decode, header)
+  local ok, h, body = pcall(core.wire_open, data)
   local fresh = S.fresh
   S.fresh = nil
   local why = not ok and (type(h) == "table" and tostring(h.message) or tostring(h)) or malformed(h)
@@ -312,17 +316,16 @@ local function decode_header(header)
       publish(c[1], { WATCH, p, S.name })
     end
   end
-  return h, why
+  return h, body, why
 end
 
-local function on_frame(data, reply)
+local function on_envelope(data, reply)
   local ok, err = pcall(function()
-    local header, pos = string.unpack(">s2", data)
-    local h, why = decode_header(header)
+    local h, body, why = open(data)
     if why then error(why, 0) end
     local kind = h[1]
     if kind == MSG then
-      local msg = core.codec_decode(data:sub(pos))
+      local msg = core.codec_decode(body)
       h[2]:tell(msg, h[3]) -- a dead target: a dead letter here
       S.received = S.received + 1
     elseif kind == WATCH then
@@ -330,7 +333,7 @@ local function on_frame(data, reply)
     elseif kind == DOWN then
       if S.key_of[h[2]] then end_proxy(h[2], reason_of(h[3])) end
     elseif kind == PG then
-      if pg.frame then pg.frame(h[2], h[3], core.codec_decode(data:sub(pos))) end
+      if pg.frame then pg.frame(h[2], h[3], core.codec_decode(body)) end
     elseif kind == PROBE then
       if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
     end
@@ -338,18 +341,12 @@ local function on_frame(data, reply)
   if not ok then refuse(type(err) == "table" and tostring(err.message) or tostring(err)) end
 end
 
--- A batch of frames (a 4-byte length each) from another node.
-local function on_envelope(data, _, reply)
-  local pos, n = 1, #data
-  while pos <= n do
-    local ok, frame, next_pos = pcall(string.unpack, ">s4", data, pos)
-    if not ok then
-      refuse("a malformed batch")
-      return
-    end
-    on_frame(frame, reply)
-    pos = next_pos
-  end
+-- A batch of envelopes from another node: those before bytes that are
+-- none are taken.
+local function on_batch(data, _, reply)
+  local envelopes, complete = core.wire_unbatch(data)
+  for _, e in ipairs(envelopes) do on_envelope(e, reply) end
+  if not complete then refuse("a malformed batch") end
 end
 
 -- ------------------------------------------------------------ the node actor
@@ -484,8 +481,8 @@ function M.start_on(transport, opts)
   }
   core.node_identity(S.name, S.inc)
   core.remote_hooks(route, proxy_for)
-  transport.subscribe("tend.n." .. S.name, on_envelope)
-  transport.subscribe("tend.hb", on_hb)
+  transport.subscribe(TO_NODE .. S.name, on_batch)
+  transport.subscribe(HEARTBEATS, on_hb)
   -- a failure of its own (a bug, what a peer's message found) restarts
   -- it in place: same ref, its watches and mailbox kept, the node stays up
   S.service = core.node_spawn(core.supervise(node_actor):on_failure("*", core.restart), { name = "node" })

@@ -32,8 +32,8 @@ end
 -- close) and the store (kv, as lua/tend/nats.lua's).
 local transport = {
   publish = function(subject, data) core.sim_publish(subject, data) end,
-  -- one envelope, framed as a batch of one (node.lua's on_envelope)
-  send = function(subject, data) core.sim_publish(subject, string.pack(">s4", data)) end,
+  -- one envelope, as a batch of one (runtime/nodes/wire.h)
+  send = function(subject, data) core.sim_publish(subject, core.wire_batch(data)) end,
   subscribe = function(subject, fn) subs[subject] = fn end,
   close = function() end,
   kv = function(op, args)

@@ -101,7 +101,7 @@ static int l_publish(lua_State *L) {
   return 1;
 }
 
-/* conn:send(subject, data) -> true | false, "closed": a frame of the next
+/* conn:send(subject, data) -> true | false, "closed": an envelope in the next
  * batch on subject (runtime/nats.h). */
 static int l_send(lua_State *L) {
   tend_nats *c = check_conn(L, "send");

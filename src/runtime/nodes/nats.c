@@ -16,6 +16,7 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/value.h"
+#include "runtime/nodes/wire.h"
 
 /* A status cnats gave on one of its threads, for the loop thread. */
 typedef struct item {
@@ -336,7 +337,7 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
 
 int tend_nats_publish_batched(tend_nats *c, const char *subject,
                               const char *data, size_t n) {
-  if (c->nc == NULL || n > UINT32_MAX) return -1;
+  if (c->nc == NULL || n > TEND_WIRE_ENVELOPE_MAX) return -1;
   batch *b = NULL;
   for (int i = 0; i < c->n_batches && !b; i++)
     if (strcmp(c->batches[i].subject, subject) == 0) b = &c->batches[i];
@@ -354,22 +355,19 @@ int tend_nats_publish_batched(tend_nats *c, const char *subject,
     if (b->subject == NULL) return -1;
     c->n_batches++;
   }
-  if (b->n && b->n + 4 + n > BATCH_MAX) flush(c);
-  if (b->n + 4 + n > b->cap) {
+  size_t framed = TEND_WIRE_LENGTH_PREFIX + n; /* the envelope in a batch */
+  if (b->n && b->n + framed > BATCH_MAX) flush(c);
+  if (b->n + framed > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + 4 + n) cap *= 2;
+    while (cap < b->n + framed) cap *= 2;
     char *p = realloc(b->buf, cap);
     if (p == NULL) return -1;
     b->buf = p;
     b->cap = cap;
   }
-  unsigned char *h = (unsigned char *)b->buf + b->n;
-  h[0] = (unsigned char)(n >> 24);
-  h[1] = (unsigned char)(n >> 16);
-  h[2] = (unsigned char)(n >> 8);
-  h[3] = (unsigned char)n;
-  memcpy(b->buf + b->n + 4, data, n);
-  b->n += 4 + n;
+  tend_wire_put_length((unsigned char *)b->buf + b->n, n);
+  memcpy(b->buf + b->n + TEND_WIRE_LENGTH_PREFIX, data, n);
+  b->n += framed;
   if (c->queued++ == 0) { /* the first since the last flush */
     uv_prepare_start(&c->prepare, on_prepare);
     tend_sched_return_within(c->h, BATCH_STEPS);

@@ -41,10 +41,10 @@ tend_nats *tend_nats_connect(lua_State *L, tend_host *h,
  * or -1 when the connection is closed. */
 int tend_nats_publish(tend_nats *c, const char *subject, const char *data,
                       size_t n, const char *reply);
-/* Queues data as one frame (a 4-byte big-endian length, then the bytes)
- * of the next message on subject: frames queued during one pass of the
- * loop leave together, before the loop polls (at most 512 KiB a message);
- * the first frame of a batch ends the scheduler's run within 2000 steps,
+/* Queues data, an envelope, into the batch of the next message on subject
+ * (wire.h: its length, then its bytes): envelopes queued during one pass
+ * of the loop leave together, before the loop polls (at most 512 KiB a
+ * message); the first of a batch ends the scheduler's run within 2000 steps,
  * so that a busy node's batches leave (and others' are read) often.
  * Returns 0, or -1 when the connection is closed. */
 int tend_nats_publish_batched(tend_nats *c, const char *subject,

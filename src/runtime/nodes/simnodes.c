@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "runtime/core/event.h"
+#include "runtime/nodes/wire.h"
+
+#define TO_NODE_LEN (sizeof TEND_WIRE_TO_NODE - 1) /* "tend.n." */
 
 /* A node of the world. */
 typedef struct simnode {
@@ -326,7 +329,7 @@ static void send_one(tend_host *world, int from, int to, const char *subject,
   if (t->state != TEND_SIMNODE_UP) return; /* nobody subscribes there */
   simlink *l = link_of(w, from, to, 1);
   if (l && l->cut) { /* heartbeats are dropped without a word */
-    if (strncmp(subject, "tend.n.", 7) == 0)
+    if (strncmp(subject, TEND_WIRE_TO_NODE, TO_NODE_LEN) == 0)
       drop_event(world, from, to, "drop: partitioned");
     return;
   }
@@ -369,8 +372,8 @@ void tend_sim_publish(tend_host *h, const char *subject, const char *data,
   if (world->sim == NULL || h->sim_node == 0) return;
   tend_simworld *w = world->sim;
   int from = (int)h->sim_node - 1;
-  if (strncmp(subject, "tend.n.", 7) == 0) {
-    int to = tend_sim_find(world, subject + 7);
+  if (strncmp(subject, TEND_WIRE_TO_NODE, TO_NODE_LEN) == 0) {
+    int to = tend_sim_find(world, subject + TO_NODE_LEN);
     if (to >= 0 && to != from) send_one(world, from, to, subject, data, len);
     return;
   }
