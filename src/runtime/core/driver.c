@@ -21,17 +21,20 @@ static int refuse(const char *driver, const char *what, int kind,
     (slot) = (fn);                                                       \
   } while (0)
 
-int tend_driver_add(tend_host *h, const tend_driver *d) {
-  if (h->n_drivers == h->cap_drivers) {
-    uint32_t cap = h->cap_drivers ? 2 * h->cap_drivers : 16;
-    const tend_driver **v = realloc(h->drivers, cap * sizeof *v);
-    if (v == NULL) {
-      fprintf(stderr, "tend: driver %s: out of memory\n", d->name);
-      return -1;
-    }
-    h->drivers = v;
-    h->cap_drivers = cap;
+/* Appends d to list l; -1 when out of memory. */
+static int append(tend_driver_list *l, const tend_driver *d) {
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? 2 * l->cap : 4;
+    const tend_driver **v = realloc(l->v, cap * sizeof *v);
+    if (v == NULL) return refuse(d->name, "moment", 0, "is out of memory");
+    l->v = v;
+    l->cap = cap;
   }
+  l->v[l->n++] = d;
+  return 0;
+}
+
+int tend_driver_add(tend_host *h, const tend_driver *d) {
   for (const tend_driver_timer *t = d->timers; t && t->kind; t++) {
     if (t->kind >= TEND_TIMER_KINDS)
       return refuse(d->name, "timer kind", t->kind, "is out of range");
@@ -52,14 +55,33 @@ int tend_driver_add(tend_host *h, const tend_driver *d) {
             d->name);
     return -1;
   }
+  const int hooks[TEND_MOMENTS] = {
+      [TEND_AT_REBUILD] = d->rebuild != NULL,
+      [TEND_AT_DEATH] = d->death != NULL,
+      [TEND_AT_RELEASE] = d->release != NULL,
+      [TEND_AT_FAILED] = d->failed != NULL,
+      [TEND_AT_ACTORS] = d->actor_flag != 0,
+      [TEND_AT_SHUTDOWN] = d->shutdown != NULL,
+      [TEND_AT_TREE_GONE] = d->tree_gone != NULL,
+      [TEND_AT_CLOSE] = d->close_all != NULL,
+      [TEND_AT_PUMP] = d->next_due != NULL || d->step != NULL};
+  for (int m = 0; m < TEND_MOMENTS; m++)
+    if (hooks[m] && append(&h->at[m], d)) return -1;
   h->c_actor_flags |= d->actor_flag;
-  h->drivers[h->n_drivers++] = d;
   return 0;
+}
+
+void tend_driver_free(tend_host *h) {
+  for (int m = 0; m < TEND_MOMENTS; m++) {
+    free(h->at[m].v);
+    h->at[m] = (tend_driver_list){0};
+  }
 }
 
 const tend_driver *tend_driver_of(const tend_host *h, const tend_actor *a) {
   if (!(a->flags & h->c_actor_flags)) return NULL;
-  for (uint32_t i = 0; i < h->n_drivers; i++)
-    if (a->flags & h->drivers[i]->actor_flag) return h->drivers[i];
+  const tend_driver_list *l = &h->at[TEND_AT_ACTORS];
+  for (uint32_t i = 0; i < l->n; i++)
+    if (a->flags & l->v[i]->actor_flag) return l->v[i];
   return NULL;
 }

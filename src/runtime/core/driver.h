@@ -92,9 +92,32 @@ typedef struct tend_driver {
   void (*step)(tend_host *h);
 } tend_driver;
 
-/* Registers d on h (in order after those before it). Returns 0, or -1
- * with the reason on stderr when a kind it claims has an owner. */
+/* The moments of the host and of its actors a driver may hook. For each,
+ * the host keeps the drivers that hook it, in order, so that a moment
+ * costs only the hooks there are. */
+typedef enum tend_moment {
+  TEND_AT_REBUILD,   /* rebuild */
+  TEND_AT_DEATH,     /* death */
+  TEND_AT_RELEASE,   /* release */
+  TEND_AT_FAILED,    /* failed */
+  TEND_AT_ACTORS,    /* actor_flag: it runs actors in C */
+  TEND_AT_SHUTDOWN,  /* shutdown */
+  TEND_AT_TREE_GONE, /* tree_gone */
+  TEND_AT_CLOSE,     /* close_all */
+  TEND_AT_PUMP,      /* next_due and step */
+  TEND_MOMENTS
+} tend_moment;
+
+typedef struct tend_driver_list {
+  const tend_driver **v;
+  uint32_t n, cap;
+} tend_driver_list;
+
+/* Registers d on h (at each moment, after those before it). Returns 0, or
+ * -1 with the reason on stderr when a kind it claims has an owner. */
 int tend_driver_add(tend_host *h, const tend_driver *d);
+/* Frees the host's lists (at its close). */
+void tend_driver_free(tend_host *h);
 /* The driver that runs a in C (actor_flag), or NULL. */
 const tend_driver *tend_driver_of(const tend_host *h, const tend_actor *a);
 

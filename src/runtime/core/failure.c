@@ -24,10 +24,9 @@ void tend_actor_resume_tree(tend_host *h, tend_actor *a) {
  * actor's own clauses, without its supervisor.) */
 static int handled_by_driver(lua_State *L, tend_host *h, tend_actor *a,
                              int err) {
-  for (uint32_t i = 0; i < h->n_drivers; i++) {
-    if (!h->drivers[i]->failed) continue;
+  for (uint32_t i = 0; i < h->at[TEND_AT_FAILED].n; i++) {
     lua_pushvalue(L, err);
-    int handled = h->drivers[i]->failed(L, h, a);
+    int handled = h->at[TEND_AT_FAILED].v[i]->failed(L, h, a);
     lua_settop(L, err);
     if (handled) return 1;
   }

@@ -50,10 +50,11 @@ static int64_t next_due(tend_host *h, int *busy) {
   int64_t next = top ? top->due : -1;
   *busy = h->runq_head != NULL;
   if (!h->user && !h->system) return next; /* (nodes outlive no world) */
-  for (uint32_t i = 0; i < h->n_drivers; i++) {
-    if (!h->drivers[i]->next_due) continue;
+  for (uint32_t i = 0; i < h->at[TEND_AT_PUMP].n; i++) {
+    const tend_driver *d = h->at[TEND_AT_PUMP].v[i];
+    if (!d->next_due) continue;
     int its_busy = 0;
-    int64_t s = h->drivers[i]->next_due(h, &its_busy);
+    int64_t s = d->next_due(h, &its_busy);
     if (s >= 0 && (next < 0 || s < next)) next = s;
     *busy |= its_busy;
   }
@@ -108,8 +109,8 @@ static int only_busy_left(tend_host *h) {
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
     tend_host_turn(h);
-    for (uint32_t i = 0; i < h->n_drivers; i++)
-      if (h->drivers[i]->step) h->drivers[i]->step(h);
+    for (uint32_t i = 0; i < h->at[TEND_AT_PUMP].n; i++)
+      if (h->at[TEND_AT_PUMP].v[i]->step) h->at[TEND_AT_PUMP].v[i]->step(h);
     int busy;
     int64_t next = next_due(h, &busy);
     if (busy) break;
@@ -280,7 +281,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   }
   h->trace.fd = -1;
   if (add_drivers(h, cfg->drivers)) {
-    free(h->drivers);
+    tend_driver_free(h);
     free(h->node_name);
     free(h);
     return NULL;
@@ -293,7 +294,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_timer_heap_init(&h->timers);
   tend_pool_init(&h->msgs, sizeof(tend_msg));
   if (uv_loop_init(&h->loop) != 0) {
-    free(h->drivers);
+    tend_driver_free(h);
     free(h->node_name);
     free(h);
     return NULL;
@@ -359,8 +360,8 @@ void tend_host_close(tend_host *h) {
     tend_timers_cancel_all(h->L, h);
     /* no program outlives it, every socket closes, curl shuts down, NATS
      * connections and simulated nodes go */
-    for (uint32_t i = 0; i < h->n_drivers; i++)
-      if (h->drivers[i]->close_all) h->drivers[i]->close_all(h);
+    for (uint32_t i = 0; i < h->at[TEND_AT_CLOSE].n; i++)
+      h->at[TEND_AT_CLOSE].v[i]->close_all(h);
     /* what live ids hold outside Lua (actors left when the host ends at
      * once): promises, watch records, the drivers' records */
     for (uint32_t i = 1; i < h->ids.n; i++) {
@@ -370,8 +371,8 @@ void tend_host_close(tend_host *h) {
         tend_promise_free_at_close(h, (tend_promise *)(void *)a);
       } else {
         tend_watch_watcher_died(h->L, h, a);
-        for (uint32_t d = 0; d < h->n_drivers; d++)
-          if (h->drivers[d]->release) h->drivers[d]->release(h->L, h, a);
+        for (uint32_t d = 0; d < h->at[TEND_AT_RELEASE].n; d++)
+          h->at[TEND_AT_RELEASE].v[d]->release(h->L, h, a);
         tend_actor_ext_free(h->L, h, a);
       }
       h->ids.v[i].ptr = NULL;
@@ -389,7 +390,7 @@ void tend_host_close(tend_host *h) {
   tend_trace_close(h);
   free(h->trace_path);
   free(h->node_name);
-  free(h->drivers);
+  tend_driver_free(h);
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_pool_free(&h->msgs);

@@ -97,8 +97,7 @@ struct tend_host {
   tend_slots ids;         /* actor and promise ids */
   tend_timer_heap timers; /* armed timers and their records */
   /* The drivers (driver.h), in order, and the owner of each kind. */
-  const tend_driver **drivers;
-  uint32_t n_drivers, cap_drivers;
+  tend_driver_list at[TEND_MOMENTS];          /* who hooks each moment */
   uint32_t c_actor_flags;                     /* actors a driver runs */
   tend_timer_fn on_fire[TEND_TIMER_KINDS];    /* what each kind does */
   tend_message_fn on_message[TEND_MSG_KINDS]; /* system messages */

@@ -124,8 +124,8 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
 
 int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_RESTARTING) /* a new instance: the drivers' */
-    for (uint32_t i = 0; i < h->n_drivers; i++) /* (stash, receive timeout) */
-      if (h->drivers[i]->rebuild) h->drivers[i]->rebuild(L, h, a);
+    for (uint32_t i = 0; i < h->at[TEND_AT_REBUILD].n; i++) /* (stash, */
+      h->at[TEND_AT_REBUILD].v[i]->rebuild(L, h, a); /* receive timeout) */
   tend_actor_push_ctx(L, h, a);
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
@@ -282,8 +282,8 @@ void tend_host_shutdown(tend_host *h, int code) {
   h->stopping = 1; /* a signal from now on ends the process */
   h->exit_code = code;
   if (h->front.shutdown) h->front.shutdown(h);
-  for (uint32_t i = 0; i < h->n_drivers; i++) /* simulated nodes stop too */
-    if (h->drivers[i]->shutdown) h->drivers[i]->shutdown(h);
+  for (uint32_t i = 0; i < h->at[TEND_AT_SHUTDOWN].n; i++) /* simulated */
+    h->at[TEND_AT_SHUTDOWN].v[i]->shutdown(h);             /* nodes stop too */
   tend_deadletter_flush(h); /* what the log suppressed so far */
   if (h->user)
     tend_actor_stop(h->L, h, h->user, TEND_STOP_SHUTDOWN);
@@ -405,8 +405,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_watch_watcher_died(L, h, a);
   /* its programs are killed, its supervision records, registered name,
    * stash, receive timeout, sockets and HTTP calls go */
-  for (uint32_t i = 0; i < h->n_drivers; i++)
-    if (h->drivers[i]->death) h->drivers[i]->death(L, h, a);
+  for (uint32_t i = 0; i < h->at[TEND_AT_DEATH].n; i++)
+    h->at[TEND_AT_DEATH].v[i]->death(L, h, a);
   tend_actor_ext_free(L, h, a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
@@ -440,9 +440,8 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (a == h->system) {
     h->system = NULL;
     tend_timers_cancel_all(L, h);
-    for (uint32_t i = 0; i < h->n_drivers; i++) /* NATS connections a task */
-      if (h->drivers[i]->tree_gone)             /* left open */
-        h->drivers[i]->tree_gone(h);
+    for (uint32_t i = 0; i < h->at[TEND_AT_TREE_GONE].n; i++) /* NATS */
+      h->at[TEND_AT_TREE_GONE].v[i]->tree_gone(h); /* a task left open */
   }
   lua_settop(L, top);
 }

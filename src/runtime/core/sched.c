@@ -263,10 +263,16 @@ static int finish(lua_State *L, tend_host *h, int status) {
   a->op = TEND_OP_NONE;
   if (a->ext && a->ext->busy_since) a->ext->busy_since = 0; /* call over */
   int r = -1;
+  int ok = status == LUA_OK || status == LUA_YIELD;
+  if (op == TEND_OP_RECEIVE && ok) { /* the common case first */
+    received(L, h, a);
+    lua_settop(L, W_MSG);
+    return -1;
+  }
   tend_op_fn done = h->on_op[op_key(a, op)];
   if (done) {
     r = follow(L, done(L, h, a, status, W_RESULT));
-  } else if (status != LUA_OK && status != LUA_YIELD) {
+  } else if (!ok) {
     r = failed(L, h, a, op);
   } else {
     switch (op) {
@@ -278,7 +284,6 @@ static int finish(lua_State *L, tend_host *h, int status) {
         r = follow(L, tend_lifecycle_built(L, h, a));
         break;
       case TEND_OP_PRE_START: tend_lifecycle_started(L, h, a); break;
-      case TEND_OP_RECEIVE: received(L, h, a); break;
       case TEND_OP_TASK:
         tend_inbox_close(L, h, a); /* what it never read: dead letters */
         tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
