@@ -85,6 +85,7 @@ void tend_opts_parse(lua_State *L, int t, const tend_opt *rows, const char *fn,
                      const char *prefix, void *out) {
   t = lua_absindex(L, t);
   for (const tend_opt *row = rows; row->name; row++) {
+    luaL_checkstack(L, 4, "options"); /* the kept values and a name */
     void *field = row->at ? (char *)out + row->at - 1 : NULL;
     if (lua_getfield(L, t, row->name) == LUA_TNIL) {
       int v = lua_gettop(L);
