@@ -57,7 +57,8 @@ struct tend_opt {
 };
 #define TEND_OPT_AT(type, field) (offsetof(type, field) + 1)
 /* Where row stores into out, as a pointer to type. */
-#define TEND_OPT_FIELD(type, row, out) ((type *)((char *)(out) + (row)->at - 1))
+#define TEND_OPT_FIELD(type, row, out) \
+  ((type *)(void *)((char *)(out) + (row)->at - 1))
 
 /* Reads the options of rows from the table at t, in the rows' order, into
  * out; a nil one is left as out has it (unless TEND_OPT_REQUIRED). prefix
