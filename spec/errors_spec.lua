@@ -258,3 +258,20 @@ function TestErrors:test_a_configuration_error_of_the_main_chunk_is_one_line()
   lu.assertStrContains(err, "tend: " .. script .. ":2: Mine: my own\nstack traceback:\n")
   os.remove(script)
 end
+
+function TestErrors:test_tend_kinds_names_the_kinds_of_errkind_h_and_refuses_others()
+  local K = require "tend.kinds"
+  lu.assertEquals(K.Timeout, "Timeout")
+  lu.assertEquals(K.InitError, "InitError")
+  lu.assertEquals(K.ChaosCrash, "ChaosCrash")
+  local n = 0
+  for name, v in pairs(K) do
+    lu.assertEquals(v, name)
+    n = n + 1
+  end
+  lu.assertEquals(n, 34)
+  lu.assertErrorMsgContains("tend.kinds: no error kind 'Timout'", function() return K.Timout end)
+  -- the default decider's words come from the same list
+  lu.assertStrContains(tend.describe(tend.one_for_one {}),
+    "decider: InitError, Killed, DeathPact -> stop, anything else -> restart")
+end

@@ -3,6 +3,7 @@
 -- and runs every state machine, delay and timer. The typed builders
 -- (tend.supervise, tend.restart_with_backoff, ...) are C constructors.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 
 local M = {}
@@ -137,7 +138,7 @@ function M.retry(fn, opts)
     local results = table.pack(pcall(fn))
     if results[1] then return table.unpack(results, 2, results.n) end
     if attempts > max then
-      local e = core.error("RetriesExhausted",
+      local e = core.error(K.RetriesExhausted,
         string.format("gave up after %d attempts: %s", attempts, tostring(results[2])))
       e.last = results[2]
       e.attempts = attempts

@@ -3,6 +3,7 @@
 -- injection is a "chaos" trace event. Random choices use tend.random, so a
 -- seed replays them.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 
 local M = {}
@@ -89,7 +90,7 @@ end
 function M.crash(ref, err)
   check_ref(ref, "tend.chaos.crash")
   core.chaos_event(ref, "crash")
-  core.chaos_crash(ref, err or "ChaosCrash")
+  core.chaos_crash(ref, err or K.ChaosCrash)
 end
 
 -- kill(ref): fail ref with Killed now, wherever it is (tend.kill queues
@@ -97,7 +98,7 @@ end
 function M.kill(ref)
   check_ref(ref, "tend.chaos.kill")
   core.chaos_event(ref, "kill")
-  core.chaos_crash(ref, core.error("Killed", ref:path() .. " was killed"))
+  core.chaos_crash(ref, core.error(K.Killed, ref:path() .. " was killed"))
 end
 
 -- signal(ref, name): sends the signal to ref's OS process (its group),
@@ -126,7 +127,7 @@ function M.flaky(fn, opts)
     error("tend.chaos.flaky: options: expected a table {p = ..., error = ...}, got " .. type(opts), 2)
   end
   opts = opts or {}
-  local p, kind = opts.p or 0.5, opts.error or "ChaosError"
+  local p, kind = opts.p or 0.5, opts.error or K.ChaosError
   if type(p) ~= "number" or p < 0 or p > 1 then
     error("tend.chaos.flaky: option 'p': expected a number in [0, 1], got " .. tostring(p), 2)
   end
@@ -158,7 +159,7 @@ function M.crash_on(target, pred, opts)
     error("tend.chaos.crash_on: option 'p': expected a number in [0, 1], got " .. tostring(opts.p), 2)
   end
   crash_rules[#crash_rules + 1] = { path = path, pred = pred, nth = opts.nth,
-    p = opts.p or 1, kind = opts.error or "ChaosCrash", seen = 0 }
+    p = opts.p or 1, kind = opts.error or K.ChaosCrash, seen = 0 }
   install()
 end
 

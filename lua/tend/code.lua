@@ -5,6 +5,7 @@
 -- loaded again from disk, and every live actor whose factory came from its
 -- file moves to the new code at its next message boundary.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 
 local M = {}
 
@@ -147,7 +148,7 @@ local function mover(path, mod, old_behavior, factory, args)
       why = "no code_change hook"
     end
     record { path = path, how = "restart", reason = why }
-    error(tend.error("CodeChange", path .. " moves to the new code of " .. mod .. " (" .. why .. ")"), 0)
+    error(tend.error(K.CodeChange, path .. " moves to the new code of " .. mod .. " (" .. why .. ")"), 0)
   end
 end
 

@@ -10,6 +10,7 @@
 -- whereis caches what it read; a cached ref is dropped when its actor or
 -- its node is gone (the proxy ends), and read again.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local node = require "tend.node"
 
 local M = {}
@@ -66,7 +67,7 @@ end
 local function start()
   if G then return G end
   if not node.has_kv() then
-    fail("NodeError", "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)")
+    fail(K.NodeError, "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)")
   end
   G = { lease = math.max(3, node.timeout() * 2), mine = {}, cache = {} }
   kv("bucket", { bucket = BUCKET, ttl = G.lease })

@@ -3,6 +3,7 @@
 -- under --virtual-time only on the simulated network (tend.simnet), never
 -- the real one. The options are checked in C in both cases.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 
 local M = {}
 
@@ -15,7 +16,7 @@ local function simnet()
 end
 
 local function virtual_only(fn, what)
-  local e = core.error("HttpError", fn .. ": under --virtual-time tend.http reaches only "
+  local e = core.error(K.HttpError, fn .. ": under --virtual-time tend.http reaches only "
     .. "simulated servers (tend.http.serve), and " .. what)
   e.reason = "no simulated network"
   error(e, 3)

@@ -7,6 +7,7 @@
 -- refs working again, on their first heartbeat after the connection is
 -- back.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local node = require "tend.node"
 local internal = require "tend.internal"
 
@@ -47,7 +48,7 @@ end
 -- A NatsError about the machine, not about a line of the script: printed
 -- as one line (no place, no traceback).
 local function setup_error(msg)
-  local e = core.error("NatsError", msg)
+  local e = core.error(K.NatsError, msg)
   e.where, e.traceback = nil, false
   return e
 end
@@ -173,11 +174,11 @@ end
 function M.start(opts)
   check(opts)
   if core.virtual_time() then
-    error(core.error("NodeError", "tend.node.start: a node on NATS cannot run under the virtual clock "
+    error(core.error(K.NodeError, "tend.node.start: a node on NATS cannot run under the virtual clock "
       .. "(--virtual-time): simulate the nodes with tend.sim.nodes"), 2)
   end
   if node.running() then
-    local e = core.error("NodeError", "tend.node.start: this process is node " .. node.name() .. " already")
+    local e = core.error(K.NodeError, "tend.node.start: this process is node " .. node.name() .. " already")
     error(e, 2)
   end
   local url = opts.nats == "local" and M.local_server() or opts.nats
@@ -185,7 +186,7 @@ function M.start(opts)
   local conn = connect(url, opts.name, opts.retry, opts.nats == "local" and core.now() + 10 or nil)
   if taken(conn, opts.name) then
     conn:close()
-    local e = core.error("NodeError", string.format(
+    local e = core.error(K.NodeError, string.format(
       "tend.node.start: the name '%s' is taken by a live node on %s", opts.name, url))
     error(e, 2)
   end
@@ -214,7 +215,7 @@ function M.peer(name, opts)
     error("tend.node.peer: name: expected letters, digits, '_' or '-', got " .. tostring(name), 2)
   end
   if not M.url then
-    error(core.error("NodeError", "tend.node.peer: this process is no node (start one with --node NAME)"), 2)
+    error(core.error(K.NodeError, "tend.node.peer: this process is no node (start one with --node NAME)"), 2)
   end
   local argv = { core.node_exe(), "--log-level", opts.log_level or "warn", "--node", name, "--nats", M.url,
     "--node-timeout", tostring(opts.timeout or require("tend.node").timeout()) }
@@ -235,7 +236,7 @@ function M.peer(name, opts)
     local svc = node.service(name)
     if svc and svc ~= old then return ref end
     if waited >= (opts.wait or 10) then
-      error(core.error("NodeError", string.format("tend.node.peer: node %s was not up within %g s", name, waited)), 2)
+      error(core.error(K.NodeError, string.format("tend.node.peer: node %s was not up within %g s", name, waited)), 2)
     end
     core.sleep(0.02)
     waited = waited + 0.02

@@ -11,6 +11,7 @@
 -- tend.process.run is os.execute / io.popen for actors: it waits by
 -- yielding, so other actors run meanwhile.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 
 local M = {}
 
@@ -34,7 +35,7 @@ end
 -- Raises ReadyTimeout with msg, with no position: the place is the
 -- program's, not a line of this file.
 local function ready_timeout(msg)
-  local e = core.error("ReadyTimeout", msg)
+  local e = core.error(K.ReadyTimeout, msg)
   e.where = nil
   error(e, 0)
 end
@@ -43,11 +44,11 @@ local function exit_error(name, status, signal, core_dump, before_ready)
   local e
   local when = before_ready and " before it was ready" or ""
   if signal then
-    e = core.error("ProcessSignal", string.format("'%s' was killed by signal %s%s%s",
+    e = core.error(K.ProcessSignal, string.format("'%s' was killed by signal %s%s%s",
       name, signal, core_dump and " (core dumped)" or "", when))
     e.signal, e.core_dump = signal, core_dump and true or false
   else
-    e = core.error("ProcessExit", string.format("'%s' exited with status %d%s",
+    e = core.error(K.ProcessExit, string.format("'%s' exited with status %d%s",
       name, status, when))
     e.status = status
   end

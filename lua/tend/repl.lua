@@ -5,6 +5,7 @@
 -- loop below), so tend.ask, tend.sleep, tend.receive and probes work at the
 -- prompt; messages sent to it wait in its mailbox (flush() shows them).
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 local tend = require "tend"
 local pretty = require "tend.pretty"
@@ -152,7 +153,7 @@ local function loop()
     if chunk then
       printed = nil
       local results = table.pack(xpcall(chunk, function(e)
-        if type(e) == "table" and e.kind == "Interrupted" then return "interrupted" end
+        if type(e) == "table" and e.kind == K.Interrupted then return "interrupted" end
         local tb = debug.traceback(helpdoc.suggest(type(e) == "table" and tostring(e) or e), 2)
         return (tb:gsub("\n\t%[C%]: in function 'xpcall'.*$", "")) -- the REPL's own frames
       end))

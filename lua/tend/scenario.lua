@@ -6,6 +6,7 @@
 -- With --seeds it runs every seed as its own process and prints one line
 -- per seed (a failing one with its reason).
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 local timeline = require "tend.timeline"
 local tend = require "tend"
@@ -55,7 +56,7 @@ local function summary(events, seed, failed)
     if e.ev == "restart" then -- an attempt at a new incarnation (C counts it)
       restarts[e.path] = (restarts[e.path] or 0) + 1
     elseif e.ev == "fail" then
-      failures[e.kind or "Error"] = (failures[e.kind or "Error"] or 0) + 1
+      failures[e.kind or K.Error] = (failures[e.kind or K.Error] or 0) + 1
     elseif e.ev == "dead_letter" then
       dead = dead + 1
     end

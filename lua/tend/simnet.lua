@@ -13,6 +13,7 @@
 -- repair or the release. Everything runs on the virtual clock and draws
 -- its randomness from tend's seeded generator, so a seed replays it.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 
 local M = {}
@@ -290,7 +291,7 @@ function Listener:close()
 end
 
 local function listen_error(msg, reason)
-  local e = core.error("ListenError", "tend.tcp.listen: " .. msg)
+  local e = core.error(K.ListenError, "tend.tcp.listen: " .. msg)
   e.reason = reason
   error(e, 0)
 end
@@ -317,7 +318,7 @@ function tcp.listen(o)
 end
 
 local function connect_error(o, reason)
-  local e = core.error("ConnectError", string.format("tend.tcp.connect: %s:%d: %s",
+  local e = core.error(K.ConnectError, string.format("tend.tcp.connect: %s:%d: %s",
     o.host, o.port, reason))
   e.reason = reason
   error(e, 0)
@@ -433,7 +434,7 @@ end
 -- ------------------------------------------------------------ HTTP
 
 local function http_error(reason, msg)
-  local e = core.error("HttpError", "tend.http.request: " .. msg)
+  local e = core.error(K.HttpError, "tend.http.request: " .. msg)
   e.reason = reason
   error(e, 0)
 end

@@ -17,6 +17,7 @@
 -- PoisonPill when the owner reads its own data (a handler), or the socket
 -- itself as a message (the "done token") when the data goes elsewhere.
 local core = require "tend.core"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 
 local M = {}
@@ -244,7 +245,7 @@ local function socket(conn, fn)
     if not core.tcp_is_ref(conn) then
       error(string.format("%s: conn: expected a connection ref, got %s", fn, show(conn)), 3)
     end
-    local e = core.error("NotConnected", string.format("%s: %s is not a connection "
+    local e = core.error(K.NotConnected, string.format("%s: %s is not a connection "
       .. "(or it is closed)", fn, tostring(conn)))
     error(e, 3)
   end

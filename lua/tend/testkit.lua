@@ -2,6 +2,7 @@
 -- A probe queues what it receives; expect_* take from that queue, waiting
 -- on the host clock (so under --virtual-time a 30 s timeout costs nothing).
 local tend = require "tend"
+local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 
 local M = {}
 
@@ -77,7 +78,7 @@ function Probe:receive(timeout)
     self.last_sender = entry.sender
     return entry
   end
-  if type(entry) == "table" and entry.kind == "Timeout" then return nil end
+  if type(entry) == "table" and entry.kind == K.Timeout then return nil end
   error(entry, 0)
 end
 

@@ -14,6 +14,66 @@
 #include "runtime/core/send.h"
 #include "runtime/core/ref.h"
 
+/* ---- options.c: option tables described as data (one row per option,
+ * luaL_checkoption's names-and-values as the model); tend_opts_parse
+ * walks the rows and raises tend_bad_option's words for a bad value. */
+typedef enum tend_opt_type {
+  TEND_OPT_U32,      /* an integer in [min, max], into a uint32_t */
+  TEND_OPT_I64,      /* an integer in [min, max], into an int64_t */
+  TEND_OPT_BOOL,     /* a boolean, into an int (0 or 1) */
+  TEND_OPT_NAME,     /* one of names: values[i] (else i) into an int */
+  TEND_OPT_NUMBER,   /* a number in [min, max], into a double */
+  TEND_OPT_TABLE,    /* a table; with sub: its keys and options checked */
+  TEND_OPT_FUNCTION, /* a function */
+  TEND_OPT_CHECK     /* check() tests it (and stores what it makes) */
+} tend_opt_type;
+
+enum {
+  TEND_OPT_REQUIRED = 1, /* nil is an error: "expected ..., got nil" */
+  TEND_OPT_KEEP = 2      /* the value stays on the stack: its index (int)
+                            is what is stored */
+};
+
+typedef struct tend_opt tend_opt;
+/* Checks the option's value at idx (named opt in errors) and stores what
+ * it makes into out (TEND_OPT_FIELD), which it may also read: a check
+ * between options. */
+typedef void (*tend_opt_check)(lua_State *L, int idx, const char *fn,
+                               const char *opt, const tend_opt *row, void *out);
+
+/* One option; a table of them ends with a row whose name is NULL. */
+struct tend_opt {
+  const char *name;         /* its key */
+  tend_opt_type type;       /* what it must be */
+  const char *expected;     /* the error's words for what it must be */
+  unsigned flags;           /* TEND_OPT_REQUIRED, TEND_OPT_KEEP */
+  double min, max;          /* U32, I64, NUMBER: the range, both in */
+  const char *const *names; /* NAME: the names (NULL-ended) */
+  const int *values;        /* NAME: the value of each name (NULL: i) */
+  const tend_opt *sub;      /* TABLE: its options, named "name.key" */
+  const char *const *keys;  /* TABLE with sub: its keys (NULL-ended) */
+  tend_opt_check check;     /* CHECK: the test */
+  size_t at;                /* TEND_OPT_AT(struct, field); 0: not stored */
+};
+#define TEND_OPT_AT(type, field) (offsetof(type, field) + 1)
+/* Where row stores into out, as a pointer to type. */
+#define TEND_OPT_FIELD(type, row, out) \
+  ((type *)(void *)((char *)(out) + (row)->at - 1))
+
+/* Reads the options of rows from the table at t, in the rows' order, into
+ * out; a nil one is left as out has it (unless TEND_OPT_REQUIRED). prefix
+ * goes before each option's name in errors ("" at the top level). Pushes
+ * the TEND_OPT_KEEP values, in order; raises at the first bad option. */
+void tend_opts_parse(lua_State *L, int t, const tend_opt *rows, const char *fn,
+                     const char *prefix, void *out);
+/* Raises tend_bad_option for row (its expected words) with the value at
+ * idx, named opt. */
+int tend_opt_bad(lua_State *L, const char *fn, const char *opt,
+                 const tend_opt *row, int idx);
+/* A CHECK: an actor's name (tend_check_actor_name); stores nothing. */
+void tend_opt_actor_name(lua_State *L, int idx, const char *fn, const char *opt,
+                         const tend_opt *row, void *out);
+
 /* ---- check.c: each raises "fn: ..." naming what was expected and given */
 /* The ref at idx, or an error naming argument arg of function fn. */
 tend_ref *tend_check_ref(lua_State *L, int idx, const char *fn,

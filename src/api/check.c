@@ -201,6 +201,54 @@ static int64_t check_duration(lua_State *L, int idx, const char *fn,
   return isinf(s) ? INT64_MAX : tend_clock_ns(s);
 }
 
+/* shutdown: seconds >= 0; math.huge: never killed */
+static void check_shutdown(lua_State *L, int idx, const char *fn,
+                           const char *opt, const tend_opt *row, void *out) {
+  *TEND_OPT_FIELD(int64_t, row, out) = check_duration(L, idx, fn, opt, 1);
+}
+
+/* max_message_time: seconds > 0, at least 1 ns */
+static void check_budget(lua_State *L, int idx, const char *fn, const char *opt,
+                         const tend_opt *row, void *out) {
+  if (lua_type(L, idx) != LUA_TNUMBER || !(lua_tonumber(L, idx) > 0))
+    tend_bad_option(L, fn, opt, "a number of seconds > 0", idx);
+  if (!(lua_tonumber(L, idx) <= TEND_MAX_SECONDS))
+    tend_bad_option(L, fn, opt, "a number of seconds <= 1e9", idx);
+  int64_t ns = tend_clock_ns(lua_tonumber(L, idx));
+  *TEND_OPT_FIELD(int64_t, row, out) = ns ? ns : 1;
+}
+
+/* TEND_OPT_NAME stores an int: the enums it fills must be that size. */
+_Static_assert(sizeof(tend_overflow) == sizeof(int), "an int-sized enum");
+_Static_assert(sizeof(tend_restart_type) == sizeof(int), "an int-sized enum");
+static const int restart_values[] = {TEND_PERMANENT, TEND_TRANSIENT,
+                                     TEND_TEMPORARY}; /* restart_names' */
+
+#define AT(field) TEND_OPT_AT(tend_spawn_opts, field)
+static const tend_opt mailbox_opts[] = {
+    {"capacity", TEND_OPT_U32, "an integer >= 1", .min = 1, .max = UINT32_MAX,
+     .at = AT(capacity)},
+    {"overflow", TEND_OPT_NAME, "\"drop_new\", \"drop_old\" or \"fail\"",
+     .names = overflow_names, .at = AT(overflow)},
+    {NULL}};
+/* In the order they are checked (children and supervisor: after them). */
+static const tend_opt spawn_opts[] = {
+    {"name", TEND_OPT_CHECK, NULL, TEND_OPT_KEEP, .check = tend_opt_actor_name,
+     .at = AT(name)}, /* stays on the stack for the caller */
+    {"args", TEND_OPT_TABLE, "a table (list)", TEND_OPT_KEEP, .at = AT(args)},
+    {"mailbox", TEND_OPT_TABLE, "a table {capacity=N, overflow=...}",
+     .sub = mailbox_opts, .keys = mailbox_keys},
+    {"shutdown", TEND_OPT_CHECK, .check = check_shutdown,
+     .at = AT(shutdown_ns)},
+    {"restart", TEND_OPT_NAME, "\"permanent\", \"transient\" or \"temporary\"",
+     .names = restart_names, .values = restart_values, .at = AT(restart)},
+    {"max_message_time", TEND_OPT_CHECK, .check = check_budget,
+     .at = AT(max_message_ns)},
+    {"stash", TEND_OPT_U32, "an integer >= 1 (the stash's bound)", .min = 1,
+     .max = UINT32_MAX, .at = AT(stash)},
+    {NULL}};
+#undef AT
+
 void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       tend_spawn_opts *o) {
   tend_spawn_opts_init(o);
@@ -210,77 +258,7 @@ void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                tend_typename(L, idx));
   idx = lua_absindex(L, idx);
   tend_check_keys(L, idx, spawn_keys, fn, "");
-  if (lua_getfield(L, idx, "name") != LUA_TNIL) {
-    tend_check_actor_name(L, -1, fn, "name");
-    o->name = lua_gettop(L); /* stays on the stack for the caller */
-  } else {
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, idx, "args") != LUA_TNIL) {
-    if (!lua_istable(L, -1))
-      tend_bad_option(L, fn, "args", "a table (list)", -1);
-    o->args = lua_gettop(L);
-  } else {
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, idx, "mailbox") != LUA_TNIL) {
-    int mb = lua_gettop(L);
-    if (!lua_istable(L, mb))
-      tend_bad_option(L, fn, "mailbox", "a table {capacity=N, overflow=...}",
-                      mb);
-    tend_check_keys(L, mb, mailbox_keys, fn, "mailbox.");
-    if (lua_getfield(L, mb, "capacity") != LUA_TNIL) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-          lua_tointeger(L, -1) > UINT32_MAX)
-        tend_bad_option(L, fn, "mailbox.capacity", "an integer >= 1", -1);
-      o->capacity = (uint32_t)lua_tointeger(L, -1);
-    }
-    if (lua_getfield(L, mb, "overflow") != LUA_TNIL) {
-      int i = lua_type(L, -1) == LUA_TSTRING
-                  ? tend_find_name(overflow_names, lua_tostring(L, -1))
-                  : -1;
-      if (i < 0)
-        tend_bad_option(L, fn, "mailbox.overflow",
-                        "\"drop_new\", \"drop_old\" or \"fail\"", -1);
-      o->overflow = (tend_overflow)i;
-    }
-    lua_settop(L, mb - 1);
-  } else {
-    lua_pop(L, 1);
-  }
-  if (lua_getfield(L, idx, "shutdown") != LUA_TNIL)
-    o->shutdown_ns = check_duration(L, -1, fn, "shutdown", 1);
-  lua_pop(L, 1);
-  if (lua_getfield(L, idx, "restart") != LUA_TNIL) {
-    int i = lua_type(L, -1) == LUA_TSTRING
-                ? tend_find_name(restart_names, lua_tostring(L, -1))
-                : -1;
-    if (i < 0)
-      tend_bad_option(L, fn, "restart",
-                      "\"permanent\", \"transient\" or \"temporary\"", -1);
-    o->restart = i == 0   ? TEND_PERMANENT
-                 : i == 1 ? TEND_TRANSIENT
-                          : TEND_TEMPORARY;
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, idx, "max_message_time") != LUA_TNIL) {
-    if (lua_type(L, -1) != LUA_TNUMBER || !(lua_tonumber(L, -1) > 0))
-      tend_bad_option(L, fn, "max_message_time", "a number of seconds > 0", -1);
-    if (!(lua_tonumber(L, -1) <= TEND_MAX_SECONDS))
-      tend_bad_option(L, fn, "max_message_time", "a number of seconds <= 1e9",
-                      -1);
-    o->max_message_ns = tend_clock_ns(lua_tonumber(L, -1));
-    if (o->max_message_ns == 0) o->max_message_ns = 1;
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, idx, "stash") != LUA_TNIL) {
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-        lua_tointeger(L, -1) > UINT32_MAX)
-      tend_bad_option(L, fn, "stash", "an integer >= 1 (the stash's bound)",
-                      -1);
-    o->stash = (uint32_t)lua_tointeger(L, -1);
-  }
-  lua_pop(L, 1);
+  tend_opts_parse(L, idx, spawn_opts, fn, "", o);
   /* children: the strategy for this actor's children; supervisor is its
    * older name, kept as an alias */
   const char *key = "children";

@@ -33,7 +33,7 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   lua_call(L, 1, 1);
   lua_pushfstring(L, "no reply from %s within %s s", lua_tostring(L, -1),
                   lua_tostring(L, 3));
-  tend_error_new(L, "Timeout", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(TIMEOUT), lua_tostring(L, -1));
   luaL_where(L, 1);
   lua_setfield(L, -2, "where");
   return lua_error(L);
@@ -51,7 +51,7 @@ static int l_ask(lua_State *L) {
                           ? "no actor at %s (no live actor at that path)"
                           : "no actor registered as '%s'",
                       lua_tostring(L, 1));
-      tend_error_new(L, "NoActor", lua_tostring(L, -1));
+      tend_error_new(L, TEND_ERR_NAME(NO_ACTOR), lua_tostring(L, -1));
       luaL_where(L, 1);
       lua_setfield(L, -2, "where");
       return lua_error(L);
@@ -78,7 +78,7 @@ static int l_ask(lua_State *L) {
     lua_call(L, 1, 1);
     lua_pushfstring(L, "no actor at %s (%s)", lua_tostring(L, -1),
                     e ? "a guardian takes no messages" : "it is dead");
-    tend_error_new(L, "NoActor", lua_tostring(L, -1));
+    tend_error_new(L, TEND_ERR_NAME(NO_ACTOR), lua_tostring(L, -1));
     luaL_where(L, 1);
     lua_setfield(L, -2, "where");
     return lua_error(L);
@@ -91,7 +91,7 @@ static int l_ask(lua_State *L) {
     lua_call(L, 1, 1);
     lua_pushfstring(L, "%s is on a node that is not connected (noconnection)",
                     lua_tostring(L, -1));
-    tend_error_new(L, "AskFailed", lua_tostring(L, -1));
+    tend_error_new(L, TEND_ERR_NAME(ASK_FAILED), lua_tostring(L, -1));
     lua_pushliteral(L, "noconnection");
     lua_setfield(L, -2, "cause");
     luaL_where(L, 1);
@@ -99,7 +99,7 @@ static int l_ask(lua_State *L) {
     return lua_error(L);
   }
   if (target == a) { /* it would wait for its own reply: OTP's calling_self */
-    tend_error_new(L, "AskFailed",
+    tend_error_new(L, TEND_ERR_NAME(ASK_FAILED),
                    "an actor cannot ask itself: it would wait for its own "
                    "reply (OTP: calling_self)");
     luaL_where(L, 1);

@@ -67,53 +67,41 @@ static int64_t seconds(lua_State *L, int t, const char *k, const char *fn,
   return ns > 0 || (zero && s == 0) ? ns : 1;
 }
 
-static int flag(lua_State *L, int t, const char *k, const char *fn) {
-  int ty = lua_getfield(L, t, k);
-  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
-    tend_bad_option(L, fn, k, "a boolean", -1);
-  int v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
+/* TEND_OPT_NAME stores an int: the enums it fills must be that size. */
+_Static_assert(sizeof(tend_backoff_algorithm) == sizeof(int), "int-sized");
+_Static_assert(sizeof(tend_jitter) == sizeof(int), "int-sized");
+_Static_assert(sizeof(tend_backoff_mode) == sizeof(int), "int-sized");
+static const char *const algorithms[] = {"exponential", "slotted", NULL};
+
+#define AT(field) TEND_OPT_AT(tend_delay_cfg, field)
+static const tend_opt delay_opts[] = {
+    {"algorithm", TEND_OPT_NAME, "\"exponential\" or \"slotted\"",
+     .names = algorithms, .at = AT(algorithm)},
+    {"jitter", TEND_OPT_NAME,
+     "\"akka\", \"capped\", \"full\", \"equal\", \"decorrelated\" or "
+     "\"none\"",
+     .names = jitters, .at = AT(jitter)},
+    {NULL}};
+static const tend_opt slotted_opts[] = {
+    {"ceiling", TEND_OPT_U32, "an integer in 1..62", .min = 1, .max = 62,
+     .at = AT(ceiling)},
+    {"stay_at_ceiling", TEND_OPT_BOOL, "a boolean", .at = AT(stay_at_ceiling)},
+    {NULL}};
+static const tend_opt random_opts[] = {
+    {"random_factor", TEND_OPT_NUMBER, "a number in [0, 1]", .min = 0, .max = 1,
+     .at = AT(random_factor)},
+    {NULL}};
+#undef AT
 
 /* Parses the delay options of the table at t into c. */
 static void parse_delays(lua_State *L, int t, const char *fn,
                          tend_delay_cfg *c) {
   memset(c, 0, sizeof *c);
   c->ceiling = 10;
-  if (lua_getfield(L, t, "algorithm") != LUA_TNIL) {
-    const char *a = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    if (strcmp(a, "exponential") == 0)
-      c->algorithm = TEND_ALG_EXPONENTIAL;
-    else if (strcmp(a, "slotted") == 0)
-      c->algorithm = TEND_ALG_SLOTTED;
-    else
-      tend_bad_option(L, fn, "algorithm", "\"exponential\" or \"slotted\"", -1);
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "jitter") != LUA_TNIL) {
-    int j = lua_type(L, -1) == LUA_TSTRING
-                ? tend_find_name(jitters, lua_tostring(L, -1))
-                : -1;
-    if (j < 0)
-      tend_bad_option(
-          L, fn, "jitter",
-          "\"akka\", \"capped\", \"full\", \"equal\", \"decorrelated\" or "
-          "\"none\"",
-          -1);
-    c->jitter = (tend_jitter)j;
-  }
-  lua_pop(L, 1);
+  tend_opts_parse(L, t, delay_opts, fn, "", c);
   if (c->algorithm == TEND_ALG_SLOTTED) {
     c->slot_ns = seconds(L, t, "slot_time", fn, -1);
-    if (lua_getfield(L, t, "ceiling") != LUA_TNIL) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-          lua_tointeger(L, -1) > 62)
-        tend_bad_option(L, fn, "ceiling", "an integer in 1..62", -1);
-      c->ceiling = (uint32_t)lua_tointeger(L, -1);
-    }
-    lua_pop(L, 1);
-    c->stay_at_ceiling = flag(L, t, "stay_at_ceiling", fn);
+    tend_opts_parse(L, t, slotted_opts, fn, "", c);
     c->min_ns = seconds(L, t, "min_backoff", fn, (double)c->slot_ns / 1e9);
     c->max_ns = seconds(L, t, "max_backoff", fn, (double)c->min_ns / 1e9);
   } else {
@@ -128,13 +116,7 @@ static void parse_delays(lua_State *L, int t, const char *fn,
                  fn, lua_tostring(L, -1), lua_tostring(L, -2));
     }
   }
-  if (lua_getfield(L, t, "random_factor") != LUA_TNIL) {
-    double rf = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : -1;
-    if (!(rf >= 0 && rf <= 1))
-      tend_bad_option(L, fn, "random_factor", "a number in [0, 1]", -1);
-    c->random_factor = rf;
-  }
-  lua_pop(L, 1);
+  tend_opts_parse(L, t, random_opts, fn, "", c);
 }
 
 int tend_backoff_is_spec(lua_State *L, int idx) {
@@ -145,87 +127,95 @@ int tend_backoff_is_spec(lua_State *L, int idx) {
   return same;
 }
 
+static void check_strategy(lua_State *L, int idx, const char *fn,
+                           const char *opt, const tend_opt *row, void *out) {
+  (void)out;
+  if (!tend_strategy_test(L, idx)) tend_opt_bad(L, fn, opt, row, idx);
+}
+
+/* Any value given sets the field (reply_while_stopped: the reply). */
+static void check_given(lua_State *L, int idx, const char *fn, const char *opt,
+                        const tend_opt *row, void *out) {
+  (void)L, (void)idx, (void)fn, (void)opt;
+  *TEND_OPT_FIELD(int, row, out) = 1;
+}
+
+static void check_handler(lua_State *L, int idx, const char *fn,
+                          const char *opt, const tend_opt *row, void *out) {
+  const tend_backoff_cfg *c = out;
+  if (tend_ref_test(L, idx) == NULL) tend_opt_bad(L, fn, opt, row, idx);
+  if (c->stash || c->reply_while_stopped)
+    luaL_error(L,
+               "%s: option 'handler_while_stopped' excludes 'stash' and "
+               "'reply_while_stopped'",
+               fn);
+  *TEND_OPT_FIELD(int, row, out) = 1;
+}
+
+static void check_final_stop(lua_State *L, int idx, const char *fn,
+                             const char *opt, const tend_opt *row, void *out) {
+  const tend_backoff_cfg *c = out;
+  if (c->mode != TEND_BACKOFF_ON_STOP)
+    luaL_error(L, "%s: option 'final_stop_message' is for on_stop only", fn);
+  if (!lua_isfunction(L, idx)) tend_opt_bad(L, fn, opt, row, idx);
+  *TEND_OPT_FIELD(int, row, out) = 1;
+}
+
+static const char *const modes[] = {"on_failure", "on_stop", NULL};
+static const char *const resets[] = {"auto", "manual", NULL};
+
+/* The options of a spec, in the order they are checked: the delays
+ * (parse_delays) and reset_after (its default is min_backoff) between the
+ * first rows and the next. */
+#define AT(field) TEND_OPT_AT(tend_backoff_cfg, field)
+static const tend_opt spec_head[] = {
+    {"mode", TEND_OPT_NAME, "\"on_failure\" or \"on_stop\"", TEND_OPT_REQUIRED,
+     .names = modes, .at = AT(mode)},
+    {"factory", TEND_OPT_FUNCTION, "a function", .flags = TEND_OPT_REQUIRED},
+    {"name", TEND_OPT_CHECK, .check = tend_opt_actor_name},
+    {"args", TEND_OPT_TABLE, "a table (list)", .flags = 0},
+    {NULL}};
+static const tend_opt spec_restarts[] = {
+    {"max_retries", TEND_OPT_I64, "an integer >= -1", .min = -1, .max = 0x1p63,
+     .at = AT(max_retries)},
+    {"reset", TEND_OPT_NAME, "\"auto\" or \"manual\"", .names = resets,
+     .at = AT(manual_reset)},
+    {NULL}};
+static const tend_opt spec_stopped[] = {
+    {"supervisor_strategy", TEND_OPT_CHECK,
+     "a strategy (tend.one_for_one{...}, ...)", .check = check_strategy},
+    {"reply_while_stopped", TEND_OPT_CHECK, .check = check_given,
+     .at = AT(reply_while_stopped)},
+    {"stash", TEND_OPT_U32, "an integer >= 1", .min = 1, .max = UINT32_MAX,
+     .at = AT(stash)},
+    {NULL}};
+static const tend_opt spec_tail[] = {
+    {"handler_while_stopped", TEND_OPT_CHECK, "an actor ref",
+     .check = check_handler, .at = AT(handler_while_stopped)},
+    {"final_stop_message", TEND_OPT_CHECK, "a function(msg) -> boolean",
+     .check = check_final_stop, .at = AT(final_stop)},
+    {"default_stopping_strategy", TEND_OPT_BOOL, "a boolean",
+     .at = AT(default_stopping)},
+    {NULL}};
+#undef AT
+
 /* Validates the spec at t into c; raises naming the option for fn. */
 static void parse(lua_State *L, int t, const char *fn, tend_backoff_cfg *c) {
   t = lua_absindex(L, t);
   memset(c, 0, sizeof *c);
   tend_check_keys(L, t, spec_keys, fn, "");
-  lua_getfield(L, t, "mode");
-  const char *mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-  if (strcmp(mode, "on_failure") == 0)
-    c->mode = TEND_BACKOFF_ON_FAILURE;
-  else if (strcmp(mode, "on_stop") == 0)
-    c->mode = TEND_BACKOFF_ON_STOP;
-  else
-    tend_bad_option(L, fn, "mode", "\"on_failure\" or \"on_stop\"", -1);
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "factory") != LUA_TFUNCTION)
-    tend_bad_option(L, fn, "factory", "a function", -1);
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "name") != LUA_TNIL)
-    tend_check_actor_name(L, -1, fn, "name");
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "args") != LUA_TNIL && !lua_istable(L, -1))
-    tend_bad_option(L, fn, "args", "a table (list)", -1);
-  lua_pop(L, 1);
+  tend_opts_parse(L, t, spec_head, fn, "", c);
   parse_delays(L, t, fn, &c->delays);
   c->max_retries = -1;
-  if (lua_getfield(L, t, "max_retries") != LUA_TNIL) {
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < -1)
-      tend_bad_option(L, fn, "max_retries", "an integer >= -1", -1);
-    c->max_retries = lua_tointeger(L, -1);
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "reset") != LUA_TNIL) {
-    const char *r = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    if (strcmp(r, "manual") == 0)
-      c->manual_reset = 1;
-    else if (strcmp(r, "auto") != 0)
-      tend_bad_option(L, fn, "reset", "\"auto\" or \"manual\"", -1);
-  }
-  lua_pop(L, 1);
+  tend_opts_parse(L, t, spec_restarts, fn, "", c);
   c->reset_after_ns =
       seconds(L, t, "reset_after", fn, (double)c->delays.min_ns / 1e9);
-  if (lua_getfield(L, t, "supervisor_strategy") != LUA_TNIL &&
-      !tend_strategy_test(L, -1))
-    tend_bad_option(L, fn, "supervisor_strategy",
-                    "a strategy (tend.one_for_one{...}, ...)", -1);
-  lua_pop(L, 1);
-  c->reply_while_stopped =
-      lua_getfield(L, t, "reply_while_stopped") != LUA_TNIL;
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "stash") != LUA_TNIL) {
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-        lua_tointeger(L, -1) > UINT32_MAX)
-      tend_bad_option(L, fn, "stash", "an integer >= 1", -1);
-    c->stash = (uint32_t)lua_tointeger(L, -1);
-  }
-  lua_pop(L, 1);
+  tend_opts_parse(L, t, spec_stopped, fn, "", c);
   if (c->stash && c->reply_while_stopped)
     luaL_error(
         L, "%s: options 'stash' and 'reply_while_stopped' exclude each other",
         fn);
-  if (lua_getfield(L, t, "handler_while_stopped") != LUA_TNIL) {
-    if (tend_ref_test(L, -1) == NULL)
-      tend_bad_option(L, fn, "handler_while_stopped", "an actor ref", -1);
-    if (c->stash || c->reply_while_stopped)
-      luaL_error(L,
-                 "%s: option 'handler_while_stopped' excludes 'stash' and "
-                 "'reply_while_stopped'",
-                 fn);
-    c->handler_while_stopped = 1;
-  }
-  lua_pop(L, 1);
-  if (lua_getfield(L, t, "final_stop_message") != LUA_TNIL) {
-    if (c->mode != TEND_BACKOFF_ON_STOP)
-      luaL_error(L, "%s: option 'final_stop_message' is for on_stop only", fn);
-    if (!lua_isfunction(L, -1))
-      tend_bad_option(L, fn, "final_stop_message", "a function(msg) -> boolean",
-                      -1);
-    c->final_stop = 1;
-  }
-  lua_pop(L, 1);
-  c->default_stopping = flag(L, t, "default_stopping_strategy", fn);
+  tend_opts_parse(L, t, spec_tail, fn, "", c);
   if (c->default_stopping && c->mode != TEND_BACKOFF_ON_STOP)
     luaL_error(L, "%s: option 'default_stopping_strategy' is for on_stop only",
                fn);

@@ -26,8 +26,8 @@ static int l_encode(lua_State *L) {
   switch (tend_codec_encode(L, h, 1, (size_t)limit)) {
     case TEND_CODEC_OK: return 1;
     case TEND_CODEC_TOO_LARGE:
-      return raise_named(L, "MessageTooLarge", "encode");
-    default: return raise_named(L, "NotSerializable", "encode");
+      return raise_named(L, TEND_ERR_NAME(MESSAGE_TOO_LARGE), "encode");
+    default: return raise_named(L, TEND_ERR_NAME(NOT_SERIALIZABLE), "encode");
   }
 }
 
@@ -37,7 +37,7 @@ static int l_decode(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   if (tend_codec_decode(L, h, s, n) != TEND_CODEC_OK)
-    return raise_named(L, "BadMessage", "decode");
+    return raise_named(L, TEND_ERR_NAME(BAD_MESSAGE), "decode");
   return 1;
 }
 

@@ -1,5 +1,6 @@
-/* lerror: tend.error, tend.raise and the methods of error values (the
- * values themselves: runtime/error.h). */
+/* lerror: tend.error, tend.raise, the methods of error values (the
+ * values themselves: runtime/core/error.h) and the module tend.kinds (the
+ * names of errkind.h's kinds, for tend's Lua code). */
 #include <lauxlib.h>
 #include <string.h>
 
@@ -68,6 +69,28 @@ static int l_global_error(lua_State *L) {
   return lua_error(L);
 }
 
+/* tend.kinds[name] for a name with no row in errkind.h: a misspelt kind
+ * in tend's own Lua code fails where it is read, not by never matching. */
+static int l_kinds_unknown(lua_State *L) {
+  return luaL_error(L, "tend.kinds: no error kind '%s' (errkind.h)",
+                    luaL_tolstring(L, 2, NULL));
+}
+
+/* Pushes the module tend.kinds: each kind's name under itself
+ * (K.Timeout == "Timeout"), from errkind.h's list. */
+static void push_kinds(lua_State *L) {
+  lua_createtable(L, 0, TEND_ERR_KINDS);
+  for (int i = 0; i < TEND_ERR_KINDS; i++) {
+    lua_pushstring(L, tend_error_kind_names[i]);
+    lua_pushvalue(L, -1);
+    lua_rawset(L, -3);
+  }
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, l_kinds_unknown);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
 static int l_error_tostring(lua_State *L) {
   tend_error_describe(L, 1);
   return 1;
@@ -87,6 +110,10 @@ void tend_open_error(lua_State *L) {
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
   luaL_setfuncs(L, fns, 0);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  push_kinds(L);
+  lua_setfield(L, -2, "tend.kinds"); /* require "tend.kinds" */
+  lua_pop(L, 1);
   lua_pushcfunction(L, l_global_error);
   lua_setglobal(L, "error");
 }

@@ -285,7 +285,7 @@ static int l_print(lua_State *L) {
 static int l_yield(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (L == h->resumed) {
-    tend_error_new(L, "BadYield",
+    tend_error_new(L, TEND_ERR_NAME(BAD_YIELD),
                    "coroutine.yield called in an actor's own code, not in a "
                    "coroutine it made (to wait, use ctx:sleep or tend.ask)");
     return lua_error(L);

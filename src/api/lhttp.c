@@ -154,7 +154,7 @@ static int l_http_check(lua_State *L) {
 /* Raises HttpError "FN: METHOD url: why" with e.reason = why, e.url. */
 static int raise_http(lua_State *L, const tend_http_spec *s, const char *why) {
   lua_pushfstring(L, "%s: %s %s: %s", FN, s->method, s->url, why);
-  tend_error_new(L, "HttpError", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(HTTP_ERROR), lua_tostring(L, -1));
   lua_pushstring(L, why);
   lua_setfield(L, -2, "reason");
   lua_pushstring(L, s->url);

@@ -15,7 +15,7 @@
 #define NATS_MT "tend.Nats"
 
 static int raise_nats(lua_State *L, const char *text, const char *reason) {
-  tend_error_new(L, "NatsError", text);
+  tend_error_new(L, TEND_ERR_NAME(NATS_ERROR), text);
   lua_pushstring(L, reason);
   lua_setfield(L, -2, "reason");
   return lua_error(L);

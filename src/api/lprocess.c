@@ -63,7 +63,7 @@ static const char **push_array(lua_State *L, int idx) {
 static int spawn_error(lua_State *L, const char *name, const char *what,
                        const char *path) {
   lua_pushfstring(L, "%s: %s: %s", name, what, path);
-  tend_error_new(L, "SpawnError", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(SPAWN_ERROR), lua_tostring(L, -1));
   lua_pushstring(L, name);
   lua_setfield(L, -2, "errno");
   return lua_error(L);

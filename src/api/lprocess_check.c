@@ -1,7 +1,8 @@
 /* lprocess_check: the options of tend.process{...} and tend.process.run,
  * checked before anything runs (core.process_check): each bad one is an
  * error naming the option, what was expected and what was given; a good
- * set becomes the spec that lprocess.c spawns. */
+ * set becomes the spec that lprocess.c spawns. The simple options are rows
+ * (options.c); the command, env, cwd and ready have checks of their own. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -193,19 +194,6 @@ static void check_cmd(lua_State *L, int idx, int shell, int spec,
   lua_setfield(L, spec, "argv");
 }
 
-static double opt_seconds(lua_State *L, int opts, const char *key, double def,
-                          int positive, const char *fn) {
-  lua_getfield(L, opts, key);
-  double s = def;
-  if (!lua_isnil(L, -1)) {
-    lua_pushfstring(L, "option '%s'", key);
-    s = tend_check_seconds(L, -2, fn, lua_tostring(L, -1), positive);
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  return s;
-}
-
 static void check_ready(lua_State *L, int opts, int spec, const char *fn) {
   lua_getfield(L, opts, "ready");
   int r = lua_gettop(L);
@@ -246,10 +234,167 @@ static void check_ready(lua_State *L, int opts, int spec, const char *fn) {
   lua_pop(L, 1);
 }
 
+/* The options read by rows (process_rows...); the values kept on the
+ * stack are their indexes (0: not given). */
+typedef struct popts {
+  int shell;            /* shell = true */
+  int sim;              /* sim (a function) */
+  int in;               /* stdin */
+  int to;               /* to (a ref) */
+  int out[2];           /* stdout, stderr */
+  int input;            /* input (run) */
+  int sig;              /* kill_signal's number (default SIGTERM) */
+  int group;            /* process_group (default true) */
+  double shutdown;      /* seconds (default 5) */
+  double timeout;       /* run: seconds (default none) */
+  double ready_timeout; /* seconds (default 30) */
+} popts;
+
+static void output(lua_State *L, int idx, const char *fn, const char *opt,
+                   const tend_opt *row, void *out) {
+  (void)row, (void)out;
+  check_output(L, idx, fn, opt, 0);
+}
+
+static void output_run(lua_State *L, int idx, const char *fn, const char *opt,
+                       const tend_opt *row, void *out) {
+  (void)row, (void)out;
+  check_output(L, idx, fn, opt, 1);
+}
+
+static void ref(lua_State *L, int idx, const char *fn, const char *opt,
+                const tend_opt *row, void *out) {
+  (void)row, (void)out;
+  lua_pushfstring(L, "option '%s'", opt);
+  tend_check_ref(L, idx, fn, lua_tostring(L, -1));
+}
+
+static void kill_signal(lua_State *L, int idx, const char *fn, const char *opt,
+                        const tend_opt *row, void *out) {
+  int *sig = TEND_OPT_FIELD(int, row, out);
+  if (lua_type(L, idx) != LUA_TSTRING ||
+      (*sig = tend_signal_number(lua_tostring(L, idx))) == 0)
+    tend_opt_bad(L, fn, opt, row, idx);
+}
+
+/* Seconds, >= 0 (row->min 0) or > 0 (row->min 1), tend_check_seconds's
+ * words. */
+static void secs(lua_State *L, int idx, const char *fn, const char *opt,
+                 const tend_opt *row, void *out) {
+  lua_pushfstring(L, "option '%s'", opt);
+  *TEND_OPT_FIELD(double, row, out) =
+      tend_check_seconds(L, idx, fn, lua_tostring(L, -1), row->min > 0);
+}
+
+static void string(lua_State *L, int idx, const char *fn, const char *opt,
+                   const tend_opt *row, void *out) {
+  (void)out;
+  if (lua_type(L, idx) != LUA_TSTRING) tend_opt_bad(L, fn, opt, row, idx);
+}
+
+static const char *const stdins[] = {"pipe", "null", NULL};
+#define AT(field) TEND_OPT_AT(popts, field)
+#define KEPT(name, type, expected, field, ...) \
+  { name, type, expected, TEND_OPT_KEEP, .at = AT(field), __VA_ARGS__ }
+static const tend_opt head_process[] = {
+    {"shell", TEND_OPT_BOOL, "a boolean", .at = AT(shell)},
+    KEPT("sim", TEND_OPT_FUNCTION, "a function(p)", sim),
+    {NULL}};
+static const tend_opt head_run[] = {
+    {"shell", TEND_OPT_BOOL, "a boolean", .at = AT(shell)}, {NULL}};
+/* (after cmd, env and cwd) */
+#define STOP_ROWS                                                   \
+  {"kill_signal", TEND_OPT_CHECK, "a signal name such as \"TERM\"", \
+   .check = kill_signal, .at = AT(sig)},                            \
+      {"shutdown", TEND_OPT_CHECK, .min = 0, .check = secs,         \
+       .at = AT(shutdown)},                                         \
+  {                                                                 \
+    "process_group", TEND_OPT_BOOL, "a boolean", .at = AT(group)    \
+  }
+static const tend_opt tail_process[] = {
+    KEPT("stdin", TEND_OPT_NAME, "\"pipe\" or \"null\"", in, .names = stdins),
+    KEPT("to", TEND_OPT_CHECK, NULL, to, .check = ref),
+    KEPT("stdout", TEND_OPT_CHECK, NULL, out[0], .check = output),
+    KEPT("stderr", TEND_OPT_CHECK, NULL, out[1], .check = output),
+    STOP_ROWS,
+    {NULL}};
+static const tend_opt tail_run[] = {
+    KEPT("stdout", TEND_OPT_CHECK, NULL, out[0], .check = output_run),
+    KEPT("stderr", TEND_OPT_CHECK, NULL, out[1], .check = output_run),
+    STOP_ROWS,
+    {"timeout", TEND_OPT_CHECK, .min = 1, .check = secs, .at = AT(timeout)},
+    KEPT("input", TEND_OPT_CHECK, "a string", input, .check = string),
+    {NULL}};
+static const tend_opt ready_timeout[] = {
+    {"ready_timeout", TEND_OPT_CHECK, .min = 1, .check = secs,
+     .at = AT(ready_timeout)},
+    {NULL}};
+#undef STOP_ROWS
+#undef KEPT
+#undef AT
+
+/* Sets spec[key] to the value at idx (kept by a row; 0: none). */
+static void set(lua_State *L, int spec, const char *key, int idx) {
+  if (idx == 0) return;
+  lua_pushvalue(L, idx);
+  lua_setfield(L, spec, key);
+}
+
+static void check_cwd(lua_State *L, int spec, const char *fn) {
+  if (lua_getfield(L, 1, "cwd") != LUA_TNIL) {
+    struct stat st;
+    if (lua_type(L, -1) != LUA_TSTRING)
+      tend_bad_option(L, fn, "cwd", "a directory path", -1);
+    tend_check_no_nul(L, -1, fn, "option 'cwd'");
+    if (stat(lua_tostring(L, -1), &st) != 0 || !S_ISDIR(st.st_mode))
+      luaL_error(L, "%s: option 'cwd': '%s' is not a directory", fn,
+                 lua_tostring(L, -1));
+  }
+  lua_setfield(L, spec, "cwd");
+}
+
+/* ready.line needs a stdout that tend reads. */
+static void check_ready_line(lua_State *L, int spec, const char *fn) {
+  if (lua_getfield(L, spec, "ready_line") != LUA_TNIL &&
+      lua_getfield(L, spec, "stdout") == LUA_TSTRING) {
+    int i = tend_find_name(tend_process_outputs, lua_tostring(L, -1));
+    if (i < 0 || i > 2) /* inherit, null, a file: tend never sees it */
+      luaL_error(L,
+                 "%s: option 'ready.line': expected stdout read by tend "
+                 "(\"lines\", \"chunks\", \"log\" or none), got stdout = "
+                 "\"%s\"",
+                 fn, lua_tostring(L, -1));
+  }
+}
+
+/* The command (at 3 for run, else opts.cmd): none under the virtual clock,
+ * where only sim runs; else spec.path and spec.argv (check_cmd). */
+static void cmd_or_sim(lua_State *L, int run, const popts *o, int spec,
+                       const char *fn) {
+  if (!run) {
+    lua_getfield(L, 1, "cmd");
+    lua_replace(L, 3);
+  }
+  int is_virtual = tend_host_of(L)->clock.is_virtual;
+  if (is_virtual && !o->sim)
+    luaL_error(L,
+               run ? "%s: a real command cannot run under the virtual clock "
+                     "(--virtual-time): tend.process.run runs real programs "
+                     "only; in a scenario, spawn tend.process{ sim = "
+                     "function(p) ... end } instead"
+                   : "%s: a real command cannot run under the virtual clock "
+                     "(--virtual-time): give sim = function(p) ... end to "
+                     "simulate the process",
+               fn);
+  if (!is_virtual || !o->sim) {
+    if (!lua_isnil(L, 3) || !o->sim) check_cmd(L, 3, o->shell, spec, fn);
+  }
+  set(L, spec, "cmd", lua_isnil(L, 3) ? 0 : 3);
+}
+
 /* core.process_check(opts, fn [, cmd]) -> spec: tend.process{...} (no
  * cmd) or tend.process.run(cmd, opts); raises "fn: option ...". */
 int tend_process_check(lua_State *L) {
-  tend_host *h = tend_host_of(L);
   const char *fn = luaL_checkstring(L, 2);
   int run = !lua_isnoneornil(L, 3);
   lua_settop(L, 3);
@@ -263,110 +408,38 @@ int tend_process_check(lua_State *L) {
   tend_check_keys(L, 1, run ? run_keys : process_keys, fn, "");
   lua_newtable(L);
   int spec = lua_gettop(L);
-  int shell = 0;
-  lua_getfield(L, 1, "shell");
-  if (!lua_isnil(L, -1)) {
-    if (!lua_isboolean(L, -1)) tend_bad_option(L, fn, "shell", "a boolean", -1);
-    shell = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-  int sim = 0;
-  if (!run) {
-    lua_getfield(L, 1, "sim");
-    if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
-      tend_bad_option(L, fn, "sim", "a function(p)", -1);
-    sim = lua_isfunction(L, -1);
-    lua_setfield(L, spec, "sim");
-    lua_getfield(L, 1, "cmd");
-    lua_replace(L, 3);
-  }
-  if (h->clock.is_virtual && !sim)
-    luaL_error(L,
-               run ? "%s: a real command cannot run under the virtual clock "
-                     "(--virtual-time): tend.process.run runs real programs "
-                     "only; in a scenario, spawn tend.process{ sim = "
-                     "function(p) ... end } instead"
-                   : "%s: a real command cannot run under the virtual clock "
-                     "(--virtual-time): give sim = function(p) ... end to "
-                     "simulate the process",
-               fn);
-  if (!h->clock.is_virtual || !sim) {
-    if (!lua_isnil(L, 3) || !sim) check_cmd(L, 3, shell, spec, fn);
-  }
-  if (!lua_isnil(L, 3)) {
-    lua_pushvalue(L, 3);
-    lua_setfield(L, spec, "cmd");
-  }
+  popts o = {.sig = SIGTERM,
+             .group = 1,
+             .shutdown = 5.0,
+             .timeout = HUGE_VAL,
+             .ready_timeout = 30.0};
+  tend_opts_parse(L, 1, run ? head_run : head_process, fn, "", &o);
+  set(L, spec, "sim", o.sim);
+  cmd_or_sim(L, run, &o, spec, fn);
   check_env(L, 1, spec, fn);
-  if (lua_getfield(L, 1, "cwd") != LUA_TNIL) {
-    struct stat st;
-    if (lua_type(L, -1) != LUA_TSTRING)
-      tend_bad_option(L, fn, "cwd", "a directory path", -1);
-    tend_check_no_nul(L, -1, fn, "option 'cwd'");
-    if (stat(lua_tostring(L, -1), &st) != 0 || !S_ISDIR(st.st_mode))
-      luaL_error(L, "%s: option 'cwd': '%s' is not a directory", fn,
-                 lua_tostring(L, -1));
-  }
-  lua_setfield(L, spec, "cwd");
-  if (!run) {
-    lua_getfield(L, 1, "stdin");
-    if (!lua_isnil(L, -1) && (lua_type(L, -1) != LUA_TSTRING ||
-                              (strcmp(lua_tostring(L, -1), "pipe") != 0 &&
-                               strcmp(lua_tostring(L, -1), "null") != 0)))
-      tend_bad_option(L, fn, "stdin", "\"pipe\" or \"null\"", -1);
-    lua_setfield(L, spec, "stdin");
-    lua_getfield(L, 1, "to");
-    if (!lua_isnil(L, -1)) tend_check_ref(L, -1, fn, "option 'to'");
-    lua_setfield(L, spec, "to");
-  }
-  static const char *const streams[] = {"stdout", "stderr"};
-  for (int i = 0; i < 2; i++) {
-    lua_getfield(L, 1, streams[i]);
-    check_output(L, -1, fn, streams[i], run);
-    lua_setfield(L, spec, streams[i]);
-  }
-  lua_getfield(L, 1, "kill_signal");
-  int sig = SIGTERM;
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING ||
-        (sig = tend_signal_number(lua_tostring(L, -1))) == 0)
-      tend_bad_option(L, fn, "kill_signal", "a signal name such as \"TERM\"",
-                      -1);
-  }
-  lua_pop(L, 1);
-  lua_pushinteger(L, sig);
+  check_cwd(L, spec, fn);
+  tend_opts_parse(L, 1, run ? tail_run : tail_process, fn, "", &o);
+  set(L, spec, "stdin", o.in);
+  set(L, spec, "to", o.to);
+  set(L, spec, "stdout", o.out[0]);
+  set(L, spec, "stderr", o.out[1]);
+  lua_pushinteger(L, o.sig);
   lua_setfield(L, spec, "kill_signal");
-  lua_pushstring(L, tend_signal_name(sig));
+  lua_pushstring(L, tend_signal_name(o.sig));
   lua_setfield(L, spec, "kill_signal_name");
-  lua_pushnumber(L, opt_seconds(L, 1, "shutdown", 5.0, 0, fn));
+  lua_pushnumber(L, o.shutdown);
   lua_setfield(L, spec, "shutdown");
-  lua_getfield(L, 1, "process_group");
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    tend_bad_option(L, fn, "process_group", "a boolean", -1);
-  lua_pushboolean(L, lua_isnil(L, -1) || lua_toboolean(L, -1));
+  lua_pushboolean(L, o.group);
   lua_setfield(L, spec, "group");
-  lua_pop(L, 1);
   if (run) {
-    double t = opt_seconds(L, 1, "timeout", HUGE_VAL, 1, fn);
-    lua_pushnumber(L, t);
+    lua_pushnumber(L, o.timeout);
     lua_setfield(L, spec, "timeout");
-    lua_getfield(L, 1, "input");
-    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
-      tend_bad_option(L, fn, "input", "a string", -1);
-    lua_setfield(L, spec, "input");
+    set(L, spec, "input", o.input);
   } else {
     check_ready(L, 1, spec, fn);
-    if (lua_getfield(L, spec, "ready_line") != LUA_TNIL &&
-        lua_getfield(L, spec, "stdout") == LUA_TSTRING) {
-      int i = tend_find_name(tend_process_outputs, lua_tostring(L, -1));
-      if (i < 0 || i > 2) /* inherit, null, a file: tend never sees it */
-        luaL_error(L,
-                   "%s: option 'ready.line': expected stdout read by tend "
-                   "(\"lines\", \"chunks\", \"log\" or none), got stdout = "
-                   "\"%s\"",
-                   fn, lua_tostring(L, -1));
-    }
-    lua_pushnumber(L, opt_seconds(L, 1, "ready_timeout", 30.0, 1, fn));
+    check_ready_line(L, spec, fn);
+    tend_opts_parse(L, 1, ready_timeout, fn, "", &o);
+    lua_pushnumber(L, o.ready_timeout);
     lua_setfield(L, spec, "ready_timeout");
   }
   lua_settop(L, spec);

@@ -174,6 +174,20 @@ static int push_sorted_kinds(lua_State *L, int idx) {
   return n;
 }
 
+/* Adds the default decider's words to b, from errkind.h's directives:
+ * "InitError, Killed, DeathPact -> stop, anything else -> restart". */
+static void add_default_decider(luaL_Buffer *b) {
+  int n = 0;
+#define STOPS(id, name, directive, brief) \
+  if (TEND_##directive == TEND_STOP) {    \
+    if (n++) luaL_addstring(b, ", ");     \
+    luaL_addstring(b, name);              \
+  }
+  TEND_ERROR_KIND_MAP(STOPS)
+#undef STOPS
+  luaL_addstring(b, " -> stop, anything else -> restart");
+}
+
 /* Pushes the words for strategy s (decider at uservalue). */
 static void describe_strategy(lua_State *L, int idx) {
   const tend_strategy *s = tend_strategy_test(L, idx);
@@ -241,8 +255,7 @@ static void describe_strategy(lua_State *L, int idx) {
     lua_remove(L, -2);
     luaL_addvalue(&b);
   } else {
-    luaL_addstring(
-        &b, "InitError, Killed, DeathPact -> stop, anything else -> restart");
+    add_default_decider(&b);
   }
   luaL_pushresult(&b);
   lua_replace(L, decider);

@@ -71,7 +71,7 @@ static int l_listen(lua_State *L) {
   if (*ud == NULL) {
     const char *why = lua_tostring(L, -1);
     const char *colon = strrchr(why, ':');
-    return raise_named(L, "ListenError", "tend.tcp.listen", why,
+    return raise_named(L, TEND_ERR_NAME(LISTEN_ERROR), "tend.tcp.listen", why,
                        colon ? colon + 2 : why);
   }
   tend_tcp_listener_set_handle(L, *ud, -1);
@@ -133,8 +133,8 @@ static int connect_k(lua_State *L, int status, lua_KContext k) {
   lua_getfield(L, 1, "port");
   lua_pushfstring(L, "%s:%d: %s", lua_tostring(L, -2),
                   (int)lua_tointeger(L, -1), why);
-  return raise_named(L, "ConnectError", "tend.tcp.connect", lua_tostring(L, -1),
-                     why);
+  return raise_named(L, TEND_ERR_NAME(CONNECT_ERROR), "tend.tcp.connect",
+                     lua_tostring(L, -1), why);
 }
 
 /* core.tcp_connect{ host, port, timeout } -> socket (the actor waits). */
@@ -153,7 +153,7 @@ static int l_connect(lua_State *L) {
   luaL_setmetatable(L, TEND_SOCKET_MT);
   *ud = tend_tcp_connect(L, h, a, host, port, tend_clock_ns(t));
   if (*ud == NULL)
-    return raise_named(L, "ConnectError", "tend.tcp.connect",
+    return raise_named(L, TEND_ERR_NAME(CONNECT_ERROR), "tend.tcp.connect",
                        lua_tostring(L, -1), lua_tostring(L, -1));
   tend_tcp_set_handle(L, *ud, 2);
   return tend_sched_wait(L, h, TEND_WAIT_ASK, connect_k);
@@ -218,7 +218,7 @@ static int l_write(lua_State *L) {
     int w = a && lua_isyieldable(L) ? tend_tcp_wait_drain(L, h, a, s) : -1;
     if (w == 0) return tend_sched_wait(L, h, TEND_WAIT_ASK, write_k);
     if (w < 0)
-      return raise_named(L, "Overloaded", "tend.tcp.write",
+      return raise_named(L, TEND_ERR_NAME(OVERLOADED), "tend.tcp.write",
                          "over 1 MiB queued for this connection and the caller "
                          "cannot wait (the data is queued; slow down)",
                          "overloaded");
@@ -246,8 +246,8 @@ static int l_peer(lua_State *L) {
   char buf[80];
   int r = tend_tcp_peer(check_sock(L), buf, sizeof buf);
   if (r != 0)
-    return raise_named(L, "NotConnected", "tend.tcp.peer", uv_strerror(r),
-                       "closed");
+    return raise_named(L, TEND_ERR_NAME(NOT_CONNECTED), "tend.tcp.peer",
+                       uv_strerror(r), "closed");
   lua_pushstring(L, buf);
   return 1;
 }

@@ -138,6 +138,130 @@ static int usage_error(const char *fmt, ...) {
 }
 
 /* Parses argv into o; returns -1 to go on, else an exit status. */
+/* --seed's value into o; -1, or usage_error's status. */
+static int take_seed(options *o, const char *arg) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(arg, &end, 10);
+  if (errno || *end || end == arg)
+    return usage_error("--seed: expected an integer, got '%s'", arg);
+  o->has_seed = 1;
+  o->seed = (uint64_t)v;
+  return -1;
+}
+
+static int take_log_level(options *o, const char *arg) {
+  o->log_level = tend_log_parse(arg); /* -1 when unknown */
+  if (o->log_level < 0)
+    return usage_error("--log-level: expected error|warn|info|debug, got '%s'",
+                       arg);
+  return -1;
+}
+
+/* The host's flags, as data: a switch sets the int at `at` to value; a
+ * flag with a value (expected: its words when it is missing) stores the
+ * string at `at`, or hands it to take. */
+typedef struct cli_flag {
+  const char *name;
+  const char *expected;                     /* NULL: a switch */
+  int value;                                /* a switch's value */
+  size_t at;                                /* offsetof in options */
+  int (*take)(options *o, const char *arg); /* -1, or an exit status */
+} cli_flag;
+#define AT(field) offsetof(options, field)
+static const cli_flag cli_flags[] = {
+    {"--virtual-time", NULL, 1, AT(virtual_time), NULL},
+    {"--real-time", NULL, 0, AT(virtual_time), NULL},
+    {"--seed", "an integer", 0, 0, take_seed},
+    {"--log-level", "error|warn|info|debug", 0, 0, take_log_level},
+    {"--trace", "a file name", 0, AT(trace), NULL},
+    {"--trace-internal", NULL, 1, AT(trace_internal), NULL},
+    {"--copy-messages", NULL, 1, AT(copy_messages), NULL},
+    {"--node", "a node name", 0, AT(node), NULL},
+    {"--nats", "a nats:// URL or 'local'", 0, AT(nats), NULL},
+    {"--node-timeout", "seconds", 0, AT(node_timeout), NULL},
+    {"--nats-retry", NULL, 1, AT(nats_retry), NULL},
+    {"-e", "Lua code", 0, AT(code), NULL},
+    {"-i", NULL, 1, AT(interactive), NULL},
+};
+#undef AT
+
+/* Reads the flag at argv[*i] (its value too, *i then past it) into o;
+ * returns -1, or an exit status (0 after --help or --version). */
+static int take_flag(int argc, char **argv, int *i, options *o) {
+  const char *a = argv[*i];
+  if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
+    printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE,
+           uv_version_string());
+    return 0;
+  }
+  for (size_t k = 0; k < sizeof cli_flags / sizeof *cli_flags; k++) {
+    const cli_flag *f = &cli_flags[k];
+    if (strcmp(a, f->name) != 0) continue;
+    if (f->expected == NULL) {
+      *(int *)((char *)o + f->at) = f->value;
+      return -1;
+    }
+    if (++*i >= argc)
+      return usage_error("%s: expected %s, got nothing", a, f->expected);
+    if (f->take) return f->take(o, argv[*i]);
+    *(const char **)((char *)o + f->at) = argv[*i];
+    return -1;
+  }
+  return usage_error("unknown option '%s'", a);
+}
+
+/* The node flags after parse: --node-timeout's value, --node with --nats;
+ * -1, or an exit status (tend -i --node x: the node, then the REPL). */
+static int check_node_flags(options *o) {
+  if (o->node_timeout) {
+    char *end;
+    errno = 0;
+    double t = strtod(o->node_timeout, &end);
+    if (errno || *end || end == o->node_timeout || !(t > 0 && t < 1e9))
+      return usage_error("--node-timeout: expected seconds > 0, got '%s'",
+                         o->node_timeout);
+  }
+  if ((o->nats || o->node_timeout || o->nats_retry) && !o->node)
+    return usage_error(
+        "--nats, --node-timeout and --nats-retry need --node NAME");
+  if (o->node && !o->nats)
+    return usage_error("--node %s: expected --nats URL (or --nats local) too",
+                       o->node);
+  if (o->node &&
+      o->repl) { /* tend -i --node x: start the node, then the REPL */
+    o->repl = 0;
+    o->interactive = 1;
+    o->code = "";
+  }
+  return -1;
+}
+
+/* tend scenario FILE ARGS: the host's flags among ARGS (from `from`) into
+ * o; -1, or an exit status. */
+static int scenario_flags(int argc, char **argv, int from, options *o) {
+  /* --seed, --trace and --trace-internal are the host's; the rest goes
+   * to the runner (which skips them) */
+  for (int j = from; j < argc && strcmp(argv[j], "--") != 0; j++) {
+    if (strcmp(argv[j], "--trace-internal") == 0) o->trace_internal = 1;
+    int seed = strcmp(argv[j], "--seed") == 0;
+    if (!seed && strcmp(argv[j], "--trace") != 0) continue;
+    if (j + 1 >= argc)
+      return usage_error("%s: expected a value, got nothing", argv[j]);
+    if (!seed) {
+      o->trace = argv[++j];
+      continue;
+    }
+    int status = take_seed(o, argv[++j]);
+    if (status >= 0) return status;
+  }
+  return -1;
+}
+
 static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->virtual_time = -1;
@@ -145,71 +269,13 @@ static int parse(int argc, char **argv, options *o) {
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (strcmp(a, "--version") == 0 || strcmp(a, "-v") == 0) {
-      printf("tend %s (%s, libuv %s)\n", TEND_VERSION, LUA_RELEASE,
-             uv_version_string());
-      return 0;
-    } else if (strcmp(a, "--virtual-time") == 0) {
-      o->virtual_time = 1;
-    } else if (strcmp(a, "--real-time") == 0) {
-      o->virtual_time = 0;
-    } else if (strcmp(a, "--seed") == 0) {
-      if (++i >= argc)
-        return usage_error("--seed: expected an integer, got nothing");
-      char *end;
-      errno = 0;
-      long long v = strtoll(argv[i], &end, 10);
-      if (errno || *end || end == argv[i])
-        return usage_error("--seed: expected an integer, got '%s'", argv[i]);
-      o->has_seed = 1;
-      o->seed = (uint64_t)v;
-    } else if (strcmp(a, "--log-level") == 0) {
-      if (++i >= argc)
-        return usage_error(
-            "--log-level: expected error|warn|info|debug, got nothing");
-      o->log_level = tend_log_parse(argv[i]); /* -1 when unknown */
-      if (o->log_level < 0)
-        return usage_error(
-            "--log-level: expected error|warn|info|debug, got '%s'", argv[i]);
-    } else if (strcmp(a, "--trace") == 0) {
-      if (++i >= argc)
-        return usage_error("--trace: expected a file name, got nothing");
-      o->trace = argv[i];
-    } else if (strcmp(a, "--trace-internal") == 0) {
-      o->trace_internal = 1;
-    } else if (strcmp(a, "--copy-messages") == 0) {
-      o->copy_messages = 1;
-    } else if (strcmp(a, "--node") == 0 || strcmp(a, "--nats") == 0 ||
-               strcmp(a, "--node-timeout") == 0) {
-      if (++i >= argc)
-        return usage_error("%s: expected %s, got nothing", a,
-                           a[3] == 'a'   ? "a nats:// URL or 'local'"
-                           : a[6] == '-' ? "seconds"
-                                         : "a node name");
-      if (a[3] == 'a')
-        o->nats = argv[i];
-      else if (a[6] == '-')
-        o->node_timeout = argv[i];
-      else
-        o->node = argv[i];
-    } else if (strcmp(a, "--nats-retry") == 0) {
-      o->nats_retry = 1;
-    } else if (strcmp(a, "-e") == 0) {
-      if (++i >= argc) return usage_error("-e: expected Lua code, got nothing");
-      o->code = argv[i];
-    } else if (strcmp(a, "-i") == 0) {
-      o->interactive = 1;
-    } else if (strcmp(a, "--") == 0) {
+    if (strcmp(a, "--") == 0) {
       i++;
       break;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
-    } else {
-      break;
     }
+    if (a[0] != '-' || a[1] == '\0') break;
+    int status = take_flag(argc, argv, &i, o);
+    if (status >= 0) return status;
   }
   if (i < argc && !o->code) {
     const char *help = NULL;
@@ -233,26 +299,8 @@ static int parse(int argc, char **argv, options *o) {
       o->scenario = 1;
       if (i + 1 >= argc)
         return usage_error("scenario: expected a FILE, got nothing");
-      /* --seed, --trace and --trace-internal are the host's; the rest goes
-       * to the runner (which skips them) */
-      for (int j = i + 2; j < argc && strcmp(argv[j], "--") != 0; j++) {
-        if (strcmp(argv[j], "--trace-internal") == 0) o->trace_internal = 1;
-        int seed = strcmp(argv[j], "--seed") == 0;
-        if (!seed && strcmp(argv[j], "--trace") != 0) continue;
-        if (j + 1 >= argc)
-          return usage_error("%s: expected a value, got nothing", argv[j]);
-        if (!seed) {
-          o->trace = argv[++j];
-          continue;
-        }
-        char *end;
-        errno = 0;
-        long long v = strtoll(argv[++j], &end, 10);
-        if (errno || *end || end == argv[j])
-          return usage_error("--seed: expected an integer, got '%s'", argv[j]);
-        o->has_seed = 1;
-        o->seed = (uint64_t)v;
-      }
+      int status = scenario_flags(argc, argv, i + 2, o);
+      if (status >= 0) return status;
     } else {
       o->script = argv[i];
     }
@@ -264,27 +312,7 @@ static int parse(int argc, char **argv, options *o) {
       o->script = "-";
   }
   o->first_arg = i;
-  if (o->node_timeout) {
-    char *end;
-    errno = 0;
-    double t = strtod(o->node_timeout, &end);
-    if (errno || *end || end == o->node_timeout || !(t > 0 && t < 1e9))
-      return usage_error("--node-timeout: expected seconds > 0, got '%s'",
-                         o->node_timeout);
-  }
-  if ((o->nats || o->node_timeout || o->nats_retry) && !o->node)
-    return usage_error(
-        "--nats, --node-timeout and --nats-retry need --node NAME");
-  if (o->node && !o->nats)
-    return usage_error("--node %s: expected --nats URL (or --nats local) too",
-                       o->node);
-  if (o->node &&
-      o->repl) { /* tend -i --node x: start the node, then the REPL */
-    o->repl = 0;
-    o->interactive = 1;
-    o->code = "";
-  }
-  return -1;
+  return check_node_flags(o);
 }
 
 /* Sets the global `arg` as lua.c does: arg[0] the script, arg[1..] its

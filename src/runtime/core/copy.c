@@ -247,7 +247,7 @@ void tend_copy_in_place(lua_State *L, tend_host *h, int idx,
                   "holds nil, booleans, numbers, strings, tables, refs and "
                   "error values)",
                   prefix, lua_tostring(L, -1));
-  tend_error_new(L, "NotCopyable", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(NOT_COPYABLE), lua_tostring(L, -1));
   luaL_where(L, 1);
   lua_setfield(L, -2, "where");
   lua_error(L);

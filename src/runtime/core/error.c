@@ -4,8 +4,24 @@
 #include <lauxlib.h>
 #include <string.h>
 
+#include "runtime/core/errkind.h"
 #include "runtime/core/host.h"
 #include "runtime/core/ref.h"
+
+const char *const tend_error_kind_names[TEND_ERR_KINDS] = {
+#define NAME(id, name, directive, brief) name,
+    TEND_ERROR_KIND_MAP(NAME)
+#undef NAME
+};
+
+/* Does the kind's row say brief (see errkind.h)? */
+static int is_brief(const char *kind) {
+#define BRIEF(id, name, directive, brief) \
+  if ((brief) && strcmp(kind, name) == 0) return 1;
+  TEND_ERROR_KIND_MAP(BRIEF)
+#undef BRIEF
+  return 0;
+}
 
 /* Pushes a new error value {kind, message}. */
 void tend_error_new(lua_State *L, const char *kind, const char *message) {
@@ -249,7 +265,7 @@ static int error_handler(lua_State *L) {
     lua_pushvalue(L, 1); /* error("..."): the message as it is */
   else
     push_words(L, 1);
-  tend_error_new(L, "Error", "");
+  tend_error_new(L, TEND_ERR_NAME(ERROR), "");
   lua_insert(L, -2);
   lua_setfield(L, -2, "message"); /* NUL bytes and all */
   if (lua_type(L, 1) != LUA_TSTRING) {
@@ -291,7 +307,7 @@ void tend_error_describe(lua_State *L, int idx) {
     lua_getfield(L, idx, "kind");
     lua_getfield(L, idx, "message");
     lua_pushfstring(L, "%s%s: ", luaL_optstring(L, -3, ""),
-                    luaL_optstring(L, -2, "Error"));
+                    luaL_optstring(L, -2, TEND_ERR_NAME(ERROR)));
     lua_pushvalue(L, -2);
     if (!lua_isstring(L, -1)) {
       lua_pop(L, 1);
@@ -307,16 +323,13 @@ void tend_error_describe(lua_State *L, int idx) {
 }
 
 int tend_error_push_brief(lua_State *L, int idx) {
-  static const char *const kinds[] = {"NatsError", "ListenError", "NodeError",
-                                      NULL};
   idx = lua_absindex(L, idx);
   if (!tend_error_is(L, idx)) return 0;
   lua_getfield(L, idx, "kind");
   const char *kind = lua_tostring(L, -1);
-  int i = 0;
-  while (kind && kinds[i] && strcmp(kinds[i], kind) != 0) i++;
+  int brief = kind && is_brief(kind);
   lua_pop(L, 1);
-  if (kind == NULL || kinds[i] == NULL) return 0;
+  if (!brief) return 0;
   int top = lua_gettop(L);
   const char *at = "";
   size_t at_len = 0;
@@ -361,7 +374,7 @@ void tend_error_wrap(lua_State *L, int idx, const char *kind,
 }
 
 int tend_error_interrupted(lua_State *L) {
-  tend_error_new(L, "Interrupted", "interrupted (Ctrl-C)");
+  tend_error_new(L, TEND_ERR_NAME(INTERRUPTED), "interrupted (Ctrl-C)");
   return lua_error(L);
 }
 

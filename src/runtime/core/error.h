@@ -9,6 +9,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "runtime/core/errkind.h"
+
 #define TEND_ERROR_MT "tend.Error"
 
 /* Pushes a new error value {kind, message}. */
@@ -30,7 +32,7 @@ void tend_error_wrap(lua_State *L, int idx, const char *kind,
 /* Pushes "kind: message" for the error value at idx. */
 void tend_error_describe(lua_State *L, int idx);
 /* For an error value whose kind says the environment refused the
- * configuration (NatsError, ListenError, NodeError: a server down, a port
+ * configuration (the kinds errkind.h marks brief: a server down, a port
  * taken), pushes its one line "src:line: Kind: message" (the first level
  * of its traceback outside tend, when it has no `where`) and returns 1:
  * a traceback into tend would only hide that line. Else pushes nothing

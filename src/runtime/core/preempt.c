@@ -192,7 +192,7 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
                                               : "the hook or factory",
                     a->ext->max_ns ? "max_message_time" : "a decider's budget",
                     (double)budget / 1e9);
-    tend_error_new(L, "BudgetExceeded", lua_tostring(L, -1));
+    tend_error_new(L, TEND_ERR_NAME(BUDGET_EXCEEDED), lua_tostring(L, -1));
     lua_error(L);
   }
   /* let the others run; a coroutine the actor made is not yielded (its

@@ -146,7 +146,7 @@ static void push_failure(lua_State *L, tend_host *h, tend_actor *a,
   lua_pushfstring(L, "%s %s before replying (%s)", lua_tostring(L, -2),
                   why == TEND_PROMISE_RESTART ? "restarted" : "stopped",
                   lua_tostring(L, -1));
-  tend_error_new(L, "AskFailed", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(ASK_FAILED), lua_tostring(L, -1));
   lua_pushvalue(L, cause);
   lua_setfield(L, -2, "cause");
   lua_replace(L, -4);

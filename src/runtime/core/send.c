@@ -30,7 +30,7 @@ void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
 void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_push_path(L, h, a);
   lua_pushfstring(L, "%s was killed", lua_tostring(L, -1));
-  tend_error_new(L, "Killed", lua_tostring(L, -1));
+  tend_error_new(L, TEND_ERR_NAME(KILLED), lua_tostring(L, -1));
   lua_replace(L, -3);
   lua_pop(L, 1);
 }
@@ -119,7 +119,7 @@ static int overflow(lua_State *L, tend_host *h, tend_actor *a, tend_value *v,
       tend_actor_dead_letter_at(L, h, l, v);
       if (a->state < TEND_ACTOR_STOPPING && a->failure == TEND_FAILURE_NONE) {
         lua_pushfstring(L, "mailbox full (capacity %d)", (int)a->capacity);
-        tend_error_new(L, "MailboxOverflow", lua_tostring(L, -1));
+        tend_error_new(L, TEND_ERR_NAME(MAILBOX_OVERFLOW), lua_tostring(L, -1));
         lua_remove(L, -2);
         tend_actor_fail(L, h, a);
       }

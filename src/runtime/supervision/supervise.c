@@ -353,11 +353,14 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
   lua_settop(L, top);
 }
 
-/* The default decider (Akka classic): these kinds stop, the rest restart. */
+/* The default decider (Akka classic): the kinds errkind.h marks STOP stop,
+ * the rest restart (the compiler keeps only the STOP rows' tests). */
 static tend_directive default_decision(const char *kind) {
-  if (strcmp(kind, "InitError") == 0 || strcmp(kind, "Killed") == 0 ||
-      strcmp(kind, "DeathPact") == 0)
+#define DECIDE(id, name, directive, brief)                      \
+  if (TEND_##directive == TEND_STOP && strcmp(kind, name) == 0) \
     return TEND_STOP;
+  TEND_ERROR_KIND_MAP(DECIDE)
+#undef DECIDE
   return TEND_RESTART;
 }
 
