@@ -21,7 +21,7 @@
 -- incarnation is up again they work again, the same refs, and are watched
 -- again; a new incarnation ends the old one's proxies for good.
 local core = require "tend.core"
-local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
+local E = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 
 local M = {}
 
@@ -465,7 +465,7 @@ end
 -- (bytes per message; default 1 MiB), inc (incarnation: larger for a
 -- later start; default the wall clock in microseconds).
 function M.start_on(transport, opts)
-  if S then fail(K.NodeError, "tend.node.start: this process is node " .. S.name .. " already", 2) end
+  if S then fail(E.NodeError, "tend.node.start: this process is node " .. S.name .. " already", 2) end
   check_name(opts.name, "tend.node.start")
   local timeout = opts.timeout or 15
   S = {
@@ -528,7 +528,7 @@ function M.monitor(name, on)
   end
   local me = core.self()
   if not me then error("tend.node.monitor: call it from an actor", 2) end
-  if not S then fail(K.NodeError, "tend.node.monitor: this process is no node (start one with --node NAME)", 2) end
+  if not S then fail(E.NodeError, "tend.node.monitor: this process is no node (start one with --node NAME)", 2) end
   local m = S.monitors[name] or {}
   S.monitors[name] = m
   if on == false then
@@ -560,9 +560,9 @@ local function service_of(name, fn)
   if type(name) ~= "string" then
     error(fn .. ": node: expected a node name, got " .. type(name), 3)
   end
-  if not S then fail(K.NodeError, fn .. ": this process is no node (start one with --node NAME)", 3) end
+  if not S then fail(E.NodeError, fn .. ": this process is no node (start one with --node NAME)", 3) end
   local svc = M.service(name)
-  if not svc then fail(K.NodeDown, string.format("%s: node '%s' is not connected", fn, name), 3) end
+  if not svc then fail(E.NodeDown, string.format("%s: node '%s' is not connected", fn, name), 3) end
   return svc
 end
 
@@ -588,7 +588,7 @@ function M.spawn_on(name, spec, opts)
   end
   local svc = service_of(name, "tend.spawn_on")
   local r = core.ask(svc, { op = "spawn", spec = spec, opts = o, origin = S.name }, timeout)
-  if r.error then fail(K.SpawnError, string.format("tend.spawn_on: %s on node %s", r.error, name), 2) end
+  if r.error then fail(E.SpawnError, string.format("tend.spawn_on: %s on node %s", r.error, name), 2) end
   return r.ref
 end
 
@@ -644,7 +644,7 @@ end
 -- simulated nodes): see lua/tend/nats.lua's kv. NodeError when none.
 function M.kv(op, args)
   if not (S and S.transport.kv) then
-    fail(K.NodeError, "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)", 3)
+    fail(E.NodeError, "tend.global: this process is no node on NATS (start one with --node NAME --nats URL)", 3)
   end
   return S.transport.kv(op, args)
 end

@@ -72,7 +72,7 @@ static int l_ask(lua_State *L) {
                            ? (tend_actor *)e
                            : NULL;
   if (e == NULL || (target && (target->state == TEND_ACTOR_DEAD ||
-                               (target->flags & TEND_AF_GUARDIAN)))) {
+                               target->role == TEND_ROLE_GUARDIAN))) {
     lua_getglobal(L, "tostring");
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);

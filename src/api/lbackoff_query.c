@@ -17,7 +17,7 @@ static tend_actor *check_sup(lua_State *L, int idx, const char *fn) {
     lua_insert(L, -2); /* nil, message */
     return NULL;
   }
-  if (!(a->flags & TEND_AF_BACKOFF) || a->ext == NULL || !a->ext->backoff)
+  if (a->role != TEND_ROLE_BACKOFF || a->ext == NULL || !a->ext->backoff)
     luaL_error(L, "%s: sup: expected a backoff supervisor, got %s", fn,
                luaL_tolstring(L, idx, NULL));
   return a;

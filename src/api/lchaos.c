@@ -147,7 +147,7 @@ static int l_chaos_crash(lua_State *L) {
                tend_typename(L, 2));
   }
   lua_settop(L, 2);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
   if (a == h->current) return lua_error(L); /* crashing itself */
   tend_actor_fail(L, h, a);
   return 0;
@@ -157,7 +157,7 @@ static int l_chaos_crash(lua_State *L) {
  * messages while frozen (its mailbox fills). */
 static int l_chaos_freeze(lua_State *L) {
   tend_actor *a = check_actor(L, 1, "tend.chaos.freeze");
-  if (a && !(a->flags & (TEND_AF_FROZEN | TEND_AF_GUARDIAN))) {
+  if (a && !((a->flags & TEND_AF_FROZEN) || a->role == TEND_ROLE_GUARDIAN)) {
     a->flags |= TEND_AF_FROZEN;
     a->suspends++;
   }

@@ -17,7 +17,7 @@ static const char *restart_name(const tend_actor *a) {
 /* Does a supervise (OTP's "supervisor" type)? A strategy of its own, a
  * backoff supervisor, or children now. */
 static int is_supervisor(const tend_actor *a) {
-  return (a->ext && a->ext->has_strategy) || (a->flags & TEND_AF_BACKOFF) ||
+  return (a->ext && a->ext->has_strategy) || a->role == TEND_ROLE_BACKOFF ||
          a->first_child != NULL;
 }
 
@@ -95,11 +95,11 @@ static int l_count_children(lua_State *L) {
  * if sup had called ctx:spawn (OTP's start_child) */
 static int l_start_child(lua_State *L) {
   tend_actor *p = tend_check_target(L, 1, "tend.start_child", "sup", 1);
-  if (p->flags & TEND_AF_BACKOFF)
+  if (p->role == TEND_ROLE_BACKOFF)
     luaL_error(L,
                "tend.start_child: sup: a backoff supervisor has one child, "
                "its own; it takes no other");
-  if (p->flags & TEND_AF_TASK)
+  if (p->role == TEND_ROLE_TASK)
     luaL_error(L, "tend.start_child: sup: a task (%s) supervises no children",
                luaL_tolstring(L, 1, NULL));
   return tend_spawn_under(L, p, 1, "tend.start_child");

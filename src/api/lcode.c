@@ -110,9 +110,9 @@ static int l_code_install(lua_State *L) {
   const char *why = NULL;
   if (a == NULL || a->state == TEND_ACTOR_DEAD)
     why = "it is dead";
-  else if (a->flags & (TEND_AF_TASK | TEND_AF_GUARDIAN))
+  else if (a->role == TEND_ROLE_TASK || a->role == TEND_ROLE_GUARDIAN)
     why = "a task or a guardian has no factory";
-  else if (a->flags & TEND_AF_BACKOFF)
+  else if (a->role == TEND_ROLE_BACKOFF)
     why = "a backoff supervisor's code is tend's own";
   else if (a->state != TEND_ACTOR_RUNNING)
     why = "it is not running (starting, restarting or stopping)";

@@ -18,11 +18,11 @@ static int l_stop(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.stop", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
+  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
   tend_actor_stop(L, h, a,
                   h->current && a->parent == h->current ? TEND_STOP_BY_PARENT
                                                         : TEND_STOP_NORMAL);
-  if (a == h->current && (a->flags & TEND_AF_TASK) && lua_isyieldable(L))
+  if (a == h->current && a->role == TEND_ROLE_TASK && lua_isyieldable(L))
     return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
   return 0;
 }
@@ -111,7 +111,7 @@ static int l_stats(lua_State *L) {
   uint32_t actors = 0;
   for (uint32_t i = 1; i < h->ids.n; i++) {
     tend_actor *a = h->ids.v[i].ptr;
-    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN))
+    if (a && a->kind == TEND_ENTITY_ACTOR && a->role != TEND_ROLE_GUARDIAN)
       actors++;
   }
   lua_createtable(L, 0, 10);

@@ -143,8 +143,8 @@ static int l_kill(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.kill", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  if (a == h->current && (a->flags & TEND_AF_TASK)) {
+  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
+  if (a == h->current && a->role == TEND_ROLE_TASK) {
     tend_actor_push_killed(L, h, a);
     return lua_error(L);
   }
@@ -159,8 +159,8 @@ static int l_poison(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.poison", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  if (a->flags & TEND_AF_TASK) {
+  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
+  if (a->role == TEND_ROLE_TASK) {
     tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
     if (a == h->current && lua_isyieldable(L))
       return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);

@@ -54,7 +54,7 @@ static int l_register(lua_State *L) {
   tend_host *h = tend_host_of(L);
   check_name(L, 1, "tend.register");
   tend_actor *a = tend_check_target(L, 2, "tend.register", "ref", 1);
-  if (a->flags & TEND_AF_GUARDIAN)
+  if (a->role == TEND_ROLE_GUARDIAN)
     luaL_error(L, "tend.register: ref: a guardian cannot take a name");
   tend_names_register(L, h, a, 1, "tend.register");
   tend_actor_push_ref(L, h, a);

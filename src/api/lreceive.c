@@ -44,7 +44,7 @@ static int l_receive(lua_State *L) {
     luaL_error(L,
                "tend.receive: no actor runs here; only a task (the main "
                "chunk, the REPL, a tend.after function) receives this way");
-  if (!(a->flags & TEND_AF_TASK)) {
+  if (a->role != TEND_ROLE_TASK) {
     tend_actor_push_path(L, h, a);
     luaL_error(L,
                "tend.receive: %s is an actor: its messages come to its "

@@ -78,7 +78,7 @@ static tend_actor *check_proxy(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, idx, fn, "ref");
   tend_actor *a = tend_actor_live(h, r->id, r->gen);
-  return a && (a->flags & TEND_AF_REMOTE) ? a : NULL;
+  return a && a->role == TEND_ROLE_REMOTE ? a : NULL;
 }
 
 /* core.remote_end(ref, reason): the proxy ends (nothing if it is gone). */

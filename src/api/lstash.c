@@ -34,7 +34,7 @@ static int l_ctx_stashed(lua_State *L) {
 static int l_ctx_set_receive_timeout(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:set_receive_timeout");
-  if (a->flags & TEND_AF_TASK)
+  if (a->role == TEND_ROLE_TASK)
     luaL_error(L,
                "ctx:set_receive_timeout: a task reads its mailbox with "
                "tend.receive(timeout)");

@@ -275,7 +275,8 @@ static int l_sock_tostring(lua_State *L) {
  * a guardian cannot) */
 static tend_actor *parent_here(tend_host *h) {
   tend_actor *a = h->current;
-  if (a && !(a->flags & (TEND_AF_TASK | TEND_AF_BACKOFF | TEND_AF_GUARDIAN)))
+  if (a && !(a->role == TEND_ROLE_TASK || a->role == TEND_ROLE_BACKOFF ||
+             a->role == TEND_ROLE_GUARDIAN))
     return a;
   return NULL;
 }

@@ -220,7 +220,8 @@ tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
 tend_actor *tend_actor_guardian(lua_State *L, tend_host *h, const char *name) {
   tend_actor *a = tend_actor_new(L, h, NULL);
   a->state = TEND_ACTOR_RUNNING;
-  a->flags |= TEND_AF_GUARDIAN | TEND_AF_NAMED;
+  a->role = TEND_ROLE_GUARDIAN;
+  a->flags |= TEND_AF_NAMED;
   lua_pushfstring(L, "/%s", name);
   tend_actor_set_path(L, a, -2);
   lua_pop(L, 1);

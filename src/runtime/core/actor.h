@@ -143,37 +143,46 @@ typedef enum tend_overflow {
   TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
 } tend_overflow;
 
+/* What an actor is: fixed when it is made (tend_actor_spawn, the
+ * guardians, a remote proxy; typed and backoff set right after their
+ * spawn), exactly one of these (a->role). */
+typedef enum tend_actor_role {
+  TEND_ROLE_PLAIN,    /* an actor with a behavior (tend.spawn, ctx:spawn) */
+  TEND_ROLE_TASK,     /* a task: runs its function once, then stops */
+  TEND_ROLE_GUARDIAN, /* /user or /system: no behavior of its own */
+  TEND_ROLE_REMOTE,   /* a proxy of an actor on another node (remote.h): no
+                         behavior, no parent */
+  TEND_ROLE_BACKOFF,  /* a backoff supervisor (ext->backoff) */
+  TEND_ROLE_TYPED,    /* handles its own failures (ext->typed) */
+  TEND_ROLES
+} tend_actor_role;
+
+/* What an actor does or has now: any number of these (a->flags). */
 enum tend_actor_flags {
-  TEND_AF_QUEUED = 1,     /* in the run queue */
-  TEND_AF_HOOKS = 2,      /* behavior is a hook table, not a function */
-  TEND_AF_TASK = 4,       /* a task: runs its function once, then stops */
-  TEND_AF_NAMED = 8,      /* spawned with a name (its path is cached) */
-  TEND_AF_GUARDIAN = 16,  /* /user or /system: no behavior of its own */
-  TEND_AF_POST_STOP = 32, /* post_stop has begun (runs at most once) */
-  TEND_AF_SURVIVOR = 64,  /* child kept through its parent's pre_restart:
-                             restarted once the parent is */
-  TEND_AF_BACKOFF = 128,  /* a backoff supervisor (ext->backoff) */
-  TEND_AF_TYPED = 256,    /* handles its own failures (ext->typed) */
-  TEND_AF_FROZEN = 512,   /* tend.chaos.freeze: takes no messages */
-  TEND_AF_NOTICES = 1024, /* has DeathWatch notices in ext->notices */
-  TEND_AF_GROUP = 2048,   /* in its parent's group restart (supervise.c) */
-  TEND_AF_HELD = 4096,    /* held in a group restart: its instance's
-                             post_stop already ran (a stop skips it) */
-  TEND_AF_GROUP_SUSPENDED = 8192, /* suspended by its group's restart until
-                                     rebuilt (takes no more old mail) */
-  TEND_AF_PARKED = 16384, /* its coroutine is parked (host's parked table) */
-  TEND_AF_REGISTERED = 32768, /* has a registered name (names.h) */
-  TEND_AF_PROCESS = 65536,    /* owns OS processes (process.h) */
-  TEND_AF_SOCKET = 131072,    /* owns sockets or listeners (tcp.h) */
-  TEND_AF_HTTP = 262144,      /* has made HTTP requests (http.h) */
-  TEND_AF_REMOTE = 524288,    /* a proxy of an actor on another node
-                                 (remote.h): no behavior, no parent */
-  TEND_AF_INTERNAL = 1048576, /* one of tend's own tasks (a simulated
-                                 transfer, the REPL's watch) or its child:
-                                 its events, and the actor in tend.tree and
-                                 tend.ps, show only with trace_internal */
+  TEND_AF_QUEUED = 1u << 0,    /* in the run queue */
+  TEND_AF_HOOKS = 1u << 1,     /* behavior is a hook table, not a function */
+  TEND_AF_NAMED = 1u << 2,     /* spawned with a name (its path is cached) */
+  TEND_AF_POST_STOP = 1u << 3, /* post_stop has begun (runs at most once) */
+  TEND_AF_SURVIVOR = 1u << 4,  /* child kept through its parent's pre_restart:
+                                  restarted once the parent is */
+  TEND_AF_FROZEN = 1u << 5,    /* tend.chaos.freeze: takes no messages */
+  TEND_AF_NOTICES = 1u << 6,   /* has DeathWatch notices in ext->notices */
+  TEND_AF_GROUP = 1u << 7,     /* in its parent's group restart (supervise.c) */
+  TEND_AF_HELD = 1u << 8,      /* held in a group restart: its instance's
+                                  post_stop already ran (a stop skips it) */
+  TEND_AF_GROUP_SUSPENDED = 1u << 9, /* suspended by its group's restart until
+                                        rebuilt (takes no more old mail) */
+  TEND_AF_PARKED = 1u << 10, /* its coroutine is parked (host's parked table) */
+  TEND_AF_REGISTERED = 1u << 11, /* has a registered name (names.h) */
+  TEND_AF_PROCESS = 1u << 12,    /* owns OS processes (process.h) */
+  TEND_AF_SOCKET = 1u << 13,     /* owns sockets or listeners (tcp.h) */
+  TEND_AF_HTTP = 1u << 14,       /* has made HTTP requests (http.h) */
+  TEND_AF_INTERNAL = 1u << 15,   /* one of tend's own tasks (a simulated
+                                    transfer, the REPL's watch) or its child:
+                                    its events, and the actor in tend.tree and
+                                    tend.ps, show only with trace_internal */
   /* a proxy whose node is not connected now (remote.h) */
-  TEND_AF_DISCONNECTED = 2097152
+  TEND_AF_DISCONNECTED = 1u << 16,
 };
 
 typedef struct tend_watch tend_watch;
@@ -253,6 +262,7 @@ struct tend_actor {
   uint8_t suspends;       /* > 0: takes no user messages (its own failure
                              and its ancestors' failures each count one) */
   uint8_t terminated_msg; /* the message in process is a `terminated` */
+  uint8_t role;           /* tend_actor_role: what it is (fixed) */
   uint32_t flags;         /* tend_actor_flags */
   uint32_t restarts;      /* restarts so far */
   uint32_t capacity;      /* user-queue bound, 0 = unbounded */

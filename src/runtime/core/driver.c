@@ -50,24 +50,20 @@ int tend_driver_add(tend_host *h, const tend_driver *d) {
       return refuse(d->name, "op", o->op, "is out of range");
     CLAIM(h->on_op[o->op], o->done, "op", o->op);
   }
-  if (d->actor_flag & h->c_actor_flags) {
-    fprintf(stderr, "tend: driver %s: its actors have an owner already\n",
-            d->name);
-    return -1;
-  }
+  if (d->role >= TEND_ROLES)
+    return refuse(d->name, "role", d->role, "is out of range");
+  if (d->role) CLAIM(h->role_driver[d->role], d, "role", d->role);
   const int hooks[TEND_MOMENTS] = {
       [TEND_AT_REBUILD] = d->rebuild != NULL,
       [TEND_AT_DEATH] = d->death != NULL,
       [TEND_AT_RELEASE] = d->release != NULL,
       [TEND_AT_FAILED] = d->failed != NULL,
-      [TEND_AT_ACTORS] = d->actor_flag != 0,
       [TEND_AT_SHUTDOWN] = d->shutdown != NULL,
       [TEND_AT_TREE_GONE] = d->tree_gone != NULL,
       [TEND_AT_CLOSE] = d->close_all != NULL,
       [TEND_AT_PUMP] = d->next_due != NULL || d->step != NULL};
   for (int m = 0; m < TEND_MOMENTS; m++)
     if (hooks[m] && append(&h->at[m], d)) return -1;
-  h->c_actor_flags |= d->actor_flag;
   return 0;
 }
 
@@ -79,9 +75,5 @@ void tend_driver_free(tend_host *h) {
 }
 
 const tend_driver *tend_driver_of(const tend_host *h, const tend_actor *a) {
-  if (!(a->flags & h->c_actor_flags)) return NULL;
-  const tend_driver_list *l = &h->at[TEND_AT_ACTORS];
-  for (uint32_t i = 0; i < l->n; i++)
-    if (a->flags & l->v[i]->actor_flag) return l->v[i];
-  return NULL;
+  return h->role_driver[a->role];
 }

@@ -70,9 +70,9 @@ typedef struct tend_driver {
    * failure itself (a typed actor's clauses), 0 to tell the supervisor */
   int (*failed)(lua_State *L, tend_host *h, tend_actor *a);
 
-  /* Actors run in C rather than by a factory: those with a->flags &
-   * actor_flag (the backoff supervisor). */
-  uint32_t actor_flag;
+  /* Actors run in C rather than by a factory: those of this role
+   * (tend_actor_role; the backoff supervisor), or 0. */
+  int role;
   tend_actor_fn start; /* instead of the factory */
   /* each message it gets (sent by sender_id/gen), at msg */
   void (*receive)(lua_State *L, tend_host *h, tend_actor *a, int msg,
@@ -100,7 +100,6 @@ typedef enum tend_moment {
   TEND_AT_DEATH,     /* death */
   TEND_AT_RELEASE,   /* release */
   TEND_AT_FAILED,    /* failed */
-  TEND_AT_ACTORS,    /* actor_flag: it runs actors in C */
   TEND_AT_SHUTDOWN,  /* shutdown */
   TEND_AT_TREE_GONE, /* tree_gone */
   TEND_AT_CLOSE,     /* close_all */
@@ -118,7 +117,7 @@ typedef struct tend_driver_list {
 int tend_driver_add(tend_host *h, const tend_driver *d);
 /* Frees the host's lists (at its close). */
 void tend_driver_free(tend_host *h);
-/* The driver that runs a in C (actor_flag), or NULL. */
+/* The driver that runs a in C (its role's), or NULL. */
 const tend_driver *tend_driver_of(const tend_host *h, const tend_actor *a);
 
 #endif

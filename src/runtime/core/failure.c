@@ -57,7 +57,7 @@ void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a) {
   } else if (a->state >= TEND_ACTOR_STOPPING ||
              a->failure == TEND_FAILURE_PENDING) {
     /* already on its way out, or already waiting for a decision */
-  } else if (a->flags & TEND_AF_TASK) {
+  } else if (a->role == TEND_ROLE_TASK) {
     tend_actor_push_path(L, h, a);
     tend_error_describe(L, err);
     tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2), "task failed: %s",
@@ -85,7 +85,7 @@ void tend_actor_suspend_failed(tend_actor *a) {
 void tend_actor_init_failed(lua_State *L, tend_host *h, tend_actor *a,
                             tend_actor_op op, int idx) {
   tend_error_wrap(
-      L, idx, "InitError",
+      L, idx, TEND_ERR_NAME(INIT_ERROR),
       op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");
   tend_actor_fail(L, h, a);
 }
@@ -94,9 +94,10 @@ int tend_actor_exited(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor *p = a->parent;
   if (a->restart_type != TEND_PERMANENT || p == NULL || h->shutdown ||
       p->state != TEND_ACTOR_RUNNING || a->failure == TEND_FAILURE_PENDING ||
-      (a->flags & TEND_AF_TASK))
+      a->role == TEND_ROLE_TASK)
     return 0;
-  tend_error_new(L, "Stopped", "a permanent child stopped; it is restarted");
+  tend_error_new(L, TEND_ERR_NAME(STOPPED),
+                 "a permanent child stopped; it is restarted");
   tend_actor_set_ext(L, a, TEND_EXT(error_ref));
   tend_actor_suspend_failed(a);
   tend_actor_post(h, p, TEND_MSG_CHILD_EXITED, a);

@@ -98,7 +98,7 @@ struct tend_host {
   tend_timer_heap timers; /* armed timers and their records */
   /* The drivers (driver.h), in order, and the owner of each kind. */
   tend_driver_list at[TEND_MOMENTS];          /* who hooks each moment */
-  uint32_t c_actor_flags;                     /* actors a driver runs */
+  const tend_driver *role_driver[TEND_ROLES]; /* who runs each role in C */
   tend_timer_fn on_fire[TEND_TIMER_KINDS];    /* what each kind does */
   tend_message_fn on_message[TEND_MSG_KINDS]; /* system messages */
   tend_op_fn on_op[TEND_OP_KINDS];            /* ops the drivers start */

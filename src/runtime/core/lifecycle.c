@@ -104,7 +104,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   a->overflow = (uint8_t)o->overflow;
   tend_actor_set_shutdown_ns(a, o->shutdown_ns); /* no memory: the default */
   if (o->task)
-    a->flags |= TEND_AF_TASK;
+    a->role = TEND_ROLE_TASK;
   else
     h->stats.spawned++;
   if (o->internal || (parent->flags & TEND_AF_INTERNAL))
@@ -130,7 +130,7 @@ int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
   int ctx = lua_gettop(L);
   lua_getiuservalue(L, ctx, TEND_UV_FACTORY);
   int nargs = 0;
-  if (!(a->flags & TEND_AF_TASK)) {
+  if (a->role != TEND_ROLE_TASK) {
     lua_pushvalue(L, ctx);
     nargs++;
   }
@@ -148,7 +148,7 @@ int tend_lifecycle_push_factory(lua_State *L, tend_host *h, tend_actor *a) {
     }
   }
   lua_remove(L, ctx);
-  a->op = (a->flags & TEND_AF_TASK) ? TEND_OP_TASK : TEND_OP_FACTORY;
+  a->op = a->role == TEND_ROLE_TASK ? TEND_OP_TASK : TEND_OP_FACTORY;
   return nargs;
 }
 
@@ -196,7 +196,7 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
   /* An actor stopped before it started still starts, so that its
    * post_stop runs (as Akka); a task stopped before it ran is dropped. */
   if (a->state == TEND_ACTOR_DEAD ||
-      (a->flags & TEND_AF_TASK && a->state != TEND_ACTOR_STARTING))
+      (a->role == TEND_ROLE_TASK && a->state != TEND_ACTOR_STARTING))
     return -1;
   const tend_driver *d = tend_driver_of(h, a);
   if (d && d->start) { /* run in C (a backoff supervisor) */
@@ -396,7 +396,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   tend_advice_check(L, h, a);
-  if (tend_event_on(h) && !(a->flags & TEND_AF_REMOTE)) { /* not a proxy */
+  if (tend_event_on(h) && a->role != TEND_ROLE_REMOTE) { /* not a proxy */
     tend_event e = TEND_EVENT_INIT(TEND_EV_TERMINATED, a);
     e.reason = tend_actor_reason_name(L, a);
     tend_event_emit(L, h, &e);

@@ -60,8 +60,8 @@ static int receive(lua_State *L, tend_host *h, tend_actor *a) {
   }
   /* an actor a driver runs (the backoff supervisor), or a receive
    * filter, looks at the message first */
-  int early = (a->flags & h->c_actor_flags) ||
-              (h->receive_filter && !(a->flags & TEND_AF_TASK));
+  int early = h->role_driver[a->role] ||
+              (h->receive_filter && a->role != TEND_ROLE_TASK);
   if (early) {
     tend_value_take_at(L, h, &m->value, W_VALUES);
     lua_replace(L, W_MSG);
@@ -211,7 +211,7 @@ static void received(lua_State *L, tend_host *h, tend_actor *a) {
       lua_getfield(L, W_MSG, "ref");
       lua_pushfstring(L, "%s died and this actor did not handle it",
                       luaL_tolstring(L, -1, NULL));
-      fail_with(L, h, a, "DeathPact");
+      fail_with(L, h, a, TEND_ERR_NAME(DEATH_PACT));
       lua_pop(L, 2);
     } else { /* logged with the dead letters (Akka) */
       h->stats.unhandled++;
@@ -225,7 +225,7 @@ static void received(lua_State *L, tend_host *h, tend_actor *a) {
     if (a->state == TEND_ACTOR_RUNNING) become(L, a, W_RESULT);
   } else {
     bad_return(L, W_RESULT);
-    fail_with(L, h, a, "Error");
+    fail_with(L, h, a, TEND_ERR_NAME(ERROR));
   }
 }
 
@@ -235,7 +235,7 @@ int tend_sched_adopt(lua_State *L, tend_actor *a, int idx) {
                     "factory returned %s; expected a behavior (function "
                     "or table with receive)",
                     tend_typename(L, idx));
-    tend_error_new(L, "Error", lua_tostring(L, -1));
+    tend_error_new(L, TEND_ERR_NAME(ERROR), lua_tostring(L, -1));
     lua_replace(L, idx);
     lua_settop(L, idx);
     return 0;
@@ -476,7 +476,7 @@ void tend_sched_run(tend_host *h) {
       h->current = NULL;
       lua_pop(L, 1);
       if (w) {
-        tend_error_new(L, "Error", msg ? msg : "worker ended");
+        tend_error_new(L, TEND_ERR_NAME(ERROR), msg ? msg : "worker ended");
         tend_actor_fail(L, h, w);
       }
     }

@@ -16,7 +16,7 @@
 
 void tend_actor_post(tend_host *h, tend_actor *a, tend_msg_kind kind,
                      const tend_actor *about) {
-  if (a->flags & TEND_AF_REMOTE) return; /* a proxy runs nothing */
+  if (a->role == TEND_ROLE_REMOTE) return; /* a proxy runs nothing */
   tend_msg *m = tend_msg_alloc(&h->msgs);
   if (m == NULL) return; /* out of memory: the signal is lost */
   m->kind = kind;
@@ -162,12 +162,12 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
     tend_actor_dead_letter_at(L, h, &l, &v);
     return;
   }
-  if (a->flags & TEND_AF_GUARDIAN) {
+  if (a->role == TEND_ROLE_GUARDIAN) {
     undelivered(L, h, a, 0, &v, sender_id, sender_gen,
                 "a guardian takes no messages");
     return;
   }
-  if (a->flags & TEND_AF_REMOTE) { /* a proxy: it leaves for its node */
+  if (a->role == TEND_ROLE_REMOTE) { /* a proxy: it leaves for its node */
     h->remote_send(L, h, a, &v, sender_id, sender_gen);
     return;
   }

@@ -184,7 +184,7 @@ static void encode_ref(encoder *e, int idx, const tend_ref *r) {
   msgpack_pack_array(&pk, 6);
   tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
   size_t n;
-  if (a && a->kind == TEND_ENTITY_ACTOR && (a->flags & TEND_AF_REMOTE)) {
+  if (a && a->kind == TEND_ENTITY_ACTOR && a->role == TEND_ROLE_REMOTE) {
     tend_remote_push_coords(L, h, a);
     for (int i = 1; i <= 6; i++) {
       lua_rawgeti(L, -1, i);

@@ -23,7 +23,7 @@ tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node) {
   tend_actor *p = tend_actor_new(L, h, NULL);
   int ctx = lua_gettop(L);
   p->state = TEND_ACTOR_RUNNING;
-  p->flags |= TEND_AF_REMOTE;
+  p->role = TEND_ROLE_REMOTE;
   lua_pushfstring(L, "%s@%s", lua_tostring(L, node + 4), lua_tostring(L, node));
   tend_actor_set_path(L, p, ctx);
   push_remotes(L, h);
@@ -48,7 +48,7 @@ void tend_remote_push_coords(lua_State *L, tend_host *h, tend_actor *p) {
 }
 
 void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason) {
-  if (p->state == TEND_ACTOR_DEAD || !(p->flags & TEND_AF_REMOTE)) return;
+  if (p->state == TEND_ACTOR_DEAD || p->role != TEND_ROLE_REMOTE) return;
   reason = lua_absindex(L, reason);
   push_remotes(L, h);
   tend_actor_push_ref(L, h, p);
@@ -63,7 +63,7 @@ void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason) {
 
 void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
                             int reason) {
-  if (p->state == TEND_ACTOR_DEAD || !(p->flags & TEND_AF_REMOTE)) return;
+  if (p->state == TEND_ACTOR_DEAD || p->role != TEND_ROLE_REMOTE) return;
   reason = lua_absindex(L, reason);
   p->flags |= TEND_AF_DISCONNECTED;
   tend_promise_fail_held(L, h, p, TEND_PROMISE_DEATH, reason);

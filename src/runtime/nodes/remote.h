@@ -1,5 +1,5 @@
 /* remote: proxies of actors on other nodes. A proxy is an actor record
- * with TEND_AF_REMOTE: no behavior, no parent, a path such as
+ * with TEND_ROLE_REMOTE: no behavior, no parent, a path such as
  * "/user/kv@b". Its (id, gen) make it a ref like any other, so it is a
  * sender, a reply address, a DeathWatch target and an ask target with no
  * change to those paths. A message to it leaves through h->remote_send

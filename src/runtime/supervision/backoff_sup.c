@@ -71,7 +71,7 @@ tend_actor *tend_backoff_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     tend_actor_stop(L, h, a, TEND_STOP_BY_PARENT);
     luaL_error(L, "%s: out of memory", fn);
   }
-  a->flags |= TEND_AF_BACKOFF;
+  a->role = TEND_ROLE_BACKOFF;
   x->backoff = b;
   b->cfg = *cfg;
   tend_delay_reset(&cfg->delays, &b->delays);
@@ -421,7 +421,7 @@ const tend_driver tend_backoff_driver = {
                                     {0}},
     .death = release,
     .release = release,
-    .actor_flag = TEND_AF_BACKOFF,
+    .role = TEND_ROLE_BACKOFF,
     .start = tend_backoff_start,
     .receive = tend_backoff_receive,
     .child_died = tend_backoff_child_died,

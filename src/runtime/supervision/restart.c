@@ -92,7 +92,7 @@ static int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
  * gone). */
 static int build(lua_State *L, tend_host *h, tend_actor *a) {
   tend_lifecycle_count_restart(L, h, a);
-  if (a->flags & TEND_AF_BACKOFF) { /* no factory: a fresh child instead */
+  if (a->role == TEND_ROLE_BACKOFF) { /* no factory: a fresh child instead */
     tend_supervise_restart_done(L, h, a);
     tend_backoff_restarted(L, h, a);
     return -1;
@@ -163,7 +163,7 @@ static void tend_supervise_restart_done(lua_State *L, tend_host *h,
     a->flags &= ~TEND_AF_GROUP_SUSPENDED;
     tend_actor_resume_tree(h, a);
   }
-  if (a->flags & TEND_AF_TYPED) tend_typed_restarted(L, h, a);
+  if (a->role == TEND_ROLE_TYPED) tend_typed_restarted(L, h, a);
   if (tend_actor_has_work(a)) tend_runq_push(h, a);
   group_member_moved(h, a); /* a new group restart took it in meanwhile */
 }

@@ -44,7 +44,7 @@ void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a,
     tend_actor_push_path(L, h, a);
     lua_pushfstring(L, "the stash of %s is full (capacity %d)",
                     lua_tostring(L, -1), (int)s->capacity);
-    tend_error_new(L, "StashOverflow", lua_tostring(L, -1));
+    tend_error_new(L, TEND_ERR_NAME(STASH_OVERFLOW), lua_tostring(L, -1));
     lua_error(L);
   }
   tend_msg *m = tend_msg_alloc(&h->msgs);

@@ -62,7 +62,7 @@ static void escalate(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
   tend_actor_push_ext(L, c, TEND_EXT(error_ref));
   tend_actor_push_path(L, h, c);
   lua_pushfstring(L, "%s %s", why, lua_tostring(L, -1));
-  tend_error_wrap(L, -3, "Escalated", lua_tostring(L, -1));
+  tend_error_wrap(L, -3, TEND_ERR_NAME(ESCALATED), lua_tostring(L, -1));
   lua_replace(L, -4);
   lua_pop(L, 2);
   tend_actor_fail(L, h, p);
@@ -385,7 +385,8 @@ static int tend_supervise_child_failed(lua_State *L, tend_host *h,
   }
   tend_actor_push_ext(L, c, TEND_EXT(error_ref)); /* top + 1 */
   lua_getfield(L, -1, "kind");                    /* top + 2 */
-  const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : "Error";
+  const char *kind =
+      lua_isstring(L, -1) ? lua_tostring(L, -1) : TEND_ERR_NAME(ERROR);
   tend_actor_push_ext(L, p, TEND_EXT(decider_ref)); /* top + 3 */
   int decider = top + 3;
   if (lua_isfunction(L, decider)) {
@@ -407,7 +408,7 @@ static int tend_supervise_child_failed(lua_State *L, tend_host *h,
   const char *clause;
   if (lua_istable(L, decider)) { /* tend.decider{...}: kind, then "*" */
     clause = kind;
-    if (strcmp(kind, "InitError") == 0 &&
+    if (strcmp(kind, TEND_ERR_NAME(INIT_ERROR)) == 0 &&
         lua_getfield(L, decider, kind) == LUA_TNIL) {
       /* no clause for InitError: the kind the factory raised counts */
       lua_getfield(L, top + 1, "cause");
@@ -432,7 +433,7 @@ static int tend_supervise_child_failed(lua_State *L, tend_host *h,
     int i =
         lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
-  } else if ((p->flags & TEND_AF_BACKOFF) &&
+  } else if (p->role == TEND_ROLE_BACKOFF &&
              !(p->ext && p->ext->has_strategy)) {
     d = TEND_RESTART; /* backoff: every failure, InitError too, backs off */
     clause = "backoff";

@@ -69,7 +69,7 @@ tend_actor *tend_typed_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     luaL_error(L, "out of memory");
   }
   x->typed = ty;
-  a->flags |= TEND_AF_TYPED;
+  a->role = TEND_ROLE_TYPED;
   return a;
 }
 
@@ -116,7 +116,8 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   if (ty == NULL || ty->waiting) return 0;
   int err = lua_gettop(L);
   lua_getfield(L, err, "kind");
-  const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : "Error";
+  const char *kind =
+      lua_isstring(L, -1) ? lua_tostring(L, -1) : TEND_ERR_NAME(ERROR);
   const tend_typed_clause *c = match(ty, kind);
   lua_pop(L, 1);
   if (c == NULL) return 0;
@@ -226,7 +227,7 @@ static void release(lua_State *L, tend_host *h, tend_actor *a) {
 }
 
 static int failed(lua_State *L, tend_host *h, tend_actor *a) {
-  return (a->flags & TEND_AF_TYPED) && tend_typed_fail(L, h, a);
+  return (a->role == TEND_ROLE_TYPED) && tend_typed_fail(L, h, a);
 }
 
 const tend_driver tend_typed_driver = {
