@@ -1,7 +1,8 @@
 -- OS processes in the supervision tree: real programs in real time, with
 -- short delays. Run with the real clock: `tend --real-time test
--- spec/process_spec.lua` (scripts/test and make check do; under `tend test
--- spec`, whose clock is virtual, this file defines no test).
+-- spec/realtime/process_spec.lua` (scripts/test and scripts/check do; under
+-- the virtual clock this file defines no test: spec/process_sim_spec.lua
+-- is the simulated one).
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
