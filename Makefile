@@ -88,7 +88,7 @@ demo: deps
 
 # Every suite, both tiers of specs (spec/ on the virtual clock,
 # spec/realtime/ on the real one) and the examples, in parallel
-# (scripts/test; TEST_JOBS at once, default twice the processors).
+# (scripts/test; TEST_JOBS at once, default three times the processors).
 test: deps
 	@$(MAKE) --no-print-directory all build/test_core build/test_repl
 	@scripts/test build/tend build/test_core build/test_repl
