@@ -171,7 +171,7 @@ end
 
 -- shutdown = math.huge: post_stop is never killed, however long it takes;
 -- the longest finite shutdown (1e9 s: longer is refused, see
--- robustness_spec) waits as long as it says.
+-- timers_spec) waits as long as it says.
 function TestShutdown:test_shutdown_math_huge_never_kills_post_stop()
   for _, shutdown in ipairs { "math.huge", "1e9" } do
     local path = H.script([[
