@@ -86,39 +86,20 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	build/tend examples/pingpong.lua 100000
 
+# Every suite, both tiers of specs (spec/ on the virtual clock,
+# spec/realtime/ on the real one) and the examples, in parallel
+# (scripts/test; TEST_JOBS at once, default three times the processors).
 test: deps
 	@$(MAKE) --no-print-directory all build/test_core build/test_repl
 	@scripts/test build/tend build/test_core build/test_repl
 
-# The specs under ASan+UBSan, the API fuzzer there for 10 s (seed 1 unless
-# FUZZ_SEED is set: CI replays the same calls), then the specs under
-# valgrind (leaks are errors).
+# Both tiers of specs (spec/, spec/realtime/) under ASan+UBSan, the API
+# fuzzer there for 10 s (seed 1 unless FUZZ_SEED is set: CI replays the same
+# calls), and both tiers under valgrind (leaks are errors), in parallel
+# (scripts/check; TEST_JOBS at once, default twice the processors).
 check: deps
 	@$(MAKE) --no-print-directory build/asan/tend build/tend
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend test spec
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/process_spec.lua
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/tcp_spec.lua
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/http_spec.lua
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/node_spec.lua
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tend --real-time test spec/local_nats_spec.lua
-	FUZZ_SEED=$${FUZZ_SEED:-1} scripts/fuzz build/asan/tend 10
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 build/tend test spec
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/tend --real-time test spec/process_spec.lua
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/tend --real-time test spec/tcp_spec.lua
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/tend --real-time test spec/http_spec.lua
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/tend --real-time test spec/node_spec.lua
-	valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/tend --real-time test spec/local_nats_spec.lua
+	@scripts/check build/asan/tend build/tend
 
 # The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
 FUZZ_TIME ?= 60

@@ -96,3 +96,49 @@ function TestAsk:test_cannot_wait_inside_a_metamethod()
   lu.assertErrorMsgContains("cannot wait here", tostring, obj)
   H.stop_all(e)
 end
+
+function TestAsk:test_ask_times_out_after_5_s_by_default()
+  local mute = tend.spawn(function() return function() end end)
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, mute, "anyone?")
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  lu.assertEquals(tend.now() - t0, 5)
+  local inner
+  local asker = tend.spawn(function()
+    return function(msg, ctx)
+      local t1 = tend.now()
+      local ok2, e = pcall(ctx.ask, ctx, mute, "you?")
+      inner = { ok2, e.kind, tend.now() - t1 }
+    end
+  end)
+  asker:send("go")
+  tend.sleep(6)
+  lu.assertEquals(inner, { false, "Timeout", 5 })
+  H.stop_all(mute, asker)
+end
+
+-- An ask whose timeout is under a nanosecond times out after 1 ns (a
+-- positive duration is at least 1 ns); it never waits forever.
+function TestAsk:test_an_ask_timeout_under_a_nanosecond_times_out_after_1_ns()
+  local mute = tend.spawn(function() return function() end end)
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, mute, "x", 1e-12)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "Timeout")
+  lu.assertTrue(tend.now() - t0 < 2e-9) -- t0 + 1 ns (or t0 where the
+  -- clock's float holds no nanosecond any more)
+  H.stop_all(mute)
+  -- the clock back on whole seconds from t0: the specs run after this one
+  -- in the same process compare durations exactly
+  tend.sleep(1 - (tend.now() - t0))
+end
+
+-- Asking yourself fails at once (OTP's calling_self), not after the timeout.
+function TestAsk:test_asking_yourself_fails_at_once()
+  local t0 = tend.now()
+  local ok, err = pcall(tend.ask, tend.self(), "x", 5)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed")
+  lu.assertEquals(tend.now(), t0)
+end

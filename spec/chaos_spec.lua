@@ -213,3 +213,14 @@ function TestTestkit:test_within_asserts_the_virtual_time_taken()
   lu.assertFalse(ok)
   lu.assertStrContains(err, "within: took 2.000000 s, expected between 0 and 1 s")
 end
+
+-- Errors named tend's internals ('chaos_event', local 'opts').
+function TestChaos:test_chaos_bad_arguments_are_named_for_the_caller()
+  local function err(f, ...) return tostring(select(2, pcall(f, ...))) end
+  lu.assertStrContains(err(tend.chaos.flaky, function() end, 5),
+    "tend.chaos.flaky: options: expected a table {p = ..., error = ...}, got number")
+  lu.assertStrContains(err(tend.chaos.crash, 5), "tend.chaos.crash: ref: expected an actor ref, got number")
+  lu.assertStrContains(err(tend.chaos.kill, {}), "tend.chaos.kill: ref: expected an actor ref, got table")
+  lu.assertStrContains(err(tend.chaos.freeze, "/user/x", 1), "tend.chaos.freeze: ref: expected an actor ref")
+  lu.assertStrContains(err(tend.chaos.crash_on, "*", function() end, 3), "tend.chaos.crash_on: options: expected a table")
+end

@@ -275,3 +275,183 @@ function TestErrors:test_tend_kinds_names_the_kinds_of_errkind_h_and_refuses_oth
   lu.assertStrContains(tend.describe(tend.one_for_one {}),
     "decider: InitError, Killed, DeathPact -> stop, anything else -> restart")
 end
+
+local tk = tend.testkit
+
+local function idle() return function() end end
+
+-- A non-string error value is kept: err.value is what was raised.
+function TestErrors:test_a_non_string_error_is_kept_as_the_errors_value()
+  local seen
+  local raised = { code = 7 }
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() error(raised) end end, { name = "w" })
+    return function(m, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function(err) seen = err return "resume" end } })
+  tend.ask(sup, "?", 1):send("x")
+  H.settle()
+  lu.assertEquals(seen.kind, "Error")
+  lu.assertIs(seen.value, raised)
+  H.stop_all(sup)
+end
+
+-- A behavior is a function or a table whose receive is a function; a
+-- factory that returns anything else fails with InitError.
+function TestErrors:test_a_table_without_a_receive_function_is_no_behavior()
+  local p = tk.probe()
+  local a = tend.spawn(function() return { receive = "not a function" } end)
+  p:watch(a)
+  local t = p:expect_terminated(a, 1)
+  lu.assertEquals(t.reason.kind, "InitError")
+  lu.assertStrContains(t.reason.message, "table; expected a behavior (function or table with receive)")
+  H.stop_all(p.ref)
+end
+
+-- coroutine.yield() in an actor's own code lost the message and made the
+-- next step crash: it is BadYield, a failure like any other, with the
+-- message as the failing one; in a coroutine the actor made, it yields.
+function TestErrors:test_yield_in_a_behavior_is_a_BadYield_failure()
+  local kinds, failed_msgs = {}, {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function()
+      return {
+        receive = function(self, msg, ctx)
+          if msg == "yield" then coroutine.yield() end
+          local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+          ctx:reply(co(msg) + co(10))
+        end,
+        pre_restart = function(self, err, msg) failed_msgs[#failed_msgs + 1] = msg end,
+      }
+    end, { name = "c" })
+    return function(msg, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    kinds[#kinds + 1] = err.kind
+    return "restart"
+  end } })
+  local c = tend.ask(sup, "child")
+  local before = tend.stats().failures
+  local ok, err = pcall(tend.ask, c, "yield", 0.5)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "AskFailed") -- the message failed; no reply
+  lu.assertEquals(err.cause.kind, "BadYield")
+  lu.assertEquals(kinds, { "BadYield" })
+  lu.assertEquals(failed_msgs, { "yield" })
+  lu.assertEquals(tend.stats().failures - before, 1)
+  lu.assertEquals(tend.ask(c, 1), 22) -- restarted, and user coroutines work
+  H.stop_all(sup)
+end
+
+function TestErrors:test_yield_in_a_factory_is_an_InitError_with_cause_BadYield()
+  local seen
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() coroutine.yield() return idle() end)
+    return idle()
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    seen = err
+    return "stop"
+  end } })
+  H.settle()
+  lu.assertEquals(seen.kind, "InitError")
+  lu.assertEquals(seen.cause.kind, "BadYield")
+  H.stop_all(sup)
+end
+
+function TestErrors:test_yield_in_the_main_chunk_raises_BadYield()
+  local ok, err = pcall(coroutine.yield, 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "BadYield")
+end
+
+-- A stack overflow in a behavior is a failure like any other: its
+-- traceback keeps the first 10 and the last 11 levels and says how many it
+-- skipped (it counted the levels one by one from the top: minutes).
+function TestErrors:test_stack_overflow_in_a_behavior_is_handled()
+  local seen
+  local function f(n) return 1 + f(n + 1) end
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() f(1) end end, { name = "deep" })
+    return function(msg, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    seen = err
+    return "stop"
+  end } })
+  tend.ask(sup, "child"):send("go")
+  H.settle()
+  lu.assertStrContains(seen.message, "stack overflow")
+  local skipped = tonumber(seen.traceback:match("%(skipping (%d+) levels%)"))
+  lu.assertTrue(skipped > 100000)
+  lu.assertEquals(select(2, seen.traceback:gsub("\n", "")), 22)
+  H.stop_all(sup)
+end
+
+-- An error that is a table or a function was described by its address
+-- ("table: 0x55e2..."), so one seed gave two traces: now by its type, or
+-- by its __tostring when that works.
+function TestErrors:test_raised_tables_and_functions_are_described_without_addresses()
+  local messages = {}
+  local sup = tend.spawn(function(ctx)
+    for _, v in ipairs {
+      {}, print, setmetatable({}, { __tostring = function() return "nice" end }),
+      setmetatable({}, { __tostring = function() error("bad") end }),
+      setmetatable({}, { __name = "My.Type" }),
+    } do
+      ctx:spawn(function() return function() error(v) end end)
+    end
+    return function(msg, ctx) for _, c in ipairs(ctx:children()) do c:send("fail") end end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    messages[#messages + 1] = err.message
+    return "stop"
+  end } })
+  sup:send("go")
+  H.settle()
+  lu.assertEquals(messages, { "(error object is a table value)", "(error object is a function value)",
+    "nice", "(error object is a table value)", "(error object is a My.Type value)" })
+  H.stop_all(sup)
+end
+
+-- A message with a NUL byte was cut there, invalid UTF-8 made the trace
+-- line invalid JSON, and a newline split the log line.
+function TestErrors:test_nul_invalid_utf8_and_newlines_in_error_messages()
+  local trace = os.tmpname()
+  local _, err = H.run({ "--trace", trace, "-e", [[
+    local tend = require "tend"
+    tend.spawn(function() return function() error("a\0b\255c\nd \xe2\x82\xac", 0) end end):send(1)
+    tend.sleep(0.1)]] })
+  local f = assert(io.open(trace, "rb"))
+  local fail
+  for line in f:lines() do
+    local e = assert(require("tend.timeline").parse_line(line))
+    if e.ev == "fail" then fail = e end
+  end
+  f:close()
+  os.remove(trace)
+  lu.assertEquals(fail.message, "a\0b\u{FFFD}c\nd €")
+  lu.assertEquals(select(2, err:gsub("\n", "")), 1) -- one log line
+  lu.assertStrContains(err, "Error: a\\0b\255c\\nd €; restart")
+end
+
+-- A behavior (or hook) table whose __index raises made the lookup of
+-- `receive` raise in the scheduler, outside any pcall: the worker died.
+-- The lookup is protected now: the actor fails as if the hook had raised.
+function TestErrors:test_a_behavior_whose_index_raises_fails_the_actor_only()
+  local kinds = {}
+  local raising = setmetatable({}, { __index = function(_, k) error("no " .. k) end })
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return raising end, { name = "bad" })
+    ctx:spawn(function()
+      return function(msg) if msg == "become" then return raising end end
+    end, { name = "becomes" })
+    return function(msg, ctx) for _, c in ipairs(ctx:children()) do c:send(msg) end end
+  end, { supervisor = tend.one_for_one { decider = function(err, child)
+    kinds[#kinds + 1] = child:name() .. " " .. err.kind .. " " .. err.message:match("no [%w_]+")
+    return "stop"
+  end } })
+  H.settle()
+  sup:send("become")
+  H.settle()
+  sup:send("next")
+  H.settle()
+  table.sort(kinds)
+  lu.assertEquals(kinds, { "bad InitError no pre_start", "becomes Error no receive" })
+  H.stop_all(sup)
+end

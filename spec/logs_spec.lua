@@ -314,3 +314,143 @@ print(ok, err)
     "[1.500] error /user/main: 42",
   })
 end
+
+-- A child that echoes, reports its lifecycle to `log` and fails on
+-- {raise = kind}.
+local function worker(ctx, name, log)
+  log = log or {}
+  return {
+    pre_start = function() log[#log + 1] = name .. ":start" end,
+    post_stop = function() log[#log + 1] = name .. ":stop" end,
+    receive = function(self, msg, ctx)
+      if type(msg) == "table" and msg.raise then tend.raise(msg.raise, "boom") end
+      if type(msg) == "table" and msg.nap then ctx:sleep(msg.nap) return end
+      ctx:reply(msg)
+    end,
+  }
+end
+
+-- A supervisor with `strategy` whose children (names) start in order;
+-- asked "children" it replies with them, {stop = ref} stops one.
+local function supervisor(strategy, names, log)
+  return tend.spawn(function(ctx)
+    for _, name in ipairs(names) do ctx:spawn(worker, { name = name, args = { name, log } }) end
+    return function(msg, ctx)
+      if msg == "children" then ctx:reply(ctx:children()) end
+      if type(msg) == "table" and msg.stop then ctx:stop(msg.stop) end
+      if type(msg) == "table" and msg.tend_stop then tend.stop(msg.tend_stop) end
+    end
+  end, { supervisor = strategy })
+end
+
+-- Backoff restarts count in stats().restarts and in the child's restarts;
+-- each failure is one warn line with its cause and what was done.
+function TestLogs:test_backoff_restarts_are_counted_and_logged()
+  local path = H.script([[
+local tend = require "tend"
+local b = tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0 }), { name = "b" })
+b:send(1)
+tend.sleep(1.5)
+b:send(1)
+tend.sleep(1.5)
+print(tend.stats().restarts, tend.ps()[4].path, tend.ps()[4].restarts)
+tend.stop(b)
+]])
+  local out, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out, "2\t/user/b/c\t2\n")
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 1)\n"
+    .. "[1.500] warn  /user/b/c: Error: F:2: y; restart after a backoff (restarts 2)\n")
+end
+
+-- A temporary child is stopped, and the log says so.
+function TestLogs:test_a_temporary_childs_failure_logs_stop()
+  local path = H.script([[
+local tend = require "tend"
+local sup = tend.spawn(function(ctx)
+  ctx:spawn(function() return function() error("x") end end, { name = "t", restart = "temporary" })
+  return function(m, c) c:reply(c:children()[1]) end
+end, { name = "sup" })
+tend.ask(sup, "?"):send(1)
+tend.sleep(1)
+tend.stop(sup)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/sup/t: Error: F:3: x; stop (temporary: never restarted) (restarts 0)\n")
+end
+
+-- A failure handled by an actor's own clauses (tend.supervise) is one warn
+-- line too, with the cause and the action taken.
+function TestLogs:test_a_typed_actors_failure_is_logged()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(tend.supervise(function() return function(m) error("x") end end)
+  :on_failure("*", tend.restart_with_backoff(1, 2, 0)), { name = "a" })
+a:send(1)
+tend.sleep(1.5)
+tend.stop(a)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/a: Error: F:2: x; restart_with_backoff (restarts 1)\n")
+end
+
+-- The warn line says what was done: a typed limit reached stops, a backoff
+-- supervisor at max_retries stops.
+function TestLogs:test_a_limit_reached_is_logged_as_a_stop()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(tend.supervise(function() return function() error("x") end end)
+  :on_failure("*", tend.restart_with_limit(1, 10)), { name = "t" })
+a:send(1) tend.sleep(0.1) a:send(2) tend.sleep(0.1)
+tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0, reset_after = 100 }):with_max_retries(1), { name = "b" })
+tend.sleep(0.1)
+tend.send("/user/b", 1) tend.sleep(2)
+tend.send("/user/b", 1) tend.sleep(2)
+]])
+  local _, err, code = H.run({ "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/t: Error: F:2: x; restart_with_limit (restarts 1)\n"
+    .. "[0.100] warn  /user/t: Error: F:2: x; restart_with_limit: limit reached; stop (restarts 1)\n"
+    .. "[0.300] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 1)\n"
+    .. "[2.300] warn  /user/b/c: Error: F:5: y; max_retries reached; the supervisor stops (restarts 1)\n")
+end
+
+-- Lifecycle events log at debug, even when they are made for a trace;
+-- backoff, reset, give_up, stash_drop and chaos at info; each handled
+-- failure at warn.
+function TestLogs:test_lifecycle_events_log_at_debug_backoff_events_at_info()
+  local path = H.script([[
+local tend = require "tend"
+local a = tend.spawn(function() return function() error("x") end end, { name = "a" })
+a:send(1)
+tend.sleep(1)
+local b = tend.spawn(tend.backoff.on_failure(function() return function() error("y") end end,
+  { name = "c", min_backoff = 1, max_backoff = 1, random_factor = 0 }), { name = "b" })
+b:send(1)
+tend.sleep(2)
+tend.stop(a)
+tend.stop(b)
+]])
+  local trace = os.tmpname() -- traced, every event is made; still only these log at info
+  local _, err, code = H.run({ "--virtual-time", "--log-level", "info", "--trace", trace, path })
+  os.remove(trace)
+  lu.assertEquals(code, 0)
+  lu.assertEquals(err:gsub("/tmp/[^:]*:", "F:"),
+    "[0.000] warn  /user/a: Error: F:2: x; restart (restarts 1)\n"
+    .. "[1.000] warn  /user/b/c: Error: F:5: y; restart after a backoff (restarts 1)\n"
+    .. "[1.000] info  /user/b: backoff #1 in 1.000 s\n"
+    .. "[3.000] info  /user/b: reset\n")
+  os.remove(path)
+end

@@ -202,3 +202,53 @@ print(n, tend.now() - t0 >= 0.05)
   lu.assertEquals(code, 0, err)
   lu.assertEquals(out, "0\ttrue\n")
 end
+
+-- overflow = "fail": the message that did not fit is a dead letter, the
+-- actor fails, and the next instance gets the mail that was in the box.
+function TestMailbox:test_overflow_fail_drops_the_message_that_did_not_fit()
+  local log = {}
+  local gate = tend.spawn(function()
+    return function(msg, ctx)
+      if msg == "block" then ctx:sleep(1) else log[#log + 1] = tostring(msg) end
+    end
+  end, { mailbox = { capacity = 1, overflow = "fail" } })
+  gate:send("block")
+  H.settle()
+  local dead = tend.stats().dead_letters
+  gate:send(1)
+  gate:send(2)
+  tend.sleep(2)
+  lu.assertEquals(log, { "1" })
+  lu.assertEquals(tend.stats().dead_letters - dead, 1)
+  H.stop_all(gate)
+end
+
+-- overflow = "fail": a flood counted one failure per overflowing send but
+-- made one decision and one restart. The first overflow fails the actor;
+-- while that failure waits for its decision, the others are dead letters
+-- only, so counts, trace and log agree: one failure, one restart.
+function TestMailbox:test_a_flood_into_a_failing_mailbox_is_one_failure()
+  local decisions, got = 0, {}
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function(msg) got[#got + 1] = msg end end,
+      { name = "small", mailbox = { capacity = 2, overflow = "fail" } })
+    return function(msg, ctx)
+      local c = ctx:children()[1]
+      for i = 1, 100 do c:send(i) end -- before c can run
+    end
+  end, { supervisor = tend.one_for_one { decider = function(err)
+    decisions = decisions + 1
+    lu.assertEquals(err.kind, "MailboxOverflow")
+    return "restart"
+  end } })
+  local before = tend.stats()
+  sup:send("flood")
+  H.settle()
+  local after = tend.stats()
+  lu.assertEquals(after.failures - before.failures, 1)
+  lu.assertEquals(after.restarts - before.restarts, 1)
+  lu.assertEquals(decisions, 1)
+  lu.assertEquals(after.dead_letters - before.dead_letters, 98)
+  lu.assertEquals(got, { 1, 2 }) -- kept through the restart, then taken
+  H.stop_all(sup)
+end

@@ -350,3 +350,31 @@ function TestMessages:test_nothing_left_behind()
   lu.assertEquals(H.live(), 0)
   lu.assertEquals(tend.stats().timers, 0)
 end
+
+-- Messages keep their values and types: integers, floats, booleans,
+-- strings, tables by reference.
+function TestMessages:test_messages_keep_their_values_and_types()
+  local got = {}
+  local r = tend.spawn(function()
+    return function(msg) got[#got + 1] = { math.type(msg) or type(msg), msg } end
+  end)
+  local t = {}
+  for _, v in ipairs { 1, 1.0, 2.5, -7, math.huge, math.mininteger, true, false, "s", t } do r:send(v) end
+  H.settle()
+  lu.assertEquals(got, { { "integer", 1 }, { "float", 1.0 }, { "float", 2.5 }, { "integer", -7 },
+    { "float", math.huge }, { "integer", math.mininteger }, { "boolean", true }, { "boolean", false },
+    { "string", "s" }, { "table", t } })
+  lu.assertIs(got[10][2], t)
+  H.stop_all(r)
+end
+
+function TestMessages:test_sending_to_a_guardian_is_a_dead_letter()
+  local a = tend.spawn(function() return function(msg, ctx) ctx:reply(ctx.parent) end end)
+  local user = tend.ask(a, "?", 1)
+  lu.assertEquals(user:path(), "/user")
+  local dead = tend.stats().dead_letters
+  user:send("hello")
+  H.settle()
+  lu.assertEquals(tend.stats().dead_letters - dead, 1)
+  H.stop_all(a)
+end

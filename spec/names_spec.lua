@@ -125,3 +125,16 @@ function TestNames:test_bad_input()
   ok, err = pcall(tend.ask, "/user/nobody", 1, 1)
   lu.assertEquals(err.message, "no actor at /user/nobody (no live actor at that path)")
 end
+
+-- Anonymous actors are named by their spawn number, which is never reused
+-- (their ids are).
+function TestNames:test_anonymous_actors_are_named_by_spawn_number()
+  local a = tend.spawn(function() return function() end end)
+  local n = tonumber(a:path():match("^/user/%$(%d+)$"))
+  lu.assertNotNil(n, a:path())
+  H.stop_all(a)
+  local b = tend.spawn(function() return function() end end)
+  lu.assertEquals(b:path(), "/user/$" .. (n + 1))
+  lu.assertEquals(a:path(), "/user/$" .. n)
+  H.stop_all(b)
+end

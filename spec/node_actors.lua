@@ -1,5 +1,6 @@
--- Actors that spec/node_spec.lua spawns on other nodes (tend.spawn_on
--- loads this module there: peers run with spec/ in package.path).
+-- Actors that spec/realtime/node_spec.lua spawns on other nodes
+-- (tend.spawn_on loads this module there: peers run with spec/ in
+-- package.path), and spec/pg_nodes_spec.lua on simulated ones.
 local tend = require "tend"
 local M = {}
 

@@ -1,8 +1,8 @@
 -- tend.pg across simulated nodes (tend.sim.nodes) under the virtual
 -- clock: the same node layer as over NATS, so the same groups, with exact
 -- times, a partition, a crash and a restart. This host is node "ctl"
--- (sorted after a, b, c: its members come last). spec/node_spec.lua has
--- the same over a real nats-server.
+-- (sorted after a, b, c: its members come last).
+-- spec/realtime/node_spec.lua has the same over a real nats-server.
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"

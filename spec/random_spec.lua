@@ -62,3 +62,21 @@ function TestRandom:test_math_randomseed_reseeds_the_one_generator()
   lu.assertEquals(a, b)
   lu.assertEquals(tend.seed(), 99)
 end
+
+-- xoshiro256** seeded by splitmix64: a known seed gives a known sequence
+-- (the same numbers as the C test and the reference implementation).
+function TestRandom:test_seed_42_gives_a_known_sequence()
+  local out, _, code = H.run({ "--seed", "42", "-e", [[
+local tend = require "tend"
+local t = {}
+for i = 1, 5 do t[#t + 1] = string.format("%.17g", tend.random()) end
+print(table.concat(t, " "))
+t = {}
+for i = 1, 5 do t[#t + 1] = tostring(tend.random(1, 1000)) end
+print(table.concat(t, " "))
+]] })
+  lu.assertEquals(code, 0)
+  lu.assertEquals(out,
+    "0.083862971059882163 0.37898025066266861 0.68004341102813937 0.92469294532538759 0.99180391428210279\n"
+    .. "569 435 136 127 62\n")
+end

@@ -189,3 +189,85 @@ function TestTimers:test_a_positive_wait_shorter_than_a_nanosecond_moves_the_clo
   os.remove(script)
   lu.assertEquals({ out, code }, { "1\n101\t2000000004\n0\t2000000005\n", 0 })
 end
+
+local function idle() return function() end end
+
+function TestTimers:test_a_restart_cancels_the_actors_timers()
+  local got = {}
+  local a = tend.spawn(function(ctx)
+    return function(msg, ctx)
+      if msg == "arm" then
+        ctx:after(1, "late")
+        ctx:every(0.5, "tick")
+      elseif msg == "fail" then
+        error("fail")
+      else
+        got[#got + 1] = msg
+      end
+    end
+  end)
+  a:send("arm")
+  a:send("fail")
+  tend.sleep(3)
+  lu.assertEquals(got, {})
+  lu.assertEquals(tend.stats().timers, 0)
+  H.stop_all(a)
+end
+
+-- Under the real clock a ctx:every that falls behind skips the ticks it
+-- missed instead of firing them in a burst.
+function TestTimers:test_every_skips_missed_ticks_under_the_real_clock()
+  local path = H.script([[
+local tend = require "tend"
+local ticks = 0
+tend.spawn(function(ctx)
+  ctx:every(0.05, "tick")
+  return function() ticks = ticks + 1 end
+end)
+tend.sleep(0.12)
+local before = ticks
+os.execute("sleep 0.6") -- the host stands still: 12 ticks missed
+tend.sleep(0.01)
+print(ticks - before)
+tend.shutdown(0)
+]])
+  local out, _, code = H.run({ path })
+  lu.assertEquals(code, 0)
+  local n = tonumber(out)
+  lu.assertTrue(n >= 1 and n <= 3, "ticks after falling behind: " .. out)
+  os.remove(path)
+end
+
+-- One actor with 10^5 pending timers: each fire walked the owner's list
+-- of timers (minutes); now each leaves it at once. All fire, in order.
+function TestTimers:test_an_actor_with_many_timers()
+  local got, n = {}, 100000
+  local a = tend.spawn(function(ctx)
+    for i = 1, n do ctx:after(i % 7 / 1000, i) end
+    return function(msg) got[#got + 1] = msg end
+  end)
+  tend.sleep(0.01)
+  lu.assertEquals(#got, n)
+  lu.assertEquals(got[1], 7) -- due at 0: 7, 14, ... in the order armed
+  lu.assertEquals(got[n], 99994) -- the last armed of those due last
+  H.stop_all(a)
+end
+
+-- Durations past what the clock holds (about 2.3e9 s) were clamped
+-- silently (sleep(9.3e9) came back 7e9 s early): beyond 1e9 s is refused.
+function TestTimers:test_durations_beyond_1e9_seconds_are_refused()
+  local function err(f, ...)
+    local ok, e = pcall(f, ...)
+    lu.assertFalse(ok)
+    return tostring(e)
+  end
+  lu.assertStrContains(err(tend.sleep, 9.3e9), "sleep: seconds: expected a number of seconds <= 1e9 (or math.huge)")
+  lu.assertStrContains(err(tend.after, 2e9, function() end), "tend.after: seconds: expected")
+  lu.assertStrContains(err(tend.one_for_one, { within = 5e9 }), "option 'within': expected a number of seconds <= 1e9")
+  lu.assertStrContains(err(tend.backoff.on_failure, idle, { min_backoff = 1, max_backoff = 3e9 }),
+    "option 'max_backoff': expected a number of seconds <= 1e9")
+  lu.assertStrContains(err(tend.spawn, idle, { shutdown = 4e9 }), "option 'shutdown': expected a number of seconds <= 1e9")
+  local t0 = tend.now()
+  tend.sleep(1e9) -- the longest allowed, exact under the virtual clock
+  lu.assertEquals(tend.now() - t0, 1e9)
+end

@@ -176,3 +176,104 @@ os.exit(3]] .. close .. [[)
     os.remove(script)
   end
 end
+
+function TestTrace:test_trace_start_events_carry_the_incarnation()
+  local starts, restarts = {}, {}
+  tend.trace(function(e)
+    if e.ev == "start" and e.path:match("/crashy$") then starts[#starts + 1] = e.incarnation end
+    if e.ev == "restart" and e.path:match("/plain$") then restarts[#restarts + 1] = e.incarnation end
+    if e.ev == "start" and e.path:match("/plain$") then starts.plain = e.incarnation end
+  end)
+  local sup = tend.spawn(tend.backoff.on_failure(function(ctx)
+    return function(msg) error("crash") end
+  end, { name = "crashy", min_backoff = 1, max_backoff = 1, random_factor = 0 }))
+  sup:send("x")
+  tend.sleep(1.5)
+  sup:send("x")
+  tend.sleep(1.5)
+  local plain = tend.spawn(function() return function() error("x") end end, { name = "plain" })
+  plain:send(1)
+  plain:send(2)
+  H.settle()
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals({ starts[1], starts[2], starts[3], #starts }, { 1, 2, 3, 3 })
+  lu.assertEquals(starts.plain, 1)
+  lu.assertEquals(restarts, { 2, 3 })
+  H.stop_all(sup, plain)
+end
+
+-- A dead letter to no actor is traced at /deadLetters; mail left in a
+-- mailbox at death, at the actor's path.
+function TestTrace:test_dead_letters_are_traced_at_deadLetters_or_the_actors_path()
+  local seen = {}
+  tend.trace(function(e) if e.ev == "dead_letter" then seen[#seen + 1] = e.path end end)
+  local gone = tend.spawn(function() return function() end end, { name = "gone" })
+  H.stop_all(gone)
+  gone:send("late")
+  local gate = tend.spawn(function() return function(m, ctx) ctx:sleep(10) end end, { name = "gate" })
+  gate:send("block")
+  H.settle()
+  gate:send("left")
+  H.stop_all(gate)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "/deadLetters", "/user/gate" })
+end
+
+-- The trace gives the reason of each stop: a child stopped by its
+-- stopping parent "shutdown", an actor stopped by another "normal".
+function TestTrace:test_trace_reasons_of_stops()
+  local seen = {}
+  tend.trace(function(e)
+    if (e.ev == "stop" or e.ev == "terminated") and e.path:match("/tparent") then
+      seen[#seen + 1] = e.ev .. " " .. e.path:match("[^/]+$") .. " " .. e.reason
+    end
+  end)
+  local parent = tend.spawn(function(ctx)
+    ctx:spawn(function() return function() end end, { name = "kid" })
+    return function() end
+  end, { name = "tparent" })
+  H.settle()
+  H.stop_all(parent)
+  tend.sleep(0)
+  tend.trace(false)
+  lu.assertEquals(seen, { "stop tparent normal", "stop kid shutdown", "terminated kid shutdown",
+    "terminated tparent normal" })
+end
+
+-- Trace strings are JSON: quotes, backslashes, newlines, tabs and other
+-- control characters escaped; times rounded to the microsecond.
+function TestTrace:test_trace_lines_escape_strings_and_round_times()
+  local script = H.script([[
+local tend = require "tend"
+tend.sleep(0.0000015)
+local a = tend.spawn(function()
+  return function() tend.raise("Boom", 'a "quote", a \\ backslash,\na newline,\ta tab and \1') end
+end, { name = "a" })
+a:send(1)
+tend.sleep(1)
+tend.stop(a)
+]])
+  local t = os.tmpname()
+  local _, _, code = H.run({ "--virtual-time", "--seed", "1", "--trace", t, script })
+  lu.assertEquals(code, 0)
+  local f = assert(io.open(t, "rb"))
+  local text = f:read("a")
+  f:close()
+  lu.assertStrContains(text, '{"t":0.000002,"ev":"spawn","path":"/user/a"}\n')
+  lu.assertStrContains(text, '"kind":"Boom","message":"a \\"quote\\", a \\\\ backslash,\\na newline,\\ta tab and \\u0001"}\n')
+  os.remove(t)
+  os.remove(script)
+end
+
+-- A trace that cannot be written (a full disk): said once on stderr, the
+-- file keeps its whole lines only, and the run ends with status 1 (it
+-- ended 0 with nothing said).
+function TestTrace:test_trace_write_error_is_said_once_and_fails_the_run()
+  local out, err, code = H.run({ "--trace", "/dev/full", "-e",
+    'local tend = require "tend"; for i = 1, 3 do tend.spawn(function() return function() end end) end; print("ran")' })
+  lu.assertEquals(out, "ran\n")
+  lu.assertEquals(code, 1)
+  lu.assertEquals(err, "tend: --trace /dev/full: No space left on device; the trace stops at its last whole line\n")
+end

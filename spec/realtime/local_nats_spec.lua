@@ -1,7 +1,7 @@
 -- nats = "local" and `tend cluster`: the nats-server tend starts itself,
 -- with real tend processes, a real nats-server and real signals. Run with
--- the real clock: `tend --real-time test spec/local_nats_spec.lua`
--- (scripts/test does). Each run gets its own TMPDIR, so that what a run
+-- the real clock: `tend --real-time test spec/realtime/local_nats_spec.lua`
+-- (scripts/test and scripts/check do). Each run gets its own TMPDIR, so that what a run
 -- leaves behind is seen (and nothing of another program's is).
 local lu = require "luaunit"
 local tend = require "tend"

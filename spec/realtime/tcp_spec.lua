@@ -1,7 +1,7 @@
 -- TCP servers and clients on real loopback sockets (127.0.0.1). Run with
--- the real clock: `tend --real-time test spec/tcp_spec.lua` (scripts/test
--- and make check do; under `tend test spec`, whose clock is virtual, this
--- file defines no test: the simulated network has its own spec).
+-- the real clock: `tend --real-time test spec/realtime/tcp_spec.lua`
+-- (scripts/test and scripts/check do; under the virtual clock this file
+-- defines no test: the simulated network has its own spec).
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"

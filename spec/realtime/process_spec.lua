@@ -1,7 +1,8 @@
 -- OS processes in the supervision tree: real programs in real time, with
 -- short delays. Run with the real clock: `tend --real-time test
--- spec/process_spec.lua` (scripts/test and make check do; under `tend test
--- spec`, whose clock is virtual, this file defines no test).
+-- spec/realtime/process_spec.lua` (scripts/test and scripts/check do; under
+-- the virtual clock this file defines no test: spec/process_sim_spec.lua
+-- is the simulated one).
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
@@ -345,16 +346,20 @@ end
 
 -- ------------------------------------------------------------ no orphans
 
--- Runs a tend script in the background, sends it `signal` after `delay`
--- seconds; returns the process groups it printed and what is left of them.
+-- Runs a tend script in the background, sends it `signal` `delay` seconds
+-- after it printed its 3 process groups (or ended; at most 5 s: a slow
+-- build on a loaded machine starts late); returns the process groups it
+-- printed and what is left of them.
 local function orphans(body, signal, delay)
   local script = H.script(body)
   local out = os.tmpname()
   local tendbin = require("tend.internal").executable()
   local r = tend.process.run(string.format(
-    "%s %s > %s 2>/dev/null & t=$!; sleep %s; kill -%s $t; wait $t; echo status $?; sleep 0.3; " ..
+    "%s %s > %s 2>/dev/null & t=$!; i=0; " ..
+    "while [ $i -lt 100 ] && kill -0 $t 2>/dev/null && [ $(wc -l < %s) -lt 3 ]; do sleep 0.05; i=$((i+1)); done; " ..
+    "sleep %s; kill -%s $t; wait $t; echo status $?; sleep 0.3; " ..
     "for g in $(cat %s); do ps -o pid=,comm= -g $g; done; true",
-    tendbin, script, out, delay, signal, out), { timeout = 10 })
+    tendbin, script, out, out, delay, signal, out), { timeout = 15 })
   os.remove(script)
   local groups = io.open(out):read("a")
   os.remove(out)
@@ -375,16 +380,16 @@ local body = [[
 ]]
 
 function TestProcess:test_sigkill_of_tend_leaves_no_child()
-  local groups, out = orphans(body, "KILL", 0.5)
+  local groups, out = orphans(body, "KILL", 0.2)
   lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
   lu.assertEquals(out, "status 137\n") -- nothing left in any group
 end
 
 function TestProcess:test_sigterm_and_sighup_stop_the_tree_and_every_process()
-  local groups, out = orphans(body, "TERM", 0.5)
+  local groups, out = orphans(body, "TERM", 0.2)
   lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
   lu.assertEquals(out, "status 143\n")
-  groups, out = orphans(body, "HUP", 0.5)
+  groups, out = orphans(body, "HUP", 0.2)
   lu.assertEquals(select(2, groups:gsub("\n", "")), 3)
   lu.assertEquals(out, "status 129\n")
   groups, out = orphans(body:gsub("tend.sleep%(30%)", "tend.sleep(0.2) error('boom')"), "CONT", 1)

@@ -2,11 +2,19 @@
 -- a cut trace drawn up to its last good line with a warning, a freeze as a
 -- bar for its duration, a restart beside a failure at the same instant,
 -- /user/main always a lane, tasks under /system.
+-- tend timeline: `-` reads stdin, TRACE.svg by default, a cut trace drawn
+-- up to its last good line with a warning, a freeze as a bar for its
+-- duration, a restart beside a failure at the same instant, /user/main
+-- always a lane, tasks under /system; bad arguments refused.
 local lu = require "luaunit"
+local tend = require "tend"
 local H = require "helper"
-local timeline = require "tend.timeline"
 
-TestTimeline2 = {}
+TestTimeline = {}
+
+function TestTimeline:tearDown() H.assert_clean() end
+
+local timeline = require "tend.timeline"
 
 local function read(path)
   local f = io.open(path, "rb")
@@ -41,7 +49,10 @@ local function lanes(svg)
   return out
 end
 
-function TestTimeline2:test_stdin_and_the_default_output()
+-- The x of the lane marks: the plot starts at 260 and is 810 wide.
+local function x_of(t, t_max) return 260 + t / t_max * 810 end
+
+function TestTimeline:test_stdin_and_the_default_output()
   local out, err, code = H.run({ "timeline", "-", "-o", os.tmpname() .. ".svg" }, trace)
   lu.assertEquals(code, 0, err)
   lu.assertStrContains(out, "9 events, written")
@@ -59,7 +70,7 @@ function TestTimeline2:test_stdin_and_the_default_output()
   os.remove(svg)
 end
 
-function TestTimeline2:test_a_cut_trace_is_drawn_up_to_its_last_good_line()
+function TestTimeline:test_a_cut_trace_is_drawn_up_to_its_last_good_line()
   local cut = trace:sub(1, #trace - 20) -- the last line loses its end
   local svg = os.tmpname() .. ".svg"
   local out, err, code = H.run({ "timeline", "-", "-o", svg }, cut)
@@ -71,7 +82,7 @@ function TestTimeline2:test_a_cut_trace_is_drawn_up_to_its_last_good_line()
   os.remove(svg)
 end
 
-function TestTimeline2:test_a_bad_line_in_the_middle_is_still_an_error()
+function TestTimeline:test_a_bad_line_in_the_middle_is_still_an_error()
   local bad = trace:gsub('"ev":"restart"', '"ev":restart', 1)
   local svg = os.tmpname() .. ".svg"
   local _, err, code = H.run({ "timeline", "-", "-o", svg }, bad)
@@ -80,7 +91,7 @@ function TestTimeline2:test_a_bad_line_in_the_middle_is_still_an_error()
   lu.assertNil(read(svg))
 end
 
-function TestTimeline2:test_usage_errors_name_what_is_missing()
+function TestTimeline:test_usage_errors_name_what_is_missing()
   local _, err, code = H.run({ "timeline" })
   lu.assertEquals(code, 2)
   lu.assertStrContains(err, "expected a trace file (or - for stdin), got nothing")
@@ -89,10 +100,7 @@ function TestTimeline2:test_usage_errors_name_what_is_missing()
   lu.assertStrContains(err, "-o: expected a file name, got nothing")
 end
 
--- The x of the lane marks: the plot starts at 260 and is 810 wide.
-local function x_of(t, t_max) return 260 + t / t_max * 810 end
-
-function TestTimeline2:test_a_freeze_is_a_bar_to_its_thaw_or_for_its_duration()
+function TestTimeline:test_a_freeze_is_a_bar_to_its_thaw_or_for_its_duration()
   local events = {}
   for line in trace:gmatch("[^\n]+") do events[#events + 1] = assert(timeline.parse_line(line)) end
   local svg = timeline.render(events)
@@ -109,7 +117,7 @@ function TestTimeline2:test_a_freeze_is_a_bar_to_its_thaw_or_for_its_duration()
   lu.assertStrContains(svg, ">frozen</text>") -- in the legend
 end
 
-function TestTimeline2:test_a_restart_stays_visible_beside_a_failure_at_the_same_instant()
+function TestTimeline:test_a_restart_stays_visible_beside_a_failure_at_the_same_instant()
   local events = {}
   for line in trace:gmatch("[^\n]+") do events[#events + 1] = assert(timeline.parse_line(line)) end
   local svg = timeline.render(events)
@@ -119,7 +127,7 @@ function TestTimeline2:test_a_restart_stays_visible_beside_a_failure_at_the_same
   lu.assertAlmostEquals(rx, fx + 11, 0.1) -- the triangle beside the circle
 end
 
-function TestTimeline2:test_main_has_a_lane_and_tasks_sit_under_system()
+function TestTimeline:test_main_has_a_lane_and_tasks_sit_under_system()
   local events = {}
   for line in trace:gmatch("[^\n]+") do events[#events + 1] = assert(timeline.parse_line(line)) end
   lu.assertEquals(lanes(timeline.render(events)), {
@@ -141,4 +149,26 @@ tend.sleep(1)
   lu.assertEquals(got[3], "/user")
   lu.assertEquals(got[4], "/user/main")
   for _, p in ipairs { path, tr, svg } do os.remove(p) end
+end
+
+-- tend timeline: "t":1e400 is valid JSON (infinity) and drew an axis of
+-- endless ticks; a directory gave a Lua traceback.
+function TestTimeline:test_timeline_refuses_infinity_and_directories()
+  local trace = os.tmpname()
+  local f = assert(io.open(trace, "wb"))
+  f:write('{"t":0.5,"ev":"spawn","path":"/user/a"}\n{"t":1e400,"ev":"spawn","path":"/user/b"}\n')
+  f:close()
+  local svg = os.tmpname()
+  local _, err, code = H.run({ "timeline", trace, "-o", svg })
+  lu.assertEquals(code, 1)
+  lu.assertStrContains(err, trace .. ":2: malformed trace line: number out of range: 1e400")
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir " .. dir)
+  _, err, code = H.run({ "timeline", dir, "-o", svg })
+  lu.assertEquals(code, 1)
+  lu.assertEquals(err, "tend timeline: " .. dir .. ": Is a directory\n")
+  os.remove(trace)
+  os.remove(svg)
+  os.execute("rmdir " .. dir)
 end
