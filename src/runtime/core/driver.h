@@ -77,8 +77,10 @@ typedef struct tend_driver {
   /* each message it gets (sent by sender_id/gen), at msg */
   void (*receive)(lua_State *L, tend_host *h, tend_actor *a, int msg,
                   uint32_t sender_id, uint32_t sender_gen);
+  /* a child of one of its actors died */
   void (*child_died)(lua_State *L, tend_host *h, tend_actor *parent,
                      tend_actor *child);
+  /* the incarnation a child of parent is (its start event says it) */
   uint32_t (*child_incarnation)(const tend_actor *parent);
 
   /* The host's moments. */
