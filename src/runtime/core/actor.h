@@ -27,6 +27,7 @@
 
 #include "base/mailbox.h"
 #include "base/strategy.h"
+#include "runtime/tend.h" /* waits, restart types, overflow */
 
 typedef struct tend_host tend_host;
 typedef struct tend_timer tend_timer;
@@ -82,25 +83,6 @@ typedef enum tend_failure {
                           typed clauses) will decide */
 } tend_failure;
 
-typedef enum tend_actor_wait {
-  TEND_WAIT_NONE,    /* not suspended */
-  TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
-  TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
-  TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
-  TEND_WAIT_RECEIVE, /* a task in tend.receive: a message or its timeout
-                        (a promise, see inbox.h) ends it */
-  TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
-} tend_actor_wait;
-
-/* How a wait ended (read by the code that waited). */
-typedef enum tend_wake {
-  TEND_WAKE_TIMEOUT,     /* time ran out (an ask's timeout) */
-  TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
-  TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
-  TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
-                            the AskFailed error in wake_value */
-} tend_wake;
-
 /* Code an actor runs in the worker (for the continuation after a yield). */
 typedef enum tend_actor_op {
   TEND_OP_NONE,
@@ -127,18 +109,6 @@ typedef enum tend_stop_reason {
   TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
   TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
 } tend_stop_reason;
-
-typedef enum tend_restart_type {
-  TEND_TRANSIENT, /* restarted only after a failure (default, Akka) */
-  TEND_PERMANENT, /* also restarted after a normal stop */
-  TEND_TEMPORARY  /* never restarted: a restart directive stops it */
-} tend_restart_type;
-
-typedef enum tend_overflow {
-  TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
-  TEND_OVERFLOW_DROP_OLD, /* the oldest message goes to dead letters */
-  TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
-} tend_overflow;
 
 enum tend_actor_flags {
   TEND_AF_QUEUED = 1,     /* in the run queue */

@@ -1,0 +1,279 @@
+/* tend.h: the face of the runtime, the one header of src/runtime that the
+ * layers above (src/api, src/cli) include, as Lua's libraries see only
+ * lua.h. The host, actors, promises and timers are opaque here: their
+ * structs live in the private headers under src/runtime/<folder>/, and
+ * what the layers above read of them goes through the calls below (small
+ * functions; the build's -flto inlines them at the link). Value types the
+ * callers fill or read whole (options, events, a ref's coordinates) are
+ * defined here, once; the private headers include this file for them.
+ *
+ * Grouped by topic: host, actors, refs, messages and values, timers, asks
+ * and promises, supervision, errors, trace and events, I/O handles, nodes.
+ * Each call states its contract in one line; the private header that
+ * declares it too says more. scripts/layers.lua checks that src/api and
+ * src/cli include from src/runtime only this file. */
+#ifndef TEND_FACE_H
+#define TEND_FACE_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/log.h"
+#include "base/mailbox.h"
+#include "base/strategy.h"
+
+#define TEND_VERSION "0.1.0"
+
+typedef struct tend_host tend_host;       /* one state, one loop, one clock */
+typedef struct tend_actor tend_actor;     /* an actor's record (its ctx) */
+typedef struct tend_promise tend_promise; /* a pending ask */
+typedef struct tend_timer tend_timer;     /* an armed timer */
+
+/* ==== host ============================================================= */
+
+/* Hooks of the command line (the REPL); each may be NULL. */
+typedef struct tend_front {
+  void (*output)(tend_host *h, int begin); /* around a line on the terminal:
+                                              begin 1 before, 0 after */
+  int (*signal)(tend_host *h, int signum); /* 1: it handled the signal */
+  void (*turn)(tend_host *h);              /* after every pass of the pump */
+  void (*shutdown)(tend_host *h);          /* the tree starts stopping */
+  void (*close)(tend_host *h);             /* the host closes: its handles go */
+  void *data;                              /* theirs */
+} tend_front;
+
+typedef struct tend_host_config {
+  int virtual_time; /* 1: virtual clock */
+  int has_seed;     /* 1: seed given */
+  uint64_t seed;
+  tend_log_level log_level;
+  int copy_messages;     /* 1: --copy-messages */
+  lua_CFunction open;    /* opens the libraries above the runtime (called
+                            protected, before the guardians exist), or NULL */
+  tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
+                            no watchdog, its clock moved by the world */
+  const char *node_name; /* a simulated node's name (copied), or NULL */
+} tend_host_config;
+
+/* Recovers the host from any thread of its state. */
+static inline tend_host *tend_host_of(lua_State *L) {
+  return *(tend_host **)lua_getextraspace(L);
+}
+/* Creates the state, the loop and the guardians; NULL on failure (said). */
+tend_host *tend_host_open(const tend_host_config *cfg);
+/* Runs the loop until nothing can happen; returns the exit status. */
+int tend_host_run(tend_host *h);
+/* Closes the host: its handles, its state, its memory. */
+void tend_host_close(tend_host *h);
+/* Starts stopping the whole tree; the host exits with code after. */
+void tend_host_shutdown(tend_host *h, int code);
+/* Makes sure the loop will process the run queue and timers soon. */
+void tend_host_poke(tend_host *h);
+/* Writes text to stdout around the front's output hook (EPIPE: stops). */
+void tend_host_print(tend_host *h, const char *text, size_t len);
+/* The main Lua state: every Lua object lives there. */
+lua_State *tend_host_state(const tend_host *h);
+/* The event loop. */
+uv_loop_t *tend_host_loop(tend_host *h);
+/* The seed of the host's generator (tend.seed()). */
+uint64_t tend_host_seed(const tend_host *h);
+/* The command line's hooks, for it to set and read. */
+tend_front *tend_host_front(tend_host *h);
+/* 1 once the tree is stopping (a shutdown began). */
+int tend_host_stopping(const tend_host *h);
+/* The /user guardian, or NULL once it is gone. */
+tend_actor *tend_host_user(const tend_host *h);
+/* /user/main while the main chunk runs, else NULL. */
+tend_actor *tend_host_main(const tend_host *h);
+/* The actor whose code runs now, or NULL. */
+tend_actor *tend_host_current(const tend_host *h);
+/* The actor whose running code raises Interrupted at its next hook, or
+ * NULL for none. */
+void tend_host_set_interrupt(tend_host *h, tend_actor *a);
+
+/* ==== actors =========================================================== */
+
+/* The actor's id and generation: together they address it (a ref). */
+uint32_t tend_actor_id(const tend_actor *a);
+uint32_t tend_actor_gen(const tend_actor *a);
+/* The live actor (id, gen) names, or NULL. */
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
+
+/* Restarted after what (the spawn option `restart`). */
+typedef enum tend_restart_type {
+  TEND_TRANSIENT, /* restarted only after a failure (default, Akka) */
+  TEND_PERMANENT, /* also restarted after a normal stop */
+  TEND_TEMPORARY  /* never restarted: a restart directive stops it */
+} tend_restart_type;
+
+/* What a full mailbox does (the spawn option `overflow`). */
+typedef enum tend_overflow {
+  TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
+  TEND_OVERFLOW_DROP_OLD, /* the oldest message goes to dead letters */
+  TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
+} tend_overflow;
+
+/* Options of a spawn, validated (by the API) before anything is created. */
+typedef struct tend_spawn_opts {
+  int name;          /* stack index of the name string, 0 for anonymous */
+  int args;          /* stack index of the args table, 0 for none */
+  uint32_t capacity; /* mailbox bound, 0 = unbounded */
+  tend_overflow overflow;
+  int64_t shutdown_ns;
+  int task; /* 1: the factory is a task function, run once */
+  const tend_strategy *strategy; /* for its children; NULL: the default */
+  int decider;            /* stack index of the strategy's decider, or 0 */
+  int64_t max_message_ns; /* max_message_time, 0 for none */
+  tend_restart_type restart;
+  uint32_t stash; /* a stash of at most this many messages, 0 for none
+                     (stash.h) */
+  int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
+} tend_spawn_opts;
+
+/* Default options: anonymous, unbounded, 5 s shutdown, transient. */
+void tend_spawn_opts_init(tend_spawn_opts *o);
+/* Creates an actor under parent with the factory at stack index factory;
+ * queues its START; pushes its ref. Raises (nothing created) when the
+ * name is taken or the parent cannot take children. */
+tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_spawn_opts *o);
+/* Raises (naming fn) unless parent can take a child named by the string
+ * at stack index name (0: anonymous). */
+void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                            int name, const char *fn);
+
+/* ==== messages and values ============================================== */
+
+/* Stores the value at idx (not popped) as *out; 0, or -1 when memory is
+ * exhausted. */
+int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
+/* Pushes v and releases it. */
+void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
+/* Releases v without pushing it. */
+void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
+
+/* ==== asks and promises ================================================ */
+
+/* A new promise for the current actor a, timing out after timeout_ns
+ * (< 0: never). Raises (naming fn) when out of memory or ids. */
+tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
+                               int64_t timeout_ns, const char *fn);
+/* The pending promise (id, gen) names, or NULL. */
+tend_promise *tend_promise_live(tend_host *h, uint32_t id, uint32_t gen);
+/* The promise's id and generation (a ref to it answers it). */
+uint32_t tend_promise_id(const tend_promise *p);
+uint32_t tend_promise_gen(const tend_promise *p);
+/* The reply v arrived for p: the asker wakes with it (v is its own) and
+ * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
+int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                         tend_value v);
+
+/* ==== the scheduler: waits ============================================= */
+
+/* Why an actor's coroutine waits (tend_sched_wait). */
+typedef enum tend_actor_wait {
+  TEND_WAIT_NONE,    /* not suspended */
+  TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
+  TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
+  TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
+  TEND_WAIT_RECEIVE, /* a task in tend.receive: a message or its timeout
+                        (a promise, see inbox.h) ends it */
+  TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
+} tend_actor_wait;
+
+/* How a wait ended (read by the code that waited). */
+typedef enum tend_wake {
+  TEND_WAKE_TIMEOUT,     /* time ran out (an ask's timeout) */
+  TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
+  TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
+  TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
+                            the AskFailed error in wake_value */
+} tend_wake;
+
+/* The actor whose code L runs; raises (naming fn) unless L can wait (an
+ * actor's code, yieldable). */
+tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn);
+/* Suspends the current actor in wait; must be the return expression of a
+ * C function called from that actor's code. k continues it when woken. */
+int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
+                    lua_KFunction k);
+/* In a continuation after a wait: raises Interrupted if the wait was
+ * interrupted, else returns how it ended (tend_wake). */
+int tend_sched_woken(lua_State *L, tend_host *h);
+/* In a continuation woken by a reply: pushes the reply and releases it. */
+void tend_sched_take_reply(lua_State *L, tend_host *h);
+/* a's running code raises Interrupted at its next hook (the REPL's
+ * Ctrl-C). */
+void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
+
+/* ==== trace and events ================================================= */
+
+/* The events, in the order of their names (tend_event_name). */
+typedef enum tend_event_kind {
+  TEND_EV_TRACE,       /* the trace begins (its seed) */
+  TEND_EV_SPAWN,       /* an actor was created */
+  TEND_EV_START,       /* its first instance took messages */
+  TEND_EV_FAIL,        /* its code raised */
+  TEND_EV_DIRECTIVE,   /* its supervisor decided */
+  TEND_EV_RESTART,     /* a new instance took over */
+  TEND_EV_BACKOFF,     /* a restart waits this delay */
+  TEND_EV_RESET,       /* a backoff starts over */
+  TEND_EV_GIVE_UP,     /* a backoff reached its limit */
+  TEND_EV_STOP,        /* it began to stop */
+  TEND_EV_TERMINATED,  /* it died */
+  TEND_EV_ESCALATE,    /* a supervisor failed with its child's error */
+  TEND_EV_DEAD_LETTER, /* a message reached no actor */
+  TEND_EV_STASH_DROP,  /* a full stash dropped its oldest message */
+  TEND_EV_CHAOS,       /* tend.chaos injected a fault */
+  TEND_EV_SPAWN_OS,    /* an OS process started (pid, argv0) */
+  TEND_EV_READY,       /* it is ready */
+  TEND_EV_EXIT,        /* it exited (status or signal) */
+  TEND_EV_NODE,        /* a node came up, went down, or a message to it
+                          was dropped (lua/tend/node.lua) */
+  TEND_EV_KINDS
+} tend_event_kind;
+
+typedef struct tend_event {
+  tend_event_kind ev;    /* what happened */
+  tend_actor *actor;     /* where it happened, or NULL */
+  const char *path;      /* its path when actor is NULL ("/deadLetters") */
+  const char *kind;      /* error kind, or NULL */
+  const char *message;   /* error message, or NULL */
+  size_t message_len;    /* its length (NUL bytes may be in it); 0: strlen */
+  const char *directive; /* directive: what was decided */
+  const char *clause;    /* directive: the decider clause, "default", ... */
+  int64_t window[3];     /* directive: restarts used, allowed, within (ns);
+                            window[1] < 0: none; window[2] < 0: no window */
+  int64_t count;         /* restart count, or -1 */
+  int64_t incarnation;   /* incarnation, or -1 */
+  int64_t delay_ns;      /* delay chosen, or -1 */
+  double draw;           /* the random draw behind the delay, or -1 */
+  const char *algorithm; /* backoff algorithm, or NULL */
+  const char *reason;    /* stop, terminated: "normal", "shutdown", a kind */
+  const char *to;        /* chaos: the other end of a link, or NULL */
+  const char *detail;    /* a few words, or NULL */
+  int64_t pid;           /* spawn_os, exit: the OS pid, or -1 */
+  const char *argv0;     /* spawn_os: the program, or NULL */
+  int64_t status;        /* exit: the status, or -1 */
+  const char *signal;    /* exit: the signal's name, or NULL */
+} tend_event;
+
+#define TEND_EVENT_INIT(kind, a)                                           \
+  {                                                                        \
+    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1,       \
+    .incarnation = -1, .delay_ns = -1, .draw = -1, .pid = -1, .status = -1 \
+  }
+
+/* The name of an event in the trace ("spawn", "dead_letter", ...). */
+const char *tend_event_name(tend_event_kind ev);
+/* Writes e to the trace, the listeners and the log. */
+void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
+/* Opens the trace file (--trace); 0, or -1 with errno. */
+int tend_trace_open(tend_host *h, const char *path);
+/* --trace-internal: the events of tend's own tasks are shown too. */
+void tend_trace_set_internal(tend_host *h, int on);
+
+#endif
