@@ -9,10 +9,7 @@
 #include <lua.h>
 
 #include "base/backoff.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/send.h"
-#include "runtime/core/ref.h"
+#include "runtime/tend.h"
 
 /* ---- check.c: each raises "fn: ..." naming what was expected and given */
 /* The ref at idx, or an error naming argument arg of function fn. */

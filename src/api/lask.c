@@ -9,6 +9,10 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define DEFAULT_ASK_TIMEOUT 5.0
 

@@ -13,6 +13,10 @@
 #include "runtime/core/copy.h"
 #include "runtime/core/error.h"
 #include "runtime/supervision/stash.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
 

@@ -12,6 +12,10 @@
 #include "runtime/core/sched.h"
 #include "runtime/supervision/supervise.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 /* The registry keys of the Lua filters (the addresses are the keys). */
 static const char send_key = 's', receive_key = 'r';

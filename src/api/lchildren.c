@@ -4,6 +4,10 @@
 #include "api/api.h"
 #include "runtime/core/error.h"
 #include "runtime/supervision/names.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 static const char *restart_name(const tend_actor *a) {
   switch ((tend_restart_type)a->restart_type) {

@@ -8,6 +8,10 @@
 #include "runtime/core/promise.h"
 #include "runtime/core/value.h"
 #include "runtime/core/watch.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 static const char *op_name(const tend_actor *a) {
   switch ((tend_actor_op)a->op) {

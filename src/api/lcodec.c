@@ -5,8 +5,6 @@
 #include <lauxlib.h>
 
 #include "api/api.h"
-#include "runtime/nodes/codec.h"
-#include "runtime/core/error.h"
 
 static int raise_named(lua_State *L, const char *kind, const char *fn) {
   lua_pushfstring(L, "%s: %s", fn, lua_tostring(L, -1));

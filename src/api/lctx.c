@@ -8,6 +8,9 @@
 #include "runtime/core/lifecycle.h"
 #include "runtime/supervision/typed.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 tend_actor *tend_check_ctx(lua_State *L, int idx) {
   tend_actor *a = lua_touserdata(L, idx);
@@ -24,12 +27,12 @@ tend_actor *tend_check_ctx(lua_State *L, int idx) {
 tend_actor *tend_check_own_ctx(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_ctx(L, idx);
-  if (h->current == a) return a;
+  if (tend_host_current(h) == a) return a;
   idx = lua_absindex(L, idx);
   if (!tend_actor_push_cached_path(L, idx)) /* a dead one keeps it there */
     tend_actor_push_path(L, h, a);
-  if (h->current)
-    tend_actor_push_path(L, h, h->current);
+  if (tend_host_current(h))
+    tend_actor_push_path(L, h, tend_host_current(h));
   else
     lua_pushliteral(L, "no actor");
   luaL_error(L, "%s called outside its actor (%s); running: %s", fn,
@@ -173,7 +176,8 @@ void tend_open_ctx(lua_State *L) {
                                      {NULL, NULL}};
   luaL_newmetatable(L, TEND_CTX_MT);
   lua_pushvalue(L, -1);
-  tend_host_of(L)->ctx_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* actor.c */
+  tend_host_set_metatable(tend_host_of(L), TEND_MT_CTX,
+                          luaL_ref(L, LUA_REGISTRYINDEX)); /* actor.c */
   luaL_newlibtable(L, methods);
   tend_value_push_store(L, tend_host_of(L));
   luaL_setfuncs(L, methods, 1); /* upvalue 1: the fast value store */

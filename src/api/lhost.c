@@ -9,6 +9,9 @@
 #include "runtime/core/event.h"
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/sched.h"
+#include "runtime/core/host.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 /* tend.stop(ref): stop any actor: a normal stop, or "shutdown" when its
  * supervisor calls it (as ctx:stop(child)). An actor that stops

@@ -12,6 +12,10 @@
 #include "runtime/io/http/http.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define FN "tend.http.request"
 #define HTTP_REQUEST_MT "tend.HttpRequest"

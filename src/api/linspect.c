@@ -12,6 +12,9 @@
 #include "runtime/core/sched.h"
 #include "runtime/core/send.h"
 #include "runtime/core/watch.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
 
 /* Seconds a's current call has run when it was preempted in the middle
  * of it (a busy loop: runtime/preempt.h), else -1. An actor blocked in

@@ -11,6 +11,10 @@
 #include "runtime/nodes/nats.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define NATS_MT "tend.Nats"
 

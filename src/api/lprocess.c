@@ -15,6 +15,10 @@
 #include "runtime/io/process/process.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define PROCESS_MT "tend.Process"
 

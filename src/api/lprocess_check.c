@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/io/process/process.h"
+#include "base/oschild.h"
 
 extern char **environ;
 
@@ -280,7 +279,7 @@ int tend_process_check(lua_State *L) {
     lua_getfield(L, 1, "cmd");
     lua_replace(L, 3);
   }
-  if (h->clock.is_virtual && !sim)
+  if (tend_host_virtual(h) && !sim)
     luaL_error(L,
                run ? "%s: a real command cannot run under the virtual clock "
                      "(--virtual-time): tend.process.run runs real programs "
@@ -290,7 +289,7 @@ int tend_process_check(lua_State *L) {
                      "(--virtual-time): give sim = function(p) ... end to "
                      "simulate the process",
                fn);
-  if (!h->clock.is_virtual || !sim) {
+  if (!tend_host_virtual(h) || !sim) {
     if (!lua_isnil(L, 3) || !sim) check_cmd(L, 3, shell, spec, fn);
   }
   if (!lua_isnil(L, 3)) {

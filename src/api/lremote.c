@@ -11,6 +11,9 @@
 #include "runtime/core/ref.h"
 #include "runtime/nodes/remote.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/send.h"
 
 /* h->remote_send: router(proxy, msg, sender or nil). Its error (a message
  * that cannot travel) is raised in the sender's code when the send was

@@ -6,6 +6,10 @@
 
 #include "api/api.h"
 #include "runtime/nodes/simnodes.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 static tend_host *world_of(tend_host *h) {
   return h->world ? h->world : h;

@@ -12,6 +12,9 @@
 #include "runtime/core/sched.h"
 #include "runtime/io/tcp/tcp.h"
 #include "runtime/core/value.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/send.h"
 
 /* Raises an error of kind with message "fn: text" and e.reason = reason. */
 static int raise_named(lua_State *L, const char *kind, const char *fn,

@@ -7,6 +7,10 @@
 #include "runtime/core/error.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/timers.h"
+#include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
+#include "runtime/core/ref.h"
+#include "runtime/core/send.h"
 
 #define TEND_TIMER_MT "tend.Timer"
 

@@ -21,9 +21,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/mailbox.h"
 #include "base/strategy.h"
+#include "base/timer.h"
 
 #define TEND_VERSION "0.1.0"
 
@@ -93,6 +95,20 @@ tend_actor *tend_host_current(const tend_host *h);
 /* The actor whose running code raises Interrupted at its next hook, or
  * NULL for none. */
 void tend_host_set_interrupt(tend_host *h, tend_actor *a);
+/* Sets /user/main (the main chunk's task), or NULL. */
+void tend_host_set_main(tend_host *h, tend_actor *a);
+/* 1 under the virtual clock (--virtual-time, specs, scenarios). */
+int tend_host_virtual(const tend_host *h);
+/* The host's time now, in ns (virtual or real). */
+int64_t tend_host_now(tend_host *h);
+/* The metatables the API makes and the runtime uses. */
+typedef enum tend_metatable {
+  TEND_MT_CTX,  /* tend.Ctx, an actor's record */
+  TEND_MT_REF,  /* tend.Ref */
+  TEND_MT_ERROR /* tend.Error */
+} tend_metatable;
+/* The API made mt: ref is its registry ref, owned by the host from now. */
+void tend_host_set_metatable(tend_host *h, tend_metatable mt, int ref);
 
 /* ==== actors =========================================================== */
 
@@ -144,6 +160,62 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
  * at stack index name (0: anonymous). */
 void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                             int name, const char *fn);
+/* Gives a the strategy s for its children; the decider (function or
+ * table) at stack index decider, or 0 for none. */
+void tend_actor_set_strategy(lua_State *L, tend_actor *a,
+                             const tend_strategy *s, int decider);
+/* Pushes a's path ("/user/a/b"), computed once. */
+void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
+/* Pushes a's canonical ref (made on first use). */
+void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes a's userdata (ctx). */
+void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
+/* What an actor is, fixed at its spawn. */
+int tend_actor_is_task(const tend_actor *a);     /* runs a function once */
+int tend_actor_is_guardian(const tend_actor *a); /* /user or /system */
+int tend_actor_is_backoff(const tend_actor *a);  /* a backoff supervisor */
+int tend_actor_is_remote(const tend_actor *a);   /* a proxy of a remote one */
+int tend_actor_is_internal(const tend_actor *a); /* one of tend's own tasks */
+/* A proxy whose node is not connected now. */
+int tend_actor_is_disconnected(const tend_actor *a);
+/* Where an actor is in its life. */
+typedef enum tend_actor_state {
+  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
+  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
+  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
+  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
+  TEND_ACTOR_DEAD        /* gone; its id is stale */
+} tend_actor_state;
+/* a's state (tend_actor_state). */
+tend_actor_state tend_actor_state_of(const tend_actor *a);
+
+/* ==== refs ============================================================ */
+
+/* A tend.Ref: the address (id, gen) of an actor or of a pending ask; it
+ * reaches its target only while that generation lives. */
+#define TEND_REF_MT "tend.Ref"
+#define TEND_REF_MAGIC 0x72656672u
+
+typedef struct tend_ref {
+  uint32_t magic; /* TEND_REF_MAGIC */
+  uint32_t id;    /* target slot */
+  uint32_t gen;   /* target generation */
+} tend_ref;
+
+/* Pushes a new ref to (id, gen). */
+void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen);
+/* The ref at idx, or NULL. */
+tend_ref *tend_ref_test(lua_State *L, int idx);
+/* The ref at idx remembers the path at the top of the stack (popped). */
+void tend_ref_set_path(lua_State *L, int idx);
+/* Pushes the best ref for (id, gen): the actor's canonical one while it
+ * lives, else a new one. Pushes nil for id 0. */
+void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen);
+/* The live actor a ref names, or NULL. */
+tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
+/* Pushes the path of the ref at idx: a live actor's, "/temp/$id" for a
+ * pending ask, the remembered one for a dead actor, or "/deadLetters". */
+void tend_ref_push_path(lua_State *L, tend_host *h, int idx);
 
 /* ==== messages and values ============================================== */
 
@@ -154,6 +226,42 @@ int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
 void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
 /* Releases v without pushing it. */
 void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
+/* Takes a's next live message: pushes it and its sender's ref (nil for
+ * none) and returns 1, or pushes nothing and returns 0 when the queue is
+ * empty. A `terminated` notice of a watch that was undone is dropped. */
+int tend_inbox_take(lua_State *L, tend_host *h, tend_actor *a);
+/* Delivers the value at stack index idx to (id, gen) as a user message from
+ * (sender_id, sender_gen). A dead target takes it as a dead letter. */
+void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                     int idx, uint32_t sender_id, uint32_t sender_gen);
+/* Same, with the value store at stack index store (see value.h). */
+void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
+                        int idx, uint32_t sender_id, uint32_t sender_gen,
+                        int store);
+/* Same, to r, the ref at (absolute) stack index ref: when its actor is
+ * dead, the dead-letter log names it by the ref's path. */
+void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
+                         int idx, uint32_t sender_id, uint32_t sender_gen,
+                         int store);
+/* Pushes the fast value store (made on the first call): what a caller
+ * that stores or takes often keeps at hand (an upvalue, a worker's slot)
+ * to pass as `store` below. */
+void tend_value_push_store(lua_State *L, tend_host *h);
+/* Pushes v and keeps it stored. */
+void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
+/* Same, with the fast store at stack index store (0: from the registry;
+ * a pseudo-index such as an upvalue is fine). */
+int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
+                        int store);
+
+/* ==== timers ============================================================ */
+/* Arms a timer of kind for target a (may be NULL) after ns; repeating
+ * every interval ns when > 0; the value at idx (0 for none) is stored in
+ * it. Its tag is a's wait number. Returns it, or NULL when memory is
+ * out. */
+tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
+                           tend_actor *a, int64_t ns, int64_t interval,
+                           int idx);
 
 /* ==== asks and promises ================================================ */
 
@@ -208,6 +316,84 @@ void tend_sched_take_reply(lua_State *L, tend_host *h);
 /* a's running code raises Interrupted at its next hook (the REPL's
  * Ctrl-C). */
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
+
+/* ==== supervision ======================================================= */
+/* Gives a a stash of at most capacity messages (at spawn). Raises when
+ * memory is out. */
+void tend_stash_enable(lua_State *L, tend_actor *a, uint32_t capacity);
+/* Stashes the message a receives now. Raises, naming fn, when a has no
+ * stash, is not receiving a message, when that message is stashed
+ * already, or (kind StashOverflow) when the stash is full. */
+void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a, const char *fn);
+/* Puts a's stash in front of its user queue; returns how many. */
+uint32_t tend_stash_unstash_all(tend_host *h, tend_actor *a);
+/* How many messages a keeps. */
+uint32_t tend_stash_size(const tend_actor *a);
+/* Clears a's receive timeout. */
+void tend_rtimeout_clear(lua_State *L, tend_host *h, tend_actor *a);
+/* Sets a's receive timeout to ns (> 0) with the message at stack index
+ * msg; returns 0, or -1 when memory is out (nothing changed). */
+int tend_rtimeout_set(lua_State *L, tend_host *h, tend_actor *a, int64_t ns,
+                      int msg);
+/* a's receive timeout in ns, 0 for none. */
+int64_t tend_rtimeout_get(const tend_actor *a);
+/* The live actor the string at idx names: a registered name, or a path
+ * when it starts with '/'. NULL when none. */
+tend_actor *tend_names_lookup(lua_State *L, tend_host *h, int idx);
+/* Gives a the name at stack index name (a string, checked by the caller).
+ * Raises, naming fn, when the name is taken by another actor (naming
+ * both) or a already has a name. */
+void tend_names_register(lua_State *L, tend_host *h, tend_actor *a, int name,
+                         const char *fn);
+/* Removes the name at stack index name; returns 1 when it named an actor,
+ * 0 when it named none. */
+int tend_names_unregister(lua_State *L, tend_host *h, int name);
+/* Pushes a list of the registered names, sorted. */
+void tend_names_push_all(lua_State *L, tend_host *h);
+typedef struct tend_backoff_sup tend_backoff_sup; /* a backoff's state */
+/* a's backoff state, or NULL when a is no backoff supervisor. */
+tend_backoff_sup *tend_backoff_of(const tend_actor *a);
+/* Its current child while that is neither stopping nor dead, or NULL. */
+tend_actor *tend_backoff_current_child(tend_host *h, const tend_backoff_sup *b);
+/* Its restarts since the last reset. */
+uint32_t tend_backoff_restarts(const tend_backoff_sup *b);
+/* tend.backoff.reset(a): a's backoff starts over (Akka's Reset). */
+void tend_backoff_reset_sup(lua_State *L, tend_host *h, tend_actor *a);
+
+/* ==== errors ========================================================== */
+
+/* An error value is a table {kind, message} with the metatable below. */
+#define TEND_ERROR_MT "tend.Error"
+
+/* Pushes a new error value {kind, message}. */
+void tend_error_new(lua_State *L, const char *kind, const char *message);
+/* Is the value at idx an error value? */
+int tend_error_is(lua_State *L, int idx);
+/* Adds "src:line: " of the function at level to b (luaL_where's words,
+ * without printf), or nothing when the level has no line. */
+void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
+/* Pushes a traceback of L1 from level (luaL_traceback's format). */
+void tend_traceback(lua_State *L, lua_State *L1, int level);
+/* Pushes the message handler for lua_pcall: it turns any error into an
+ * error value with a traceback. */
+void tend_error_push_handler(lua_State *L);
+/* Pushes an error of kind, message "prefix: <the error at idx>", that
+ * keeps the error at idx as its cause (and its traceback). */
+void tend_error_wrap(lua_State *L, int idx, const char *kind,
+                     const char *prefix);
+/* Pushes "kind: message" for the error value at idx. */
+void tend_error_describe(lua_State *L, int idx);
+/* For an error value whose kind says the environment refused the
+ * configuration (NatsError, ListenError, NodeError: a server down, a port
+ * taken), pushes its one line "src:line: Kind: message" (the first level
+ * of its traceback outside tend, when it has no `where`) and returns 1:
+ * a traceback into tend would only hide that line. Else pushes nothing
+ * and returns 0. */
+int tend_error_push_brief(lua_State *L, int idx);
+/* Raises Interrupted (Ctrl-C at the REPL). */
+int tend_error_interrupted(lua_State *L);
+/* A type name for error messages ("an actor ref", "a table", ...). */
+const char *tend_typename(lua_State *L, int idx);
 
 /* ==== trace and events ================================================= */
 
@@ -275,5 +461,29 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
 int tend_trace_open(tend_host *h, const char *path);
 /* --trace-internal: the events of tend's own tasks are shown too. */
 void tend_trace_set_internal(tend_host *h, int on);
+
+/* ==== I/O handles ======================================================= */
+
+/* ==== nodes ============================================================= */
+
+/* The codec of messages that leave the process (msgpack). */
+#define TEND_CODEC_LIMIT (1u << 20) /* default size limit: NATS max_payload */
+#define TEND_CODEC_EXT_REF 1        /* msgpack ext type of a ref */
+
+typedef enum tend_codec_status {
+  TEND_CODEC_OK = 0,
+  TEND_CODEC_NOT_SERIALIZABLE, /* a value that cannot leave the node */
+  TEND_CODEC_TOO_LARGE,        /* over the size limit */
+  TEND_CODEC_BAD_MESSAGE       /* bytes that are not one encoded value */
+} tend_codec_status;
+
+/* Encodes the value at idx; pushes the bytes (a string) and returns
+ * TEND_CODEC_OK, or pushes a message and returns why not. */
+tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
+                                    size_t limit);
+/* Decodes n bytes; pushes the value and returns TEND_CODEC_OK, or pushes a
+ * message and returns TEND_CODEC_BAD_MESSAGE. */
+tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,
+                                    const char *data, size_t n);
 
 #endif

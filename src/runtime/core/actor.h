@@ -50,14 +50,6 @@ typedef enum tend_entity_kind {
   TEND_ENTITY_PROMISE
 } tend_entity_kind;
 
-typedef enum tend_actor_state {
-  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
-  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
-  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
-  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
-  TEND_ACTOR_DEAD        /* gone; its id is stale */
-} tend_actor_state;
-
 /* Where a RESTARTING actor is in the restart sequence (DESIGN §5.1). */
 typedef enum tend_restart_phase {
   TEND_RESTART_NONE,     /* not restarting */
