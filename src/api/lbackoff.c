@@ -437,7 +437,7 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
   child.args = field(L, spec, "args");
   child.name = field(L, spec, "name");
   child.reply = field(L, spec, "reply_while_stopped");
-  if (child.reply && h->copy_messages && tend_copy_needed(L, child.reply)) {
+  if (child.reply && tend_host_copies(h) && tend_copy_needed(L, child.reply)) {
     lua_pushfstring(L, "%s: option 'reply_while_stopped': ", fn);
     tend_copy_in_place(L, h, child.reply, lua_tostring(L, -1));
     lua_pop(L, 1); /* copyable: each reply is a copy of it */

@@ -151,8 +151,8 @@ static int l_chaos_crash(lua_State *L) {
                tend_typename(L, 2));
   }
   lua_settop(L, 2);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  if (a == h->current) return lua_error(L); /* crashing itself */
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (a == tend_host_current(h)) return lua_error(L); /* crashing itself */
   tend_actor_fail(L, h, a);
   return 0;
 }

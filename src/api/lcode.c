@@ -80,7 +80,7 @@ static int l_code_actor(lua_State *L) {
   lua_setfield(L, -2, "hooks");
   lua_pushstring(L, op_name(a));
   lua_setfield(L, -2, "op");
-  lua_pushboolean(L, h->current == a);
+  lua_pushboolean(L, tend_host_current(h) == a);
   lua_setfield(L, -2, "running");
   lua_pushinteger(L, a->mbox.n_user);
   lua_setfield(L, -2, "mailbox");
@@ -113,7 +113,7 @@ static int l_code_install(lua_State *L) {
     why = "it is dead";
   else if (a->flags & (TEND_AF_TASK | TEND_AF_GUARDIAN))
     why = "a task or a guardian has no factory";
-  else if (a->flags & TEND_AF_BACKOFF)
+  else if (tend_actor_is_backoff(a))
     why = "a backoff supervisor's code is tend's own";
   else if (a->state != TEND_ACTOR_RUNNING)
     why = "it is not running (starting, restarting or stopping)";
@@ -137,7 +137,7 @@ static int l_code_install(lua_State *L) {
  * moved actor (become or restarted) takes it first. */
 static int l_code_requeue(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *a = h->current;
+  tend_actor *a = tend_host_current(h);
   if (a == NULL || a->op != TEND_OP_RECEIVE)
     return luaL_error(L, "code_requeue: only inside a mover");
   lua_settop(L, 1);

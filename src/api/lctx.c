@@ -100,7 +100,7 @@ static int l_ctx_reset_backoff(lua_State *L) {
 static int l_ctx_tostring(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_ctx(L, 1);
-  if (a->state == TEND_ACTOR_DEAD) {
+  if (tend_actor_state_of(a) == TEND_ACTOR_DEAD) {
     lua_pushliteral(L, "Ctx(dead)");
     return 1;
   }
@@ -143,7 +143,7 @@ static int l_ctx_index(lua_State *L) {
       push_cached_ref(L, h, s, -1);
     }
   } else if (k == h->ctx_keys[1]) {
-    if (a->state == TEND_ACTOR_DEAD)
+    if (tend_actor_state_of(a) == TEND_ACTOR_DEAD)
       tend_actor_push_ref(L, h, a);
     else
       push_cached_ref(L, h, a, 1);

@@ -48,7 +48,7 @@ const char *tend_state_name(const tend_actor *a) {
 /* Appends a row for a and its subtree to the list at `list`. */
 static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
                     int depth) {
-  if ((a->flags & TEND_AF_INTERNAL) && !tend_event_internal_shown(h)) return;
+  if (tend_actor_is_internal(a) && !tend_event_internal_shown(h)) return;
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
@@ -89,7 +89,7 @@ static int l_ps(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_newtable(L);
   int list = lua_gettop(L);
-  if (h->user) ps_walk(L, h, h->user, list, 0);
+  if (tend_host_user(h)) ps_walk(L, h, tend_host_user(h), list, 0);
   if (h->system) ps_walk(L, h, h->system, list, 0);
   return 1;
 }
@@ -146,8 +146,8 @@ static int l_kill(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.kill", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  if (a == h->current && (a->flags & TEND_AF_TASK)) {
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (a == tend_host_current(h) && tend_actor_is_task(a)) {
     tend_actor_push_killed(L, h, a);
     return lua_error(L);
   }
@@ -162,10 +162,10 @@ static int l_poison(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.poison", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || (a->flags & TEND_AF_GUARDIAN)) return 0;
-  if (a->flags & TEND_AF_TASK) {
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (tend_actor_is_task(a)) {
     tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
-    if (a == h->current && lua_isyieldable(L))
+    if (a == tend_host_current(h) && lua_isyieldable(L))
       return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
     return 0;
   }
@@ -177,8 +177,9 @@ static int l_poison(lua_State *L) {
 static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
                            const char *fn) {
   if (ctx_form) return tend_check_own_ctx(L, 1, fn);
-  if (h->current == NULL) luaL_error(L, "%s: only an actor can watch", fn);
-  return h->current;
+  if (tend_host_current(h) == NULL)
+    luaL_error(L, "%s: only an actor can watch", fn);
+  return tend_host_current(h);
 }
 
 static int watch(lua_State *L, int ctx_form, const char *fn) {

@@ -92,7 +92,7 @@ static int l_process_spawn(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   int run = lua_toboolean(L, 3);
-  tend_actor *owner = h->current;
+  tend_actor *owner = tend_host_current(h);
   if (owner == NULL)
     luaL_error(L, "tend.process: can only run inside an actor");
   uint32_t to_id = 0, to_gen = 0;
@@ -264,7 +264,7 @@ static int wait_k(lua_State *L, int status, lua_KContext k) {
   tend_host *h = tend_host_of(L);
   int code = TEND_PROCESS_TIMEOUT;
   if (tend_sched_woken(L, h) == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
   }

@@ -122,7 +122,7 @@ static int connect_k(lua_State *L, int status, lua_KContext k) {
   tend_sock *s = *(tend_sock **)lua_touserdata(L, 2);
   int wake = tend_sched_woken(L, h);
   if (wake == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     lua_pop(L, 1);
   } else {
     tend_tcp_connect_abandon(s);
@@ -194,7 +194,7 @@ static int write_k(lua_State *L, int status, lua_KContext k) {
   (void)k;
   tend_host *h = tend_host_of(L);
   if (tend_sched_woken(L, h) == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     lua_pop(L, 1);
   }
   lua_pushboolean(L, 1);
@@ -217,7 +217,7 @@ static int l_write(lua_State *L) {
     return 2;
   }
   if (r == 1) { /* over the mark */
-    tend_actor *a = h->current;
+    tend_actor *a = tend_host_current(h);
     int w = a && lua_isyieldable(L) ? tend_tcp_wait_drain(L, h, a, s) : -1;
     if (w == 0) return tend_sched_wait(L, h, TEND_WAIT_ASK, write_k);
     if (w < 0)
@@ -277,7 +277,7 @@ static int l_sock_tostring(lua_State *L) {
 /* Can the running actor have children? (a task, a backoff supervisor and
  * a guardian cannot) */
 static tend_actor *parent_here(tend_host *h) {
-  tend_actor *a = h->current;
+  tend_actor *a = tend_host_current(h);
   if (a && !(a->flags & (TEND_AF_TASK | TEND_AF_BACKOFF | TEND_AF_GUARDIAN)))
     return a;
   return NULL;
@@ -297,7 +297,7 @@ static int l_spawn(lua_State *L) {
   lua_insert(L, 1);
   lua_settop(L, 3);
   tend_actor *parent = parent_here(h);
-  if (parent == NULL) parent = h->user;
+  if (parent == NULL) parent = tend_host_user(h);
   if (parent == NULL) luaL_error(L, "%s: the host is shutting down", fn);
   return tend_spawn_under(L, parent, 1, lua_tostring(L, 1));
 }

@@ -5,19 +5,26 @@
  * the face and the private headers agree. */
 #include "runtime/tend.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "runtime/core/actor.h"
+#include "runtime/core/copy.h"
 #include "runtime/core/error.h"
 #include "runtime/core/event.h"
 #include "runtime/core/host.h"
 #include "runtime/core/inbox.h"
 #include "runtime/core/lifecycle.h"
+#include "runtime/core/preempt.h"
 #include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/send.h"
 #include "runtime/core/timers.h"
 #include "runtime/core/value.h"
+#include "runtime/io/http/http.h"
 #include "runtime/nodes/codec.h"
+#include "runtime/nodes/remote.h"
 #include "runtime/supervision/backoff_sup.h"
 #include "runtime/supervision/names.h"
 #include "runtime/supervision/rtimeout.h"
@@ -132,4 +139,136 @@ tend_actor *tend_backoff_current_child(tend_host *h,
 }
 uint32_t tend_backoff_restarts(const tend_backoff_sup *b) {
   return b->restarts;
+}
+
+tend_actor *tend_host_entity(tend_host *h, uint32_t id, uint32_t gen,
+                             int *found) {
+  void *e = tend_slots_get(&h->ids, id, gen);
+  *found = e != NULL;
+  return e && ((tend_actor *)e)->kind == TEND_ENTITY_ACTOR ? e : NULL;
+}
+int tend_actor_has_promise(const tend_actor *a) {
+  return a->promise != NULL;
+}
+
+int tend_host_copies(const tend_host *h) {
+  return h->copy_messages;
+}
+void tend_sched_next_wait(tend_actor *a) {
+  a->wait_seq++;
+}
+
+tend_actor *tend_host_system(const tend_host *h) {
+  return h->system;
+}
+
+/* ---- nodes */
+int tend_node_set_identity(tend_host *h, const char *name, size_t n,
+                           uint64_t inc) {
+  char *copy = malloc(n + 1);
+  if (copy == NULL) return -1;
+  memcpy(copy, name, n);
+  copy[n] = '\0';
+  free(h->node_name);
+  h->node_name = copy;
+  h->node_inc = inc;
+  return 0;
+}
+void tend_node_set_hooks(lua_State *L, tend_host *h, int send, int decode,
+                         tend_remote_send_fn fn) {
+  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_send_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_decode_ref);
+  lua_pushvalue(L, send);
+  h->remote_send_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, decode);
+  h->remote_decode_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  h->remote_send = fn;
+}
+void tend_node_push_router(lua_State *L, const tend_host *h) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->remote_send_ref);
+}
+
+tend_actor *tend_actor_parent(const tend_actor *a) {
+  return a->parent;
+}
+tend_actor *tend_actor_first_child(const tend_actor *a) {
+  return a->first_child;
+}
+tend_actor *tend_actor_next_sibling(const tend_actor *a) {
+  return a->next_sibling;
+}
+uint32_t tend_actor_restarts(const tend_actor *a) {
+  return a->restarts;
+}
+uint32_t tend_actor_mailbox_size(const tend_actor *a) {
+  return a->mbox.n_user;
+}
+tend_restart_type tend_actor_restart_type(const tend_actor *a) {
+  return (tend_restart_type)a->restart_type;
+}
+int tend_actor_has_strategy(const tend_actor *a) {
+  return a->ext && a->ext->has_strategy;
+}
+
+void tend_host_push_sentinel(lua_State *L, const tend_host *h,
+                             tend_sentinel s) {
+  tend_push_sentinel(L, h, s);
+}
+tend_rng *tend_host_rng(tend_host *h) {
+  return &h->rng;
+}
+void tend_host_reseed(tend_host *h, uint64_t seed) {
+  h->seed = seed;
+  tend_rng_seed(&h->rng, seed);
+}
+tend_log_level tend_host_log_level(const tend_host *h) {
+  return h->log_level;
+}
+lua_State *tend_host_resumed(const tend_host *h) {
+  return h->resumed;
+}
+tend_host *tend_host_world(const tend_host *h) {
+  return h->world;
+}
+void tend_host_counts(const tend_host *h, tend_counts *c) {
+  uint32_t actors = 0;
+  for (uint32_t i = 1; i < h->ids.n; i++) {
+    tend_actor *a = h->ids.v[i].ptr;
+    if (a && a->kind == TEND_ENTITY_ACTOR && !(a->flags & TEND_AF_GUARDIAN))
+      actors++;
+  }
+  c->spawned = h->stats.spawned;
+  c->messages = h->stats.messages;
+  c->dead_letters = h->stats.dead_letters;
+  c->failures = h->stats.failures;
+  c->restarts = h->stats.restarts;
+  c->unhandled = h->stats.unhandled;
+  c->actors = actors;
+  c->timers = h->timers.n;
+  c->runnable = h->runq_len;
+  c->lua_bytes = h->lua_bytes;
+  c->c_bytes = (uint64_t)h->ids.cap * sizeof(tend_slot) +
+               h->timers.records.carved * sizeof(tend_timer) +
+               (uint64_t)h->timers.cap * sizeof(tend_timer *) +
+               h->msgs.carved * sizeof(tend_msg) +
+               (uint64_t)h->cap_free_values * sizeof(uint32_t);
+}
+
+void tend_trace_listen(lua_State *L, tend_host *h, int idx) {
+  idx = lua_absindex(L, idx);
+  if (h->trace_fn_ref <= 0) {
+    lua_newtable(L);
+    h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+  lua_pop(L, 1);
+}
+void tend_trace_set_stderr(lua_State *L, tend_host *h, int on) {
+  h->trace_stderr = on;
+  if (!on) {
+    luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
+    h->trace_fn_ref = LUA_NOREF;
+  }
 }

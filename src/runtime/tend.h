@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mailbox.h"
+#include "base/rng.h"
 #include "base/strategy.h"
 #include "base/timer.h"
 
@@ -109,6 +110,52 @@ typedef enum tend_metatable {
 } tend_metatable;
 /* The API made mt: ref is its registry ref, owned by the host from now. */
 void tend_host_set_metatable(tend_host *h, tend_metatable mt, int ref);
+/* What (id, gen) addresses: sets *found to 1 when it is a live slot of the
+ * id table, and returns the actor there, or NULL when it is a pending ask
+ * or nothing. */
+tend_actor *tend_host_entity(tend_host *h, uint32_t id, uint32_t gen,
+                             int *found);
+/* 1 under --copy-messages: every message is deep-copied at its send. */
+int tend_host_copies(const tend_host *h);
+/* Writes one log line: "[t] level path: message" (output.c). */
+void tend_host_log(tend_host *h, tend_log_level level, const char *path,
+                   const char *fmt, ...);
+/* The /system guardian (tend's own tasks), or NULL once it is gone. */
+tend_actor *tend_host_system(const tend_host *h);
+/* The sentinels a behavior returns. */
+typedef enum tend_sentinel {
+  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
+  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
+} tend_sentinel;
+/* Pushes the sentinel s (tend.stopped, tend.unhandled). */
+void tend_host_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s);
+/* The host's one generator (tend.random, math.random). */
+tend_rng *tend_host_rng(tend_host *h);
+/* Seeds it again with seed, which tend.seed() says from now on. */
+void tend_host_reseed(tend_host *h, uint64_t seed);
+/* Lines above this level are not logged. */
+tend_log_level tend_host_log_level(const tend_host *h);
+/* The coroutine the scheduler runs now (an actor's own), or NULL. */
+lua_State *tend_host_resumed(const tend_host *h);
+/* The world a simulated node's host belongs to, or NULL. */
+tend_host *tend_host_world(const tend_host *h);
+
+/* What tend.stats() reports. */
+typedef struct tend_counts {
+  uint64_t spawned;      /* actors spawned (guardians and tasks excluded) */
+  uint64_t messages;     /* user messages processed by behaviors */
+  uint64_t dead_letters; /* messages that reached no actor */
+  uint64_t failures;     /* errors raised by actors */
+  uint64_t restarts;     /* restarts completed */
+  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
+  uint64_t actors;       /* live actors, guardians excluded */
+  uint64_t timers;       /* armed timers */
+  uint64_t runnable;     /* actors in the run queue */
+  uint64_t lua_bytes;    /* bytes the Lua allocator holds */
+  uint64_t c_bytes;      /* bytes of the host's C tables */
+} tend_counts;
+/* Fills *c with the host's counters now. */
+void tend_host_counts(const tend_host *h, tend_counts *c);
 
 /* ==== actors =========================================================== */
 
@@ -188,6 +235,34 @@ typedef enum tend_actor_state {
 } tend_actor_state;
 /* a's state (tend_actor_state). */
 tend_actor_state tend_actor_state_of(const tend_actor *a);
+/* Why an actor stops; says what watchers see and whether a permanent
+ * child is restarted instead. */
+typedef enum tend_stop_reason {
+  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
+                          "normal"; a permanent child is restarted instead */
+  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
+                          directive, a group): "shutdown" (OTP), final */
+  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
+                          down: "shutdown", final */
+  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
+  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
+} tend_stop_reason;
+/* Asks a to stop (async): children first, then post_stop, then death. */
+void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
+                     tend_stop_reason why);
+/* The tree: a's supervisor (NULL for a guardian or a proxy), its first
+ * child, its next younger sibling (children in start order). */
+tend_actor *tend_actor_parent(const tend_actor *a);
+tend_actor *tend_actor_first_child(const tend_actor *a);
+tend_actor *tend_actor_next_sibling(const tend_actor *a);
+/* Its restarts so far. */
+uint32_t tend_actor_restarts(const tend_actor *a);
+/* Messages waiting in its user queue. */
+uint32_t tend_actor_mailbox_size(const tend_actor *a);
+/* When it is restarted (its spawn option). */
+tend_restart_type tend_actor_restart_type(const tend_actor *a);
+/* 1 when it was given a strategy for its children (not the default). */
+int tend_actor_has_strategy(const tend_actor *a);
 
 /* ==== refs ============================================================ */
 
@@ -253,6 +328,21 @@ void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
  * a pseudo-index such as an upvalue is fine). */
 int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
                         int store);
+/* Is the value at idx one that a copy would change (a table, or a value
+ * that cannot be copied)? Cheap: the hot path asks this first. */
+static inline int tend_copy_needed(lua_State *L, int idx) {
+  int t = lua_type(L, idx);
+  return t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD ||
+         t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA;
+}
+/* Pushes a deep copy of the value at idx and returns 0; or pushes a
+ * message saying what cannot be copied and where ("a function at
+ * message.handler") and returns -1. */
+int tend_copy_push(lua_State *L, tend_host *h, int idx);
+/* Replaces the value at idx with its copy, or raises NotCopyable (its
+ * message begins with prefix; its `where` is the caller's position). */
+void tend_copy_in_place(lua_State *L, tend_host *h, int idx,
+                        const char *prefix);
 
 /* ==== timers ============================================================ */
 /* Arms a timer of kind for target a (may be NULL) after ns; repeating
@@ -262,6 +352,8 @@ int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
 tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
                            tend_actor *a, int64_t ns, int64_t interval,
                            int idx);
+/* Disarms and frees t (NULL or already free: nothing). */
+void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t);
 
 /* ==== asks and promises ================================================ */
 
@@ -278,6 +370,11 @@ uint32_t tend_promise_gen(const tend_promise *p);
  * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v);
+/* target holds the request of p (nothing when out of memory: p can
+ * still time out). */
+void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
+/* 1 while a's ask waits for its promise (tend_promise_new set it). */
+int tend_actor_has_promise(const tend_actor *a);
 
 /* ==== the scheduler: waits ============================================= */
 
@@ -316,6 +413,12 @@ void tend_sched_take_reply(lua_State *L, tend_host *h);
 /* a's running code raises Interrupted at its next hook (the REPL's
  * Ctrl-C). */
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
+/* Starts a's next wait: a WAKE timer armed after it ends only this one. */
+void tend_sched_next_wait(tend_actor *a);
+/* The running actor's code resumes co (coroutine.resume or wrap; NULL:
+ * back in its own coroutine): the hook is armed there too, Lua's hooks
+ * being per coroutine. Returns the innermost one before, to restore. */
+lua_State *tend_preempt_inner(tend_host *h, lua_State *co);
 
 /* ==== supervision ======================================================= */
 /* Gives a a stash of at most capacity messages (at spawn). Raises when
@@ -359,6 +462,8 @@ tend_actor *tend_backoff_current_child(tend_host *h, const tend_backoff_sup *b);
 uint32_t tend_backoff_restarts(const tend_backoff_sup *b);
 /* tend.backoff.reset(a): a's backoff starts over (Akka's Reset). */
 void tend_backoff_reset_sup(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes a's registered name, or nil. */
+void tend_names_push_name(lua_State *L, tend_host *h, const tend_actor *a);
 
 /* ==== errors ========================================================== */
 
@@ -461,8 +566,51 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
 int tend_trace_open(tend_host *h, const char *path);
 /* --trace-internal: the events of tend's own tasks are shown too. */
 void tend_trace_set_internal(tend_host *h, int on);
+/* tend.trace(fn): the function at idx joins the listeners. */
+void tend_trace_listen(lua_State *L, tend_host *h, int idx);
+/* tend.trace(on): events as JSON lines on stderr or not; off also drops
+ * the listeners. */
+void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
+/* Writes what is buffered and closes the trace file. */
+void tend_trace_close(tend_host *h);
+/* Calls the tend.trace function with the events queued since (main
+ * thread, between turns). */
+void tend_event_flush(lua_State *L, tend_host *h);
 
 /* ==== I/O handles ======================================================= */
+/* -- HTTP client requests (curl) */
+/* What to send, checked by the API. */
+typedef struct tend_http_spec {
+  const char *method;         /* "GET", "POST", ... (upper case) */
+  const char *url;            /* http:// or https:// */
+  const char *const *headers; /* "Name: value" lines (NULL-ended) */
+  const char *body;           /* or NULL */
+  size_t body_len;            /* its length */
+  int64_t timeout_ms;         /* whole request, > 0 */
+  size_t max_body;            /* response body bound, > 0 */
+} tend_http_spec;
+
+typedef struct tend_http_req tend_http_req;
+/* Starts spec for the current actor a, which then waits on the promise
+ * armed here (the caller yields with tend_sched_wait(TEND_WAIT_ASK)); the
+ * wake value is an integer, meaningless: read the result with
+ * tend_http_error and tend_http_push_response. Sets *slot (the Lua
+ * handle's pointer) to the record before arming the promise, which may
+ * raise. Returns the record, or NULL with an error message pushed
+ * (nothing left behind). */
+tend_http_req *tend_http_start(lua_State *L, tend_host *h, tend_actor *a,
+                               const tend_http_spec *spec,
+                               tend_http_req **slot);
+/* Why r failed (curl's text, or a bound that was passed), or NULL when it
+ * has a response. A request still in flight is abandoned first. */
+const char *tend_http_error(tend_http_req *r);
+/* Pushes the response of r (error NULL): {status, headers, body}; the
+ * record's copy of it is freed (it is read once). */
+void tend_http_push_response(lua_State *L, tend_http_req *r);
+/* The Lua side let go of r: in flight, it is abandoned; then freed. */
+void tend_http_release(tend_http_req *r);
+/* How many requests are in flight now (tend.http.stats and the specs). */
+int tend_http_in_flight(const tend_host *h);
 
 /* ==== nodes ============================================================= */
 
@@ -485,5 +633,36 @@ tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
  * message and returns TEND_CODEC_BAD_MESSAGE. */
 tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,
                                     const char *data, size_t n);
+/* A new proxy for the coordinates at stack indices node..kind (six
+ * values: node, inc, id, gen, path, kind); pushes its ref. Raises when ids
+ * run out. */
+tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node);
+/* The proxy p ends: the value at stack index reason is what its watchers
+ * see and what its held asks fail with. */
+void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason);
+/* The proxy p's node is not connected: p's watchers get `terminated` with
+ * the value at stack index reason (once: the watches are gone), the asks
+ * it holds fail with it, and p is disconnected until reconnected. */
+void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
+                            int reason);
+/* The proxy p's node is connected again (same incarnation). */
+void tend_remote_reconnect(tend_actor *p);
+/* Pushes the coordinates table of the proxy p (nil when it has none). */
+void tend_remote_push_coords(lua_State *L, tend_host *h, tend_actor *p);
+/* This host is node name (n bytes, copied) of incarnation inc; -1 when
+ * memory is out (nothing changed). */
+int tend_node_set_identity(tend_host *h, const char *name, size_t n,
+                           uint64_t inc);
+/* A message v from (sid, sgen) to the proxy p leaves for its node (v
+ * consumed). */
+typedef void (*tend_remote_send_fn)(lua_State *L, tend_host *h, tend_actor *p,
+                                    tend_value *v, uint32_t sid, uint32_t sgen);
+/* The node layer's hooks: the router and the ref maker at stack indexes
+ * send and decode (kept by the host, replacing earlier ones), and fn, which
+ * the runtime calls for every message to a proxy. */
+void tend_node_set_hooks(lua_State *L, tend_host *h, int send, int decode,
+                         tend_remote_send_fn fn);
+/* Pushes the router set by tend_node_set_hooks. */
+void tend_node_push_router(lua_State *L, const tend_host *h);
 
 #endif

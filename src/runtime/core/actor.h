@@ -89,19 +89,6 @@ typedef enum tend_actor_op {
   TEND_OP_POST_RESTART  /* hooks.post_restart(self, err, ctx) */
 } tend_actor_op;
 
-/* Why an actor stops; says what watchers see and whether a permanent
- * child is restarted instead. */
-typedef enum tend_stop_reason {
-  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
-                          "normal"; a permanent child is restarted instead */
-  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
-                          directive, a group): "shutdown" (OTP), final */
-  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
-                          down: "shutdown", final */
-  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
-  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
-} tend_stop_reason;
-
 enum tend_actor_flags {
   TEND_AF_QUEUED = 1,     /* in the run queue */
   TEND_AF_HOOKS = 2,      /* behavior is a hook table, not a function */

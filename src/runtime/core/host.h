@@ -290,11 +290,6 @@ void tend_host_print(tend_host *h, const char *text, size_t len);
 void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
                     int eol);
 
-/* The sentinels a behavior returns. */
-typedef enum tend_sentinel {
-  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
-  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
-} tend_sentinel;
 static inline void tend_push_sentinel(lua_State *L, const tend_host *h,
                                       tend_sentinel s) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);
