@@ -28,16 +28,13 @@ local FACE = "runtime/tend.h"
 -- Files of src/api and src/cli that still include private runtime headers
 -- (rule 6): the face does not yet have all they use. Only ever shrinks.
 local FACE_PENDING = {
-  ["api/lbackoff.c"] = true,
   ["api/lchaos.c"] = true,
   ["api/lcode.c"] = true,
-  ["api/lctx.c"] = true,
   ["api/linspect.c"] = true,
   ["api/lnats.c"] = true,
   ["api/lprocess.c"] = true,
   ["api/lsimnodes.c"] = true,
   ["api/ltcp.c"] = true,
-  ["api/ltyped.c"] = true,
 }
 
 local src_dir = (arg[1] or "src"):gsub("(.)/+$", "%1")

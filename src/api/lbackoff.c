@@ -9,14 +9,6 @@
 
 #include "api/api.h"
 #include "base/backoff.h"
-#include "runtime/supervision/backoff_sup.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/stash.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/send.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
 
@@ -276,7 +268,7 @@ static int l_backoff_delays(lua_State *L) {
   parse_delays(L, 1, "tend.backoff.delays", &c);
   tend_delay_state s;
   tend_delay_reset(&c, &s);
-  tend_rng copy = h->rng;
+  tend_rng copy = *tend_host_rng(h);
   lua_createtable(L, (int)n, 0);
   for (lua_Integer i = 1; i <= n; i++) {
     double draw;
@@ -301,8 +293,8 @@ static int l_delay_generator(lua_State *L) {
 static int l_delays_next(lua_State *L) {
   delays *d = luaL_checkudata(L, 1, DELAYS_MT);
   double draw;
-  int64_t ns =
-      tend_delay_next(&d->cfg, &d->state, &tend_host_of(L)->rng, &draw);
+  int64_t ns = tend_delay_next(&d->cfg, &d->state,
+                               tend_host_rng(tend_host_of(L)), &draw);
   lua_pushnumber(L, (double)ns / 1e9);
   lua_pushnumber(L, draw);
   return 2;

@@ -58,7 +58,7 @@ static int l_code_actor(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.inspect", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || a->state == TEND_ACTOR_DEAD) return 0;
+  if (a == NULL || tend_actor_state_of(a) == TEND_ACTOR_DEAD) return 0;
   lua_createtable(L, 0, 14);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
@@ -82,9 +82,9 @@ static int l_code_actor(lua_State *L) {
   lua_setfield(L, -2, "op");
   lua_pushboolean(L, tend_host_current(h) == a);
   lua_setfield(L, -2, "running");
-  lua_pushinteger(L, a->mbox.n_user);
+  lua_pushinteger(L, tend_actor_mailbox_size(a));
   lua_setfield(L, -2, "mailbox");
-  lua_pushinteger(L, a->restarts);
+  lua_pushinteger(L, tend_actor_restarts(a));
   lua_setfield(L, -2, "restarts");
   lua_Integer timers = 0;
   for (const tend_timer *t = a->timers; t; t = t->next) timers++;
@@ -109,13 +109,13 @@ static int l_code_install(lua_State *L) {
   luaL_checktype(L, 3, LUA_TFUNCTION);
   tend_actor *a = tend_ref_actor(h, r);
   const char *why = NULL;
-  if (a == NULL || a->state == TEND_ACTOR_DEAD)
+  if (a == NULL || tend_actor_state_of(a) == TEND_ACTOR_DEAD)
     why = "it is dead";
   else if (a->flags & (TEND_AF_TASK | TEND_AF_GUARDIAN))
     why = "a task or a guardian has no factory";
   else if (tend_actor_is_backoff(a))
     why = "a backoff supervisor's code is tend's own";
-  else if (a->state != TEND_ACTOR_RUNNING)
+  else if (tend_actor_state_of(a) != TEND_ACTOR_RUNNING)
     why = "it is not running (starting, restarting or stopping)";
   if (why) {
     lua_pushnil(L);

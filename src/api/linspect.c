@@ -31,7 +31,7 @@ static double busy_seconds(const tend_actor *a) {
 const char *tend_state_name(const tend_actor *a) {
   if (a->failure == TEND_FAILURE_PENDING) return "failed";
   if (a->suspends) return "suspended";
-  switch ((tend_actor_state)a->state) {
+  switch ((tend_actor_state)tend_actor_state_of(a)) {
     case TEND_ACTOR_STARTING: /* a task runs its function as it starts */
       if (a->op != TEND_OP_TASK) return "starting";
       /* fall through */
@@ -54,9 +54,9 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   lua_setfield(L, -2, "path");
   lua_pushstring(L, tend_state_name(a));
   lua_setfield(L, -2, "state");
-  lua_pushinteger(L, a->restarts);
+  lua_pushinteger(L, tend_actor_restarts(a));
   lua_setfield(L, -2, "restarts");
-  lua_pushinteger(L, a->mbox.n_user);
+  lua_pushinteger(L, tend_actor_mailbox_size(a));
   lua_setfield(L, -2, "mailbox");
   lua_pushinteger(L, depth);
   lua_setfield(L, -2, "depth");
@@ -78,7 +78,8 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_setfield(L, -2, "socket");
   }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+  for (tend_actor *c = tend_actor_first_child(a); c;
+       c = tend_actor_next_sibling(c))
     ps_walk(L, h, c, list, depth + 1);
 }
 
@@ -187,7 +188,7 @@ static int watch(lua_State *L, int ctx_form, const char *fn) {
   tend_actor *w = watcher(L, h, ctx_form, fn);
   int at = ctx_form ? 2 : 1;
   tend_ref *r = tend_check_ref(L, at, fn, "ref");
-  if (w->state == TEND_ACTOR_DEAD) return 0;
+  if (tend_actor_state_of(w) == TEND_ACTOR_DEAD) return 0;
   tend_watch_add(L, h, w, r->id, r->gen, at,
                  lua_isnoneornil(L, at + 1) ? 0 : at + 1);
   lua_pushvalue(L, at);

@@ -10,13 +10,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/stash.h"
-#include "runtime/supervision/typed.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/send.h"
 
 #define ACTION_MT "tend.TypedAction"
 #define SPEC_MT "tend.SupervisedSpec"

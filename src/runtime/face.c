@@ -29,6 +29,7 @@
 #include "runtime/supervision/names.h"
 #include "runtime/supervision/rtimeout.h"
 #include "runtime/supervision/stash.h"
+#include "runtime/supervision/typed.h"
 
 /* ---- host */
 lua_State *tend_host_state(const tend_host *h) {
@@ -271,4 +272,29 @@ void tend_trace_set_stderr(lua_State *L, tend_host *h, int on) {
     luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
     h->trace_fn_ref = LUA_NOREF;
   }
+}
+
+tend_actor *tend_actor_test(lua_State *L, int idx) {
+  tend_actor *a = lua_touserdata(L, idx);
+  if (a == NULL || lua_islightuserdata(L, idx) ||
+      lua_rawlen(L, idx) != sizeof *a || a->magic != TEND_ACTOR_MAGIC)
+    return NULL;
+  return a;
+}
+int tend_actor_push_cached_ref(lua_State *L, int ctx) {
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+uint32_t tend_actor_sender_id(const tend_actor *a) {
+  return a->sender_id;
+}
+uint32_t tend_actor_sender_gen(const tend_actor *a) {
+  return a->sender_gen;
+}
+const char **tend_host_ctx_keys(tend_host *h) {
+  return h->ctx_keys;
+}
+void tend_host_push_anchors(lua_State *L, const tend_host *h) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
 }

@@ -1,16 +1,13 @@
 /* tend.h: the face of the runtime, the one header of src/runtime that the
  * layers above (src/api, src/cli) include, as Lua's libraries see only
- * lua.h. The host, actors, promises and timers are opaque here: their
- * structs live in the private headers under src/runtime/<folder>/, and
- * what the layers above read of them goes through the calls below (small
- * functions; the build's -flto inlines them at the link). Value types the
- * callers fill or read whole (options, events, a ref's coordinates) are
- * defined here, once; the private headers include this file for them.
- *
- * Grouped by topic: host, actors, refs, messages and values, timers, asks
- * and promises, supervision, errors, trace and events, I/O handles, nodes.
- * Each call states its contract in one line; the private header that
- * declares it too says more. scripts/layers.lua checks that src/api and
+ * lua.h. The host, actors, promises and timers are opaque: their structs
+ * live in the private headers under src/runtime/<folder>/, and what the
+ * layers above read of them goes through the calls below (small functions
+ * in face.c or the file that owns the struct; -flto inlines them at the
+ * link). The value types callers fill or read whole (options, events,
+ * clauses, a ref) are defined here, once; the private headers include this
+ * file for them. One line of contract per call; the private header that
+ * also declares it says more. scripts/layers.lua checks that src/api and
  * src/cli include from src/runtime only this file. */
 #ifndef TEND_FACE_H
 #define TEND_FACE_H
@@ -21,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "base/backoff.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/mailbox.h"
@@ -33,7 +31,7 @@
 typedef struct tend_host tend_host;       /* one state, one loop, one clock */
 typedef struct tend_actor tend_actor;     /* an actor's record (its ctx) */
 typedef struct tend_promise tend_promise; /* a pending ask */
-typedef struct tend_timer tend_timer;     /* an armed timer */
+typedef struct tend_timer tend_timer;     /* an armed timer (base/timer.h) */
 
 /* ==== host ============================================================= */
 
@@ -61,6 +59,34 @@ typedef struct tend_host_config {
   const char *node_name; /* a simulated node's name (copied), or NULL */
 } tend_host_config;
 
+/* What tend.stats() reports. */
+typedef struct tend_counts {
+  uint64_t spawned;      /* actors spawned (guardians and tasks excluded) */
+  uint64_t messages;     /* user messages processed by behaviors */
+  uint64_t dead_letters; /* messages that reached no actor */
+  uint64_t failures;     /* errors raised by actors */
+  uint64_t restarts;     /* restarts completed */
+  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
+  uint64_t actors;       /* live actors, guardians excluded */
+  uint64_t timers;       /* armed timers */
+  uint64_t runnable;     /* actors in the run queue */
+  uint64_t lua_bytes;    /* bytes the Lua allocator holds */
+  uint64_t c_bytes;      /* bytes of the host's C tables */
+} tend_counts;
+
+/* The metatables the API makes and the runtime uses. */
+typedef enum tend_metatable {
+  TEND_MT_CTX,
+  TEND_MT_REF,
+  TEND_MT_ERROR
+} tend_metatable;
+
+/* The sentinels a behavior returns. */
+typedef enum tend_sentinel {
+  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
+  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
+} tend_sentinel;
+
 /* Recovers the host from any thread of its state. */
 static inline tend_host *tend_host_of(lua_State *L) {
   return *(tend_host **)lua_getextraspace(L);
@@ -77,93 +103,74 @@ void tend_host_shutdown(tend_host *h, int code);
 void tend_host_poke(tend_host *h);
 /* Writes text to stdout around the front's output hook (EPIPE: stops). */
 void tend_host_print(tend_host *h, const char *text, size_t len);
-/* The main Lua state: every Lua object lives there. */
-lua_State *tend_host_state(const tend_host *h);
-/* The event loop. */
-uv_loop_t *tend_host_loop(tend_host *h);
-/* The seed of the host's generator (tend.seed()). */
-uint64_t tend_host_seed(const tend_host *h);
-/* The command line's hooks, for it to set and read. */
-tend_front *tend_host_front(tend_host *h);
-/* 1 once the tree is stopping (a shutdown began). */
-int tend_host_stopping(const tend_host *h);
-/* The /user guardian, or NULL once it is gone. */
-tend_actor *tend_host_user(const tend_host *h);
-/* /user/main while the main chunk runs, else NULL. */
-tend_actor *tend_host_main(const tend_host *h);
-/* The actor whose code runs now, or NULL. */
-tend_actor *tend_host_current(const tend_host *h);
-/* The actor whose running code raises Interrupted at its next hook, or
- * NULL for none. */
-void tend_host_set_interrupt(tend_host *h, tend_actor *a);
-/* Sets /user/main (the main chunk's task), or NULL. */
-void tend_host_set_main(tend_host *h, tend_actor *a);
-/* 1 under the virtual clock (--virtual-time, specs, scenarios). */
-int tend_host_virtual(const tend_host *h);
-/* The host's time now, in ns (virtual or real). */
-int64_t tend_host_now(tend_host *h);
-/* The metatables the API makes and the runtime uses. */
-typedef enum tend_metatable {
-  TEND_MT_CTX,  /* tend.Ctx, an actor's record */
-  TEND_MT_REF,  /* tend.Ref */
-  TEND_MT_ERROR /* tend.Error */
-} tend_metatable;
-/* The API made mt: ref is its registry ref, owned by the host from now. */
-void tend_host_set_metatable(tend_host *h, tend_metatable mt, int ref);
-/* What (id, gen) addresses: sets *found to 1 when it is a live slot of the
- * id table, and returns the actor there, or NULL when it is a pending ask
- * or nothing. */
-tend_actor *tend_host_entity(tend_host *h, uint32_t id, uint32_t gen,
-                             int *found);
-/* 1 under --copy-messages: every message is deep-copied at its send. */
-int tend_host_copies(const tend_host *h);
 /* Writes one log line: "[t] level path: message" (output.c). */
 void tend_host_log(tend_host *h, tend_log_level level, const char *path,
                    const char *fmt, ...);
-/* The /system guardian (tend's own tasks), or NULL once it is gone. */
-tend_actor *tend_host_system(const tend_host *h);
-/* The sentinels a behavior returns. */
-typedef enum tend_sentinel {
-  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
-  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
-} tend_sentinel;
-/* Pushes the sentinel s (tend.stopped, tend.unhandled). */
-void tend_host_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s);
-/* The host's one generator (tend.random, math.random). */
-tend_rng *tend_host_rng(tend_host *h);
-/* Seeds it again with seed, which tend.seed() says from now on. */
+lua_State *tend_host_state(const tend_host *h); /* the main Lua state */
+uv_loop_t *tend_host_loop(tend_host *h);        /* the event loop */
+tend_front *tend_host_front(tend_host *h);      /* the command line's hooks */
+uint64_t tend_host_seed(const tend_host *h);    /* the seed (tend.seed()) */
+tend_rng *tend_host_rng(tend_host *h);          /* the one generator */
+/* Seeds the generator again with seed, which tend.seed() says from now. */
 void tend_host_reseed(tend_host *h, uint64_t seed);
+int tend_host_virtual(const tend_host *h); /* 1 under the virtual clock */
+int64_t tend_host_now(tend_host *h);       /* the host's time now, in ns */
+int tend_host_copies(const tend_host *h);  /* 1 under --copy-messages */
 /* Lines above this level are not logged. */
 tend_log_level tend_host_log_level(const tend_host *h);
+int tend_host_stopping(const tend_host *h);       /* 1 once a shutdown began */
+tend_actor *tend_host_user(const tend_host *h);   /* /user, NULL once gone */
+tend_actor *tend_host_system(const tend_host *h); /* /system, NULL once gone */
+tend_actor *tend_host_main(const tend_host *h);   /* /user/main while it runs */
+void tend_host_set_main(tend_host *h, tend_actor *a);
+tend_actor *tend_host_current(const tend_host *h); /* whose code runs now */
 /* The coroutine the scheduler runs now (an actor's own), or NULL. */
 lua_State *tend_host_resumed(const tend_host *h);
+/* The actor whose running code raises Interrupted at its next hook. */
+void tend_host_set_interrupt(tend_host *h, tend_actor *a);
 /* The world a simulated node's host belongs to, or NULL. */
 tend_host *tend_host_world(const tend_host *h);
-
-/* What tend.stats() reports. */
-typedef struct tend_counts {
-  uint64_t spawned;      /* actors spawned (guardians and tasks excluded) */
-  uint64_t messages;     /* user messages processed by behaviors */
-  uint64_t dead_letters; /* messages that reached no actor */
-  uint64_t failures;     /* errors raised by actors */
-  uint64_t restarts;     /* restarts completed */
-  uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
-  uint64_t actors;       /* live actors, guardians excluded */
-  uint64_t timers;       /* armed timers */
-  uint64_t runnable;     /* actors in the run queue */
-  uint64_t lua_bytes;    /* bytes the Lua allocator holds */
-  uint64_t c_bytes;      /* bytes of the host's C tables */
-} tend_counts;
+/* The API made mt: ref is its registry ref, owned by the host from now. */
+void tend_host_set_metatable(tend_host *h, tend_metatable mt, int ref);
+/* Pushes the sentinel s (tend.stopped, tend.unhandled). */
+void tend_host_push_sentinel(lua_State *L, const tend_host *h, tend_sentinel s);
 /* Fills *c with the host's counters now. */
 void tend_host_counts(const tend_host *h, tend_counts *c);
+/* The interned "sender", "self", "parent" ctx's __index compares keys
+ * with (the API sets them and keeps them alive). */
+const char **tend_host_ctx_keys(tend_host *h);
+/* Pushes the anchor table: actor id -> its record, for live actors. */
+void tend_host_push_anchors(lua_State *L, const tend_host *h);
+/* What (id, gen) addresses: *found = 1 for a live slot; returns the actor
+ * there, or NULL for a pending ask or nothing. */
+tend_actor *tend_host_entity(tend_host *h, uint32_t id, uint32_t gen,
+                             int *found);
 
 /* ==== actors =========================================================== */
 
-/* The actor's id and generation: together they address it (a ref). */
-uint32_t tend_actor_id(const tend_actor *a);
-uint32_t tend_actor_gen(const tend_actor *a);
-/* The live actor (id, gen) names, or NULL. */
-tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
+#define TEND_CTX_MT "tend.Ctx" /* the metatable of an actor's record */
+
+/* Where an actor is in its life. */
+typedef enum tend_actor_state {
+  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
+  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
+  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
+  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
+  TEND_ACTOR_DEAD        /* gone; its id is stale */
+} tend_actor_state;
+
+/* Why an actor stops; says what watchers see and whether a permanent
+ * child is restarted instead. */
+typedef enum tend_stop_reason {
+  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
+                          "normal"; a permanent child is restarted instead */
+  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
+                          directive, a group): "shutdown" (OTP), final */
+  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
+                          down: "shutdown", final */
+  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
+  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
+} tend_stop_reason;
 
 /* Restarted after what (the spawn option `restart`). */
 typedef enum tend_restart_type {
@@ -191,33 +198,34 @@ typedef struct tend_spawn_opts {
   int decider;            /* stack index of the strategy's decider, or 0 */
   int64_t max_message_ns; /* max_message_time, 0 for none */
   tend_restart_type restart;
-  uint32_t stash; /* a stash of at most this many messages, 0 for none
-                     (stash.h) */
+  uint32_t stash; /* a stash of at most this many messages, 0 for none */
   int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
 } tend_spawn_opts;
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */
 void tend_spawn_opts_init(tend_spawn_opts *o);
-/* Creates an actor under parent with the factory at stack index factory;
- * queues its START; pushes its ref. Raises (nothing created) when the
- * name is taken or the parent cannot take children. */
+/* Creates an actor under parent with the factory at stack index factory,
+ * queues its START, pushes its ref; raises (nothing made) if it cannot. */
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o);
 /* Raises (naming fn) unless parent can take a child named by the string
  * at stack index name (0: anonymous). */
 void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                             int name, const char *fn);
-/* Gives a the strategy s for its children; the decider (function or
- * table) at stack index decider, or 0 for none. */
+/* Asks a to stop (async): children first, then post_stop, then death. */
+void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
+                     tend_stop_reason why);
+/* Gives a the strategy s for its children, with the decider at stack index
+ * decider (0: none). */
 void tend_actor_set_strategy(lua_State *L, tend_actor *a,
                              const tend_strategy *s, int decider);
-/* Pushes a's path ("/user/a/b"), computed once. */
-void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
-/* Pushes a's canonical ref (made on first use). */
-void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
-/* Pushes a's userdata (ctx). */
-void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
-/* What an actor is, fixed at its spawn. */
+/* The live actor (id, gen) names, or NULL. */
+tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
+/* The actor record (a ctx) at idx, or NULL for any other value. */
+tend_actor *tend_actor_test(lua_State *L, int idx);
+uint32_t tend_actor_id(const tend_actor *a); /* with its gen, its address */
+uint32_t tend_actor_gen(const tend_actor *a);
+tend_actor_state tend_actor_state_of(const tend_actor *a);
 int tend_actor_is_task(const tend_actor *a);     /* runs a function once */
 int tend_actor_is_guardian(const tend_actor *a); /* /user or /system */
 int tend_actor_is_backoff(const tend_actor *a);  /* a backoff supervisor */
@@ -225,52 +233,38 @@ int tend_actor_is_remote(const tend_actor *a);   /* a proxy of a remote one */
 int tend_actor_is_internal(const tend_actor *a); /* one of tend's own tasks */
 /* A proxy whose node is not connected now. */
 int tend_actor_is_disconnected(const tend_actor *a);
-/* Where an actor is in its life. */
-typedef enum tend_actor_state {
-  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
-  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
-  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
-  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
-  TEND_ACTOR_DEAD        /* gone; its id is stale */
-} tend_actor_state;
-/* a's state (tend_actor_state). */
-tend_actor_state tend_actor_state_of(const tend_actor *a);
-/* Why an actor stops; says what watchers see and whether a permanent
- * child is restarted instead. */
-typedef enum tend_stop_reason {
-  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
-                          "normal"; a permanent child is restarted instead */
-  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
-                          directive, a group): "shutdown" (OTP), final */
-  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
-                          down: "shutdown", final */
-  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
-  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
-} tend_stop_reason;
-/* Asks a to stop (async): children first, then post_stop, then death. */
-void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
-                     tend_stop_reason why);
 /* The tree: a's supervisor (NULL for a guardian or a proxy), its first
  * child, its next younger sibling (children in start order). */
 tend_actor *tend_actor_parent(const tend_actor *a);
 tend_actor *tend_actor_first_child(const tend_actor *a);
 tend_actor *tend_actor_next_sibling(const tend_actor *a);
-/* Its restarts so far. */
-uint32_t tend_actor_restarts(const tend_actor *a);
-/* Messages waiting in its user queue. */
-uint32_t tend_actor_mailbox_size(const tend_actor *a);
-/* When it is restarted (its spawn option). */
+uint32_t tend_actor_restarts(const tend_actor *a);     /* restarts so far */
+uint32_t tend_actor_mailbox_size(const tend_actor *a); /* its user queue */
 tend_restart_type tend_actor_restart_type(const tend_actor *a);
 /* 1 when it was given a strategy for its children (not the default). */
 int tend_actor_has_strategy(const tend_actor *a);
+/* The sender of the message a processes now (0, 0: none). */
+uint32_t tend_actor_sender_id(const tend_actor *a);
+uint32_t tend_actor_sender_gen(const tend_actor *a);
+/* Pushes a's path ("/user/a/b"), computed once. */
+void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
+/* Pushes the path cached in the record at stack index ctx and returns 1,
+ * or pushes nothing and returns 0. */
+int tend_actor_push_cached_path(lua_State *L, int ctx);
+/* Pushes a's canonical ref (made on first use). */
+void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes the canonical ref cached in the record at stack index ctx and
+ * returns 1, or pushes nothing and returns 0 (not made yet). */
+int tend_actor_push_cached_ref(lua_State *L, int ctx);
+/* Pushes a's userdata (ctx). */
+void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
 
-/* ==== refs ============================================================ */
+/* ==== refs ============================================================= */
 
 /* A tend.Ref: the address (id, gen) of an actor or of a pending ask; it
  * reaches its target only while that generation lives. */
 #define TEND_REF_MT "tend.Ref"
 #define TEND_REF_MAGIC 0x72656672u
-
 typedef struct tend_ref {
   uint32_t magic; /* TEND_REF_MAGIC */
   uint32_t id;    /* target slot */
@@ -283,8 +277,8 @@ void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen);
 tend_ref *tend_ref_test(lua_State *L, int idx);
 /* The ref at idx remembers the path at the top of the stack (popped). */
 void tend_ref_set_path(lua_State *L, int idx);
-/* Pushes the best ref for (id, gen): the actor's canonical one while it
- * lives, else a new one. Pushes nil for id 0. */
+/* Pushes the live actor's canonical ref for (id, gen), else a new one;
+ * nil for id 0. */
 void tend_ref_push(lua_State *L, tend_host *h, uint32_t id, uint32_t gen);
 /* The live actor a ref names, or NULL. */
 tend_actor *tend_ref_actor(tend_host *h, const tend_ref *r);
@@ -294,22 +288,11 @@ void tend_ref_push_path(lua_State *L, tend_host *h, int idx);
 
 /* ==== messages and values ============================================== */
 
-/* Stores the value at idx (not popped) as *out; 0, or -1 when memory is
- * exhausted. */
-int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
-/* Pushes v and releases it. */
-void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
-/* Releases v without pushing it. */
-void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
-/* Takes a's next live message: pushes it and its sender's ref (nil for
- * none) and returns 1, or pushes nothing and returns 0 when the queue is
- * empty. A `terminated` notice of a watch that was undone is dropped. */
-int tend_inbox_take(lua_State *L, tend_host *h, tend_actor *a);
-/* Delivers the value at stack index idx to (id, gen) as a user message from
- * (sender_id, sender_gen). A dead target takes it as a dead letter. */
+/* Delivers the value at stack index idx to (id, gen) as a user message
+ * from (sender_id, sender_gen); a dead target takes it as a dead letter. */
 void tend_actor_send(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                      int idx, uint32_t sender_id, uint32_t sender_gen);
-/* Same, with the value store at stack index store (see value.h). */
+/* Same, with the value store at stack index store. */
 void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
                         int idx, uint32_t sender_id, uint32_t sender_gen,
                         int store);
@@ -318,65 +301,55 @@ void tend_actor_send_in(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
 void tend_actor_send_ref(lua_State *L, tend_host *h, const tend_ref *r, int ref,
                          int idx, uint32_t sender_id, uint32_t sender_gen,
                          int store);
-/* Pushes the fast value store (made on the first call): what a caller
- * that stores or takes often keeps at hand (an upvalue, a worker's slot)
- * to pass as `store` below. */
+/* The message at stack index msg, sent by (sid, sgen), is a dead letter
+ * to `to` (NULL: nobody) for why. */
+void tend_actor_dead_letter_msg(lua_State *L, tend_host *h, tend_actor *to,
+                                int msg, uint32_t sid, uint32_t sgen,
+                                const char *why);
+/* Takes a task's next live message: pushes it and its sender's ref (nil
+ * for none) and returns 1, or returns 0 when its queue is empty. */
+int tend_inbox_take(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes the fast value store, to keep at hand and pass as `store`. */
 void tend_value_push_store(lua_State *L, tend_host *h);
-/* Pushes v and keeps it stored. */
-void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
-/* Same, with the fast store at stack index store (0: from the registry;
- * a pseudo-index such as an upvalue is fine). */
+/* Stores the value at idx (not popped) as *out; 0, or -1 when memory is
+ * exhausted. */
+int tend_value_store(lua_State *L, tend_host *h, int idx, tend_value *out);
+/* Same, with the fast store at stack index store (0: from the registry). */
 int tend_value_store_in(lua_State *L, tend_host *h, int idx, tend_value *out,
                         int store);
-/* Is the value at idx one that a copy would change (a table, or a value
- * that cannot be copied)? Cheap: the hot path asks this first. */
+/* Pushes v and keeps it stored. */
+void tend_value_push(lua_State *L, tend_host *h, const tend_value *v);
+/* Pushes v and releases it. */
+void tend_value_take(lua_State *L, tend_host *h, tend_value *v);
+/* Releases v without pushing it. */
+void tend_value_drop(lua_State *L, tend_host *h, tend_value *v);
+/* Would a copy change the value at idx (a table, or a value that cannot
+ * be copied)? Cheap: the hot path asks this first. */
 static inline int tend_copy_needed(lua_State *L, int idx) {
   int t = lua_type(L, idx);
   return t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD ||
          t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA;
 }
-/* Pushes a deep copy of the value at idx and returns 0; or pushes a
- * message saying what cannot be copied and where ("a function at
- * message.handler") and returns -1. */
+/* Pushes a deep copy of the value at idx and returns 0, or pushes what
+ * cannot be copied and where and returns -1. */
 int tend_copy_push(lua_State *L, tend_host *h, int idx);
 /* Replaces the value at idx with its copy, or raises NotCopyable (its
- * message begins with prefix; its `where` is the caller's position). */
+ * message begins with prefix). */
 void tend_copy_in_place(lua_State *L, tend_host *h, int idx,
                         const char *prefix);
 
-/* ==== timers ============================================================ */
-/* Arms a timer of kind for target a (may be NULL) after ns; repeating
- * every interval ns when > 0; the value at idx (0 for none) is stored in
- * it. Its tag is a's wait number. Returns it, or NULL when memory is
- * out. */
+/* ==== timers =========================================================== */
+
+/* Arms a timer of kind for a (may be NULL) after ns, every interval ns
+ * when > 0, holding the value at idx (0: none); tagged with a's wait
+ * number. NULL when memory is out. */
 tend_timer *tend_timer_arm(lua_State *L, tend_host *h, tend_timer_kind kind,
                            tend_actor *a, int64_t ns, int64_t interval,
                            int idx);
 /* Disarms and frees t (NULL or already free: nothing). */
 void tend_timer_cancel(lua_State *L, tend_host *h, tend_timer *t);
 
-/* ==== asks and promises ================================================ */
-
-/* A new promise for the current actor a, timing out after timeout_ns
- * (< 0: never). Raises (naming fn) when out of memory or ids. */
-tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
-                               int64_t timeout_ns, const char *fn);
-/* The pending promise (id, gen) names, or NULL. */
-tend_promise *tend_promise_live(tend_host *h, uint32_t id, uint32_t gen);
-/* The promise's id and generation (a ref to it answers it). */
-uint32_t tend_promise_id(const tend_promise *p);
-uint32_t tend_promise_gen(const tend_promise *p);
-/* The reply v arrived for p: the asker wakes with it (v is its own) and
- * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
-int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
-                         tend_value v);
-/* target holds the request of p (nothing when out of memory: p can
- * still time out). */
-void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
-/* 1 while a's ask waits for its promise (tend_promise_new set it). */
-int tend_actor_has_promise(const tend_actor *a);
-
-/* ==== the scheduler: waits ============================================= */
+/* ==== asks, promises and waits ========================================= */
 
 /* Why an actor's coroutine waits (tend_sched_wait). */
 typedef enum tend_actor_wait {
@@ -398,35 +371,63 @@ typedef enum tend_wake {
                             the AskFailed error in wake_value */
 } tend_wake;
 
-/* The actor whose code L runs; raises (naming fn) unless L can wait (an
- * actor's code, yieldable). */
+/* A new promise for the current actor a, timing out after timeout_ns
+ * (< 0: never). Raises (naming fn) when out of memory or ids. */
+tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
+                               int64_t timeout_ns, const char *fn);
+/* The pending promise (id, gen) names, or NULL. */
+tend_promise *tend_promise_live(tend_host *h, uint32_t id, uint32_t gen);
+uint32_t tend_promise_id(const tend_promise *p); /* a ref to it answers it */
+uint32_t tend_promise_gen(const tend_promise *p);
+/* The reply v arrived for p: the asker wakes with it (v is its own) and
+ * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
+int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
+                         tend_value v);
+/* target holds the request of p (out of memory: p can still time out). */
+void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
+/* 1 while a's ask waits for its promise (tend_promise_new set it). */
+int tend_actor_has_promise(const tend_actor *a);
+/* The actor whose code L runs; raises (naming fn) unless L can wait. */
 tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn);
-/* Suspends the current actor in wait; must be the return expression of a
- * C function called from that actor's code. k continues it when woken. */
+/* Suspends the current actor in wait; the return expression of a C
+ * function called from its code. k continues it when woken. */
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
                     lua_KFunction k);
-/* In a continuation after a wait: raises Interrupted if the wait was
- * interrupted, else returns how it ended (tend_wake). */
+/* In a continuation: raises Interrupted if the wait was interrupted, else
+ * returns how it ended (tend_wake). */
 int tend_sched_woken(lua_State *L, tend_host *h);
 /* In a continuation woken by a reply: pushes the reply and releases it. */
 void tend_sched_take_reply(lua_State *L, tend_host *h);
-/* a's running code raises Interrupted at its next hook (the REPL's
- * Ctrl-C). */
-void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
 /* Starts a's next wait: a WAKE timer armed after it ends only this one. */
 void tend_sched_next_wait(tend_actor *a);
-/* The running actor's code resumes co (coroutine.resume or wrap; NULL:
- * back in its own coroutine): the hook is armed there too, Lua's hooks
- * being per coroutine. Returns the innermost one before, to restore. */
+/* a's running code raises Interrupted (the REPL's Ctrl-C). */
+void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
+/* The running actor's code resumes co (NULL: back in its own coroutine),
+ * armed for preemption too; returns the innermost one before. */
 lua_State *tend_preempt_inner(tend_host *h, lua_State *co);
 
-/* ==== supervision ======================================================= */
-/* Gives a a stash of at most capacity messages (at spawn). Raises when
+/* ==== supervision ====================================================== */
+
+/* -- names */
+/* The live actor the string at idx names (a registered name, or a path
+ * starting with '/'), or NULL. */
+tend_actor *tend_names_lookup(lua_State *L, tend_host *h, int idx);
+/* Gives a the name at stack index name; raises (naming fn) when it is
+ * taken or a has a name. */
+void tend_names_register(lua_State *L, tend_host *h, tend_actor *a, int name,
+                         const char *fn);
+/* Removes the name at stack index name; 1 when it named an actor. */
+int tend_names_unregister(lua_State *L, tend_host *h, int name);
+/* Pushes a list of the registered names, sorted. */
+void tend_names_push_all(lua_State *L, tend_host *h);
+/* Pushes a's registered name, or nil. */
+void tend_names_push_name(lua_State *L, tend_host *h, const tend_actor *a);
+
+/* -- the stash and receive timeouts */
+/* Gives a a stash of at most capacity messages (at spawn); raises when
  * memory is out. */
 void tend_stash_enable(lua_State *L, tend_actor *a, uint32_t capacity);
-/* Stashes the message a receives now. Raises, naming fn, when a has no
- * stash, is not receiving a message, when that message is stashed
- * already, or (kind StashOverflow) when the stash is full. */
+/* Stashes the message a receives now; raises (naming fn) when it cannot. */
 void tend_stash_push(lua_State *L, tend_host *h, tend_actor *a, const char *fn);
 /* Puts a's stash in front of its user queue; returns how many. */
 uint32_t tend_stash_unstash_all(tend_host *h, tend_actor *a);
@@ -440,20 +441,26 @@ int tend_rtimeout_set(lua_State *L, tend_host *h, tend_actor *a, int64_t ns,
                       int msg);
 /* a's receive timeout in ns, 0 for none. */
 int64_t tend_rtimeout_get(const tend_actor *a);
-/* The live actor the string at idx names: a registered name, or a path
- * when it starts with '/'. NULL when none. */
-tend_actor *tend_names_lookup(lua_State *L, tend_host *h, int idx);
-/* Gives a the name at stack index name (a string, checked by the caller).
- * Raises, naming fn, when the name is taken by another actor (naming
- * both) or a already has a name. */
-void tend_names_register(lua_State *L, tend_host *h, tend_actor *a, int name,
-                         const char *fn);
-/* Removes the name at stack index name; returns 1 when it named an actor,
- * 0 when it named none. */
-int tend_names_unregister(lua_State *L, tend_host *h, int name);
-/* Pushes a list of the registered names, sorted. */
-void tend_names_push_all(lua_State *L, tend_host *h);
+
+/* -- backoff supervisors */
+/* What the child is made of: stack indices (0: none) of its factory, its
+ * args, its name (0: "child"), the reply while it is stopped and the
+ * final-stop predicate; and the strategy for it (NULL: every failure
+ * backs off), with its decider (0: none). */
+typedef struct tend_backoff_child {
+  int factory, args, name, reply, final_stop;
+  int handler; /* stack index of handler_while_stopped (a ref), or 0 */
+  const tend_strategy *strategy;
+  int decider;
+} tend_backoff_child;
 typedef struct tend_backoff_sup tend_backoff_sup; /* a backoff's state */
+
+/* Spawns a backoff supervisor under parent (options o, all checked);
+ * pushes its ref. Raises (naming fn) when it cannot, nothing spawned. */
+tend_actor *tend_backoff_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                               const tend_backoff_cfg *cfg,
+                               const tend_backoff_child *child,
+                               const tend_spawn_opts *o, const char *fn);
 /* a's backoff state, or NULL when a is no backoff supervisor. */
 tend_backoff_sup *tend_backoff_of(const tend_actor *a);
 /* Its current child while that is neither stopping nor dead, or NULL. */
@@ -462,38 +469,68 @@ tend_actor *tend_backoff_current_child(tend_host *h, const tend_backoff_sup *b);
 uint32_t tend_backoff_restarts(const tend_backoff_sup *b);
 /* tend.backoff.reset(a): a's backoff starts over (Akka's Reset). */
 void tend_backoff_reset_sup(lua_State *L, tend_host *h, tend_actor *a);
-/* Pushes a's registered name, or nil. */
-void tend_names_push_name(lua_State *L, tend_host *h, const tend_actor *a);
+/* ctx:reset_backoff() from a: 1 if a is the child of a backoff supervisor
+ * (its backoff starts over), else 0. */
+int tend_backoff_reset(lua_State *L, tend_host *h, tend_actor *a);
 
-/* ==== errors ========================================================== */
+/* -- typed supervision: clauses by error kind (Akka Typed) */
+typedef enum tend_typed_kind {
+  TEND_TYPED_RESTART,
+  TEND_TYPED_RESUME,
+  TEND_TYPED_STOP,
+  TEND_TYPED_RESTART_WITH_LIMIT,
+  TEND_TYPED_RESTART_WITH_BACKOFF
+} tend_typed_kind;
 
-/* An error value is a table {kind, message} with the metatable below. */
+/* What a clause does (made and validated once by the API's builders). */
+typedef struct tend_typed_action {
+  tend_typed_kind what;
+  tend_limit limit;       /* RESTART_WITH_LIMIT */
+  tend_delay_cfg delays;  /* RESTART_WITH_BACKOFF */
+  int64_t reset_after_ns; /* RESTART_WITH_BACKOFF: 0 = min_backoff */
+  int64_t max_restarts;   /* RESTART_WITH_BACKOFF: -1 unlimited */
+  uint32_t stash;         /* RESTART_WITH_BACKOFF: 0 = unbounded */
+} tend_typed_action;
+
+typedef struct tend_typed_clause {
+  char *kind; /* error kind, or "*" (owned) */
+  tend_typed_action action;
+} tend_typed_clause;
+
+/* The name of a clause's action ("restart_with_backoff", ...). */
+const char *tend_typed_name(tend_typed_kind k);
+/* Spawns a typed actor under parent: factory at stack index factory, n
+ * clauses (kinds copied); pushes its ref; raises, nothing spawned. */
+tend_actor *tend_typed_spawn(lua_State *L, tend_host *h, tend_actor *parent,
+                             int factory, const tend_typed_clause *c,
+                             uint32_t n, const tend_spawn_opts *o);
+/* ctx:reset_backoff() from typed actor a: 1, or 0 if a is not typed. */
+int tend_typed_reset(tend_actor *a);
+
+/* ==== errors =========================================================== */
+
+/* An error value is a table {kind, message} with this metatable. */
 #define TEND_ERROR_MT "tend.Error"
 
 /* Pushes a new error value {kind, message}. */
 void tend_error_new(lua_State *L, const char *kind, const char *message);
 /* Is the value at idx an error value? */
 int tend_error_is(lua_State *L, int idx);
-/* Adds "src:line: " of the function at level to b (luaL_where's words,
- * without printf), or nothing when the level has no line. */
+/* Adds "src:line: " of the function at level to b (nothing without one). */
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
-/* Pushes the message handler for lua_pcall: it turns any error into an
- * error value with a traceback. */
+/* Pushes lua_pcall's message handler: any error becomes an error value. */
 void tend_error_push_handler(lua_State *L);
-/* Pushes an error of kind, message "prefix: <the error at idx>", that
- * keeps the error at idx as its cause (and its traceback). */
+/* Pushes an error of kind, message "prefix: <the error at idx>", keeping
+ * the error at idx as its cause (and its traceback). */
 void tend_error_wrap(lua_State *L, int idx, const char *kind,
                      const char *prefix);
 /* Pushes "kind: message" for the error value at idx. */
 void tend_error_describe(lua_State *L, int idx);
-/* For an error value whose kind says the environment refused the
- * configuration (NatsError, ListenError, NodeError: a server down, a port
- * taken), pushes its one line "src:line: Kind: message" (the first level
- * of its traceback outside tend, when it has no `where`) and returns 1:
- * a traceback into tend would only hide that line. Else pushes nothing
- * and returns 0. */
+/* For an error the environment raised (NatsError, ListenError,
+ * NodeError), pushes its one line "src:line: Kind: message" and returns 1;
+ * else pushes nothing and returns 0. */
 int tend_error_push_brief(lua_State *L, int idx);
 /* Raises Interrupted (Ctrl-C at the REPL). */
 int tend_error_interrupted(lua_State *L);
@@ -562,24 +599,22 @@ typedef struct tend_event {
 const char *tend_event_name(tend_event_kind ev);
 /* Writes e to the trace, the listeners and the log. */
 void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
+/* Calls the tend.trace listeners with the events queued since. */
+void tend_event_flush(lua_State *L, tend_host *h);
 /* Opens the trace file (--trace); 0, or -1 with errno. */
 int tend_trace_open(tend_host *h, const char *path);
+/* Writes what is buffered and closes the trace file. */
+void tend_trace_close(tend_host *h);
 /* --trace-internal: the events of tend's own tasks are shown too. */
 void tend_trace_set_internal(tend_host *h, int on);
 /* tend.trace(fn): the function at idx joins the listeners. */
 void tend_trace_listen(lua_State *L, tend_host *h, int idx);
-/* tend.trace(on): events as JSON lines on stderr or not; off also drops
- * the listeners. */
+/* tend.trace(on): JSON lines on stderr or not; off drops the listeners. */
 void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
-/* Writes what is buffered and closes the trace file. */
-void tend_trace_close(tend_host *h);
-/* Calls the tend.trace function with the events queued since (main
- * thread, between turns). */
-void tend_event_flush(lua_State *L, tend_host *h);
 
-/* ==== I/O handles ======================================================= */
-/* -- HTTP client requests (curl) */
-/* What to send, checked by the API. */
+/* ==== I/O handles ====================================================== */
+
+/* -- HTTP client requests (curl): what to send, checked by the API */
 typedef struct tend_http_spec {
   const char *method;         /* "GET", "POST", ... (upper case) */
   const char *url;            /* http:// or https:// */
@@ -589,35 +624,27 @@ typedef struct tend_http_spec {
   int64_t timeout_ms;         /* whole request, > 0 */
   size_t max_body;            /* response body bound, > 0 */
 } tend_http_spec;
-
 typedef struct tend_http_req tend_http_req;
-/* Starts spec for the current actor a, which then waits on the promise
- * armed here (the caller yields with tend_sched_wait(TEND_WAIT_ASK)); the
- * wake value is an integer, meaningless: read the result with
- * tend_http_error and tend_http_push_response. Sets *slot (the Lua
- * handle's pointer) to the record before arming the promise, which may
- * raise. Returns the record, or NULL with an error message pushed
- * (nothing left behind). */
+
+/* Starts spec for the current actor a, which then waits (TEND_WAIT_ASK);
+ * sets *slot first. NULL with a message pushed when it cannot. */
 tend_http_req *tend_http_start(lua_State *L, tend_host *h, tend_actor *a,
                                const tend_http_spec *spec,
                                tend_http_req **slot);
-/* Why r failed (curl's text, or a bound that was passed), or NULL when it
- * has a response. A request still in flight is abandoned first. */
+/* Why r failed, or NULL when it has a response (in flight: abandoned). */
 const char *tend_http_error(tend_http_req *r);
-/* Pushes the response of r (error NULL): {status, headers, body}; the
- * record's copy of it is freed (it is read once). */
+/* Pushes the response of r {status, headers, body} (read once). */
 void tend_http_push_response(lua_State *L, tend_http_req *r);
 /* The Lua side let go of r: in flight, it is abandoned; then freed. */
 void tend_http_release(tend_http_req *r);
-/* How many requests are in flight now (tend.http.stats and the specs). */
+/* How many requests are in flight now. */
 int tend_http_in_flight(const tend_host *h);
 
-/* ==== nodes ============================================================= */
+/* ==== nodes ============================================================ */
 
 /* The codec of messages that leave the process (msgpack). */
 #define TEND_CODEC_LIMIT (1u << 20) /* default size limit: NATS max_payload */
 #define TEND_CODEC_EXT_REF 1        /* msgpack ext type of a ref */
-
 typedef enum tend_codec_status {
   TEND_CODEC_OK = 0,
   TEND_CODEC_NOT_SERIALIZABLE, /* a value that cannot leave the node */
@@ -625,44 +652,43 @@ typedef enum tend_codec_status {
   TEND_CODEC_BAD_MESSAGE       /* bytes that are not one encoded value */
 } tend_codec_status;
 
-/* Encodes the value at idx; pushes the bytes (a string) and returns
- * TEND_CODEC_OK, or pushes a message and returns why not. */
+/* Encodes the value at idx: pushes the bytes and returns TEND_CODEC_OK, or
+ * pushes a message and returns why not. */
 tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
                                     size_t limit);
-/* Decodes n bytes; pushes the value and returns TEND_CODEC_OK, or pushes a
+/* Decodes n bytes: pushes the value and returns TEND_CODEC_OK, or pushes a
  * message and returns TEND_CODEC_BAD_MESSAGE. */
 tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,
                                     const char *data, size_t n);
-/* A new proxy for the coordinates at stack indices node..kind (six
- * values: node, inc, id, gen, path, kind); pushes its ref. Raises when ids
- * run out. */
+
+/* A message v from (sid, sgen) to the proxy p leaves for its node (v
+ * consumed). */
+typedef void (*tend_remote_send_fn)(lua_State *L, tend_host *h, tend_actor *p,
+                                    tend_value *v, uint32_t sid, uint32_t sgen);
+/* This host is node name (n bytes, copied), incarnation inc; -1 when
+ * memory is out (nothing changed). */
+int tend_node_set_identity(tend_host *h, const char *name, size_t n,
+                           uint64_t inc);
+/* The node layer's hooks: the router and the ref maker at stack indexes
+ * send and decode (kept, replacing earlier ones), and fn, called for
+ * every message to a proxy. */
+void tend_node_set_hooks(lua_State *L, tend_host *h, int send, int decode,
+                         tend_remote_send_fn fn);
+/* Pushes the router set by tend_node_set_hooks. */
+void tend_node_push_router(lua_State *L, const tend_host *h);
+/* A new proxy for the six values node, inc, id, gen, path, kind at stack
+ * indices node..; pushes its ref. Raises when ids run out. */
 tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node);
-/* The proxy p ends: the value at stack index reason is what its watchers
- * see and what its held asks fail with. */
+/* The proxy p ends: its watchers see, its held asks fail with, the value
+ * at stack index reason. */
 void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason);
-/* The proxy p's node is not connected: p's watchers get `terminated` with
- * the value at stack index reason (once: the watches are gone), the asks
- * it holds fail with it, and p is disconnected until reconnected. */
+/* The proxy p's node is not connected: watchers and held asks get the
+ * value at reason; p is disconnected until reconnected. */
 void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
                             int reason);
 /* The proxy p's node is connected again (same incarnation). */
 void tend_remote_reconnect(tend_actor *p);
 /* Pushes the coordinates table of the proxy p (nil when it has none). */
 void tend_remote_push_coords(lua_State *L, tend_host *h, tend_actor *p);
-/* This host is node name (n bytes, copied) of incarnation inc; -1 when
- * memory is out (nothing changed). */
-int tend_node_set_identity(tend_host *h, const char *name, size_t n,
-                           uint64_t inc);
-/* A message v from (sid, sgen) to the proxy p leaves for its node (v
- * consumed). */
-typedef void (*tend_remote_send_fn)(lua_State *L, tend_host *h, tend_actor *p,
-                                    tend_value *v, uint32_t sid, uint32_t sgen);
-/* The node layer's hooks: the router and the ref maker at stack indexes
- * send and decode (kept by the host, replacing earlier ones), and fn, which
- * the runtime calls for every message to a proxy. */
-void tend_node_set_hooks(lua_State *L, tend_host *h, int send, int decode,
-                         tend_remote_send_fn fn);
-/* Pushes the router set by tend_node_set_hooks. */
-void tend_node_push_router(lua_State *L, const tend_host *h);
 
 #endif
