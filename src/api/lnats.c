@@ -7,14 +7,6 @@
 
 #include "api/api.h"
 #include "base/privdir.h"
-#include "runtime/core/error.h"
-#include "runtime/nodes/nats.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/send.h"
 
 #define NATS_MT "tend.Nats"
 

@@ -7,14 +7,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/sched.h"
-#include "runtime/io/tcp/tcp.h"
-#include "runtime/core/value.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/send.h"
 
 /* Raises an error of kind with message "fn: text" and e.reason = reason. */
 static int raise_named(lua_State *L, const char *kind, const char *fn,
@@ -70,7 +62,8 @@ static int l_listen(lua_State *L) {
   *ud = NULL;
   luaL_setmetatable(L, TEND_LISTENER_MT);
   *ud = tend_tcp_listen(L, h, host, port, opt_int(L, "backlog", 128),
-                        opt_int(L, "max_connections", 1024), a->id, a->gen);
+                        opt_int(L, "max_connections", 1024), tend_actor_id(a),
+                        tend_actor_gen(a));
   if (*ud == NULL) {
     const char *why = lua_tostring(L, -1);
     const char *colon = strrchr(why, ':');
@@ -182,7 +175,8 @@ static int l_start(lua_State *L) {
     tend_tcp_close(s);
     return 0;
   }
-  int r = tend_tcp_start(s, owner->id, owner->gen, to->id, to->gen,
+  int r = tend_tcp_start(s, tend_actor_id(owner), tend_actor_gen(owner),
+                         tend_actor_id(to), tend_actor_gen(to),
                          (tend_framing)framing, (size_t)max_line);
   if (r != 0 && r != UV_ENOTCONN)
     luaL_error(L, "socket:start: %s", uv_strerror(r));
@@ -278,7 +272,8 @@ static int l_sock_tostring(lua_State *L) {
  * a guardian cannot) */
 static tend_actor *parent_here(tend_host *h) {
   tend_actor *a = tend_host_current(h);
-  if (a && !(a->flags & (TEND_AF_TASK | TEND_AF_BACKOFF | TEND_AF_GUARDIAN)))
+  if (a && !tend_actor_is_task(a) && !tend_actor_is_backoff(a) &&
+      !tend_actor_is_guardian(a))
     return a;
   return NULL;
 }

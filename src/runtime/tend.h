@@ -8,7 +8,8 @@
  * clauses, a ref) are defined here, once; the private headers include this
  * file for them. One line of contract per call; the private header that
  * also declares it says more. scripts/layers.lua checks that src/api and
- * src/cli include from src/runtime only this file. */
+ * src/cli include from src/runtime only this file; its second part,
+ * tend_io.h (I/O handles and nodes), comes through it. */
 #ifndef TEND_FACE_H
 #define TEND_FACE_H
 
@@ -20,6 +21,7 @@
 
 #include "base/backoff.h"
 #include "base/clock.h"
+#include "base/frame.h"
 #include "base/log.h"
 #include "base/mailbox.h"
 #include "base/rng.h"
@@ -612,83 +614,6 @@ void tend_trace_listen(lua_State *L, tend_host *h, int idx);
 /* tend.trace(on): JSON lines on stderr or not; off drops the listeners. */
 void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
 
-/* ==== I/O handles ====================================================== */
-
-/* -- HTTP client requests (curl): what to send, checked by the API */
-typedef struct tend_http_spec {
-  const char *method;         /* "GET", "POST", ... (upper case) */
-  const char *url;            /* http:// or https:// */
-  const char *const *headers; /* "Name: value" lines (NULL-ended) */
-  const char *body;           /* or NULL */
-  size_t body_len;            /* its length */
-  int64_t timeout_ms;         /* whole request, > 0 */
-  size_t max_body;            /* response body bound, > 0 */
-} tend_http_spec;
-typedef struct tend_http_req tend_http_req;
-
-/* Starts spec for the current actor a, which then waits (TEND_WAIT_ASK);
- * sets *slot first. NULL with a message pushed when it cannot. */
-tend_http_req *tend_http_start(lua_State *L, tend_host *h, tend_actor *a,
-                               const tend_http_spec *spec,
-                               tend_http_req **slot);
-/* Why r failed, or NULL when it has a response (in flight: abandoned). */
-const char *tend_http_error(tend_http_req *r);
-/* Pushes the response of r {status, headers, body} (read once). */
-void tend_http_push_response(lua_State *L, tend_http_req *r);
-/* The Lua side let go of r: in flight, it is abandoned; then freed. */
-void tend_http_release(tend_http_req *r);
-/* How many requests are in flight now. */
-int tend_http_in_flight(const tend_host *h);
-
-/* ==== nodes ============================================================ */
-
-/* The codec of messages that leave the process (msgpack). */
-#define TEND_CODEC_LIMIT (1u << 20) /* default size limit: NATS max_payload */
-#define TEND_CODEC_EXT_REF 1        /* msgpack ext type of a ref */
-typedef enum tend_codec_status {
-  TEND_CODEC_OK = 0,
-  TEND_CODEC_NOT_SERIALIZABLE, /* a value that cannot leave the node */
-  TEND_CODEC_TOO_LARGE,        /* over the size limit */
-  TEND_CODEC_BAD_MESSAGE       /* bytes that are not one encoded value */
-} tend_codec_status;
-
-/* Encodes the value at idx: pushes the bytes and returns TEND_CODEC_OK, or
- * pushes a message and returns why not. */
-tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
-                                    size_t limit);
-/* Decodes n bytes: pushes the value and returns TEND_CODEC_OK, or pushes a
- * message and returns TEND_CODEC_BAD_MESSAGE. */
-tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,
-                                    const char *data, size_t n);
-
-/* A message v from (sid, sgen) to the proxy p leaves for its node (v
- * consumed). */
-typedef void (*tend_remote_send_fn)(lua_State *L, tend_host *h, tend_actor *p,
-                                    tend_value *v, uint32_t sid, uint32_t sgen);
-/* This host is node name (n bytes, copied), incarnation inc; -1 when
- * memory is out (nothing changed). */
-int tend_node_set_identity(tend_host *h, const char *name, size_t n,
-                           uint64_t inc);
-/* The node layer's hooks: the router and the ref maker at stack indexes
- * send and decode (kept, replacing earlier ones), and fn, called for
- * every message to a proxy. */
-void tend_node_set_hooks(lua_State *L, tend_host *h, int send, int decode,
-                         tend_remote_send_fn fn);
-/* Pushes the router set by tend_node_set_hooks. */
-void tend_node_push_router(lua_State *L, const tend_host *h);
-/* A new proxy for the six values node, inc, id, gen, path, kind at stack
- * indices node..; pushes its ref. Raises when ids run out. */
-tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node);
-/* The proxy p ends: its watchers see, its held asks fail with, the value
- * at stack index reason. */
-void tend_remote_end(lua_State *L, tend_host *h, tend_actor *p, int reason);
-/* The proxy p's node is not connected: watchers and held asks get the
- * value at reason; p is disconnected until reconnected. */
-void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
-                            int reason);
-/* The proxy p's node is connected again (same incarnation). */
-void tend_remote_reconnect(tend_actor *p);
-/* Pushes the coordinates table of the proxy p (nil when it has none). */
-void tend_remote_push_coords(lua_State *L, tend_host *h, tend_actor *p);
+#include "runtime/tend_io.h" /* the face, part two: I/O and nodes */
 
 #endif
