@@ -31,8 +31,6 @@ local FACE_PENDING = {
   ["api/lchaos.c"] = true,
   ["api/lcode.c"] = true,
   ["api/linspect.c"] = true,
-  ["api/lprocess.c"] = true,
-  ["api/lsimnodes.c"] = true,
 }
 
 local src_dir = (arg[1] or "src"):gsub("(.)/+$", "%1")

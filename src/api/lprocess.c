@@ -10,15 +10,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/io/process/process.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/send.h"
+#include "base/oschild.h"
 
 #define PROCESS_MT "tend.Process"
 
@@ -301,7 +293,7 @@ static int l_process_event(lua_State *L) {
   int i = tend_find_name(evs, luaL_checkstring(L, 2));
   if (i < 0) luaL_argerror(L, 2, "spawn_os, ready or exit");
   luaL_checktype(L, 3, LUA_TTABLE);
-  if (!tend_event_on(h)) return 0;
+  if (!tend_event_wanted(h)) return 0;
   tend_event e = TEND_EVENT_INIT(kinds[i], a);
   lua_getfield(L, 3, "pid");
   if (lua_isinteger(L, -1)) e.pid = lua_tointeger(L, -1);

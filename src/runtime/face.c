@@ -23,10 +23,12 @@
 #include "runtime/core/timers.h"
 #include "runtime/core/value.h"
 #include "runtime/io/http/http.h"
+#include "runtime/io/process/process.h"
 #include "runtime/io/tcp/tcp.h"
 #include "runtime/nodes/codec.h"
 #include "runtime/nodes/nats.h"
 #include "runtime/nodes/remote.h"
+#include "runtime/nodes/simnodes.h"
 #include "runtime/supervision/backoff_sup.h"
 #include "runtime/supervision/names.h"
 #include "runtime/supervision/rtimeout.h"
@@ -299,4 +301,15 @@ const char **tend_host_ctx_keys(tend_host *h) {
 }
 void tend_host_push_anchors(lua_State *L, const tend_host *h) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->anchors_ref);
+}
+
+int tend_event_wanted(const tend_host *h) {
+  return tend_event_on(h);
+}
+
+lua_CFunction tend_host_opener(const tend_host *h) {
+  return h->open;
+}
+void tend_host_jump(tend_host *h, int64_t t) {
+  tend_clock_jump(&h->clock, t);
 }

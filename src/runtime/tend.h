@@ -147,6 +147,14 @@ void tend_host_push_anchors(lua_State *L, const tend_host *h);
  * there, or NULL for a pending ask or nothing. */
 tend_actor *tend_host_entity(tend_host *h, uint32_t id, uint32_t gen,
                              int *found);
+/* The same for a line of a program's output passed through to tend's own
+ * stdout (err 0) or stderr (err 1), a newline added when eol. */
+void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
+                    int eol);
+/* The `open` function the host was configured with (cfg.open). */
+lua_CFunction tend_host_opener(const tend_host *h);
+/* Moves a virtual clock forward to t (never back; real: nothing). */
+void tend_host_jump(tend_host *h, int64_t t);
 
 /* ==== actors =========================================================== */
 
@@ -260,6 +268,13 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 int tend_actor_push_cached_ref(lua_State *L, int ctx);
 /* Pushes a's userdata (ctx). */
 void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
+/* The time allowed for a's post_stop. 0 is OTP's brutal_kill: stopped by
+ * its supervisor, its parent or the host, a dies once its children are
+ * gone, post_stop not run, reason "killed". */
+int64_t tend_actor_shutdown_ns(const tend_actor *a);
+/* Sets it (kept in the ext unless it is the default); 0 when out of
+ * memory. */
+int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
 
 /* ==== refs ============================================================= */
 
@@ -615,5 +630,7 @@ void tend_trace_listen(lua_State *L, tend_host *h, int idx);
 void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
 
 #include "runtime/tend_io.h" /* the face, part two: I/O and nodes */
+/* Would an event of the quiet kind (logged at debug) go anywhere? */
+int tend_event_wanted(const tend_host *h);
 
 #endif

@@ -157,6 +157,84 @@ void tend_tcp_release(tend_sock *s);
  * connection, "port=N" for a listener. 0, or -1 when a owns none. */
 int tend_tcp_describe(tend_host *h, const tend_actor *a, char *buf,
                       size_t size);
+/* -- OS processes */
+/* Where an output stream goes. */
+typedef enum tend_output {
+  TEND_OUT_LINES,   /* {tend = "stdout", line = ...} per line to `to` */
+  TEND_OUT_CHUNKS,  /* {tend = "stdout", chunk = ...} per read to `to` */
+  TEND_OUT_LOG,     /* a log line with the owner's path per line */
+  TEND_OUT_COLLECT, /* kept whole (tend.process.run) */
+  TEND_OUT_INHERIT, /* tend's own stdout / stderr */
+  TEND_OUT_NULL,    /* /dev/null */
+  TEND_OUT_FILE,    /* appended to a file */
+  TEND_OUT_PASS     /* each line to tend's own stdout / stderr (the
+                       default of a process actor without `to`) */
+} tend_output;
+
+/* What a wait ended with. */
+typedef enum tend_process_event {
+  TEND_PROCESS_TIMEOUT = 0, /* time ran out */
+  TEND_PROCESS_EXITED = 1,  /* the program exited; its pipes are drained */
+  TEND_PROCESS_READY = 2    /* the ready condition holds */
+} tend_process_event;
+
+/* The program to run, checked by the API. */
+typedef struct tend_process_spec {
+  const char *path;        /* resolved executable */
+  const char *const *argv; /* argv (NULL-ended), argv[0] as given */
+  char **env;              /* "K=V" (NULL-ended), or NULL: tend's own */
+  const char *cwd;         /* or NULL */
+  int stdin_pipe;          /* 1: a pipe; 0: /dev/null */
+  tend_output out[2];      /* stdout, stderr */
+  const char *file[2];     /* their files for TEND_OUT_FILE */
+  int group;               /* 1: own process group; signals go to it */
+  const char *ready_line;  /* Lua pattern on stdout, or NULL */
+  int ready_tcp;           /* port that must accept a connection, or 0 */
+} tend_process_spec;
+
+typedef struct tend_process tend_process;
+/* Spawns spec for owner, output to (to_id, to_gen) (0: none). Returns the
+ * record, or NULL with a negative errno in *err (nothing left behind). */
+tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
+                                 uint32_t to_id, uint32_t to_gen,
+                                 const tend_process_spec *spec, int *err);
+/* The Lua handle of p (stack index handle) is its exit token: kept in the
+ * registry while the program runs (owned by p), sent to the owner. */
+void tend_process_set_token(lua_State *L, tend_process *p, int handle);
+/* The Lua side let go of p (its userdata is collected): a running program
+ * is killed; p is freed once its handles are closed. */
+void tend_process_release(tend_process *p);
+int tend_process_pid(const tend_process *p);
+/* 1 once the exit is known and the pipes drained. */
+int tend_process_done(const tend_process *p);
+/* Exit status (or -1) and signal number (or 0), once done. */
+void tend_process_status(const tend_process *p, int64_t *status, int *signal);
+/* 1 when it dumped core (WCOREDUMP). */
+int tend_process_core_dump(const tend_process *p);
+int tend_process_is_ready(const tend_process *p);
+/* Marks p ready (the API decided: ready.after, or no condition); emits
+ * the `ready` event once. */
+void tend_process_mark_ready(lua_State *L, tend_process *p);
+/* Sends signum to the program (its group when it has one). Returns 0 or a
+ * negative errno; 0 when it is gone already. */
+int tend_process_signal(tend_process *p, int signum);
+/* Writes n bytes to its stdin (copied). 0, or a libuv error. */
+int tend_process_write(tend_process *p, const char *data, size_t n);
+/* Closes its stdin (EOF for the program). */
+void tend_process_close_stdin(tend_process *p);
+/* Pushes what was collected from stream i (0 stdout, 1 stderr). */
+void tend_process_push_collected(lua_State *L, const tend_process *p, int i);
+/* The current actor a waits for p: exit (or, with for_ready, readiness)
+ * or timeout_ns (< 0: none). Arms the wait (a promise); the caller then
+ * yields with tend_sched_wait(TEND_WAIT_ASK). Returns 1 when the event
+ * has happened already (no wait armed). */
+int tend_process_wait(lua_State *L, tend_host *h, tend_actor *a,
+                      tend_process *p, int for_ready, int64_t timeout_ns,
+                      const char *fn);
+/* a's running process (the first), or NULL. */
+tend_process *tend_process_of(const tend_host *h, const tend_actor *a);
+/* The pid of a's process (0 when a owns none): tend.ps. */
+int tend_process_pid_of(const tend_host *h, const tend_actor *a);
 
 /* ==== nodes ============================================================ */
 
@@ -208,5 +286,69 @@ void tend_remote_disconnect(lua_State *L, tend_host *h, tend_actor *p,
 void tend_remote_reconnect(tend_actor *p);
 /* Pushes the coordinates table of the proxy p (nil when it has none). */
 void tend_remote_push_coords(lua_State *L, tend_host *h, tend_actor *p);
+/* -- simulated nodes (tend.sim): the world steps hosts of their own */
+/* A node's state in the world. */
+typedef enum tend_simnode_state {
+  TEND_SIMNODE_UP,      /* its host runs */
+  TEND_SIMNODE_CRASHED, /* closed abruptly (tend.chaos.crash_node) */
+  TEND_SIMNODE_ENDED    /* its tree stopped (tend.shutdown there, or the
+                           world stopping the nodes) */
+} tend_simnode_state;
+/* The results of the key-value store (JetStream's, for tend.global). */
+typedef enum tend_simkv_result {
+  TEND_SIMKV_OK,
+  TEND_SIMKV_NONE,   /* get: no such key */
+  TEND_SIMKV_EXISTS, /* create: the key is there */
+  TEND_SIMKV_WRONG,  /* update: another revision */
+  TEND_SIMKV_NOMEM
+} tend_simkv_result;
+/* Adds node `name` (copied) run by host `node` (opened with cfg.world =
+ * world; node == world: the world itself takes part as a node). A name
+ * that is already there takes the new host as its next incarnation.
+ * Returns the node's incarnation (1, 2, ...), or 0 when out of memory. */
+uint64_t tend_sim_add(tend_host *world, const char *name, tend_host *node);
+/* The node named `name` in world, or -1. */
+int tend_sim_find(const tend_host *world, const char *name);
+/* Its state, name and incarnation (i from tend_sim_find). */
+tend_simnode_state tend_sim_state(const tend_host *world, int i);
+uint64_t tend_sim_inc(const tend_host *world, int i);
+/* How many nodes (every state); their names by index. */
+int tend_sim_count(const tend_host *world);
+const char *tend_sim_name(const tend_host *world, int i);
+/* The function (at stack index fn of h->L's stack in L) that takes h's
+ * deliveries: fn(subject, data). Kept in h's registry. */
+void tend_sim_set_dispatch(lua_State *L, tend_host *h, int fn);
+/* h (a node) publishes data on subject. */
+void tend_sim_publish(tend_host *h, const char *subject, const char *data,
+                      size_t len);
+/* Node i crashes: its host closes at once (no post_stop runs). */
+void tend_sim_crash(tend_host *world, int i);
+/* Every node's tree is asked to stop (tend.shutdown there); the world's
+ * own node part is left to the caller. */
+void tend_sim_stop_all(tend_host *world);
+/* The link between nodes i and j (both directions): cut (1: partitioned,
+ * -1: unchanged) and latency + jitter in ns (-1: unchanged). */
+void tend_sim_link(tend_host *world, int i, int j, int cut, int64_t latency,
+                   int64_t jitter);
+/* Every link as new: no partition, no latency. */
+void tend_sim_heal(tend_host *world);
+/* The key-value store (JetStream's, for tend.global). A bucket keeps an
+ * entry ttl ns after its last write (0: for ever). Revisions count up
+ * from 1 across the store. */
+tend_simkv_result tend_simkv_bucket(tend_host *world, const char *bucket,
+                                    int64_t ttl);
+/* get: *value (borrowed until the next call) and *rev. */
+tend_simkv_result tend_simkv_get(tend_host *world, const char *bucket,
+                                 const char *key, const char **value,
+                                 size_t *len, uint64_t *rev);
+/* op: 'c' create, 'u' update (at revision rev), 'p' put; *rev: the new
+ * revision. */
+tend_simkv_result tend_simkv_write(tend_host *world, char op,
+                                   const char *bucket, const char *key,
+                                   const char *value, size_t len,
+                                   uint64_t *rev);
+void tend_simkv_delete(tend_host *world, const char *bucket, const char *key);
+/* Pushes the live keys of bucket, sorted, as a list. */
+void tend_simkv_push_keys(lua_State *L, tend_host *world, const char *bucket);
 
 #endif
