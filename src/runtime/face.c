@@ -18,6 +18,7 @@
 #include "runtime/core/preempt.h"
 #include "runtime/core/promise.h"
 #include "runtime/core/ref.h"
+#include "runtime/core/runq.h"
 #include "runtime/core/sched.h"
 #include "runtime/core/send.h"
 #include "runtime/core/timers.h"
@@ -33,6 +34,7 @@
 #include "runtime/supervision/names.h"
 #include "runtime/supervision/rtimeout.h"
 #include "runtime/supervision/stash.h"
+#include "runtime/supervision/supervise.h"
 #include "runtime/supervision/typed.h"
 
 /* ---- host */
@@ -312,4 +314,34 @@ lua_CFunction tend_host_opener(const tend_host *h) {
 }
 void tend_host_jump(tend_host *h, int64_t t) {
   tend_clock_jump(&h->clock, t);
+}
+
+/* ---- tend.chaos */
+void tend_host_set_filters(tend_host *h, tend_receive_filter receive,
+                           tend_send_filter send) {
+  h->receive_filter = receive;
+  h->send_filter = send;
+}
+tend_actor *tend_host_endpoint(tend_host *h, uint32_t id, uint32_t gen) {
+  void *e = id ? tend_slots_get(&h->ids, id, gen) : NULL;
+  if (e && ((tend_actor *)e)->kind == TEND_ENTITY_PROMISE)
+    return ((tend_promise *)e)->asker;
+  return e;
+}
+void tend_actor_freeze(tend_actor *a) {
+  if (a->flags & (TEND_AF_FROZEN | TEND_AF_GUARDIAN)) return;
+  a->flags |= TEND_AF_FROZEN;
+  a->suspends++;
+}
+void tend_actor_thaw(tend_host *h, tend_actor *a) {
+  if (!(a->flags & TEND_AF_FROZEN)) return;
+  a->flags &= ~TEND_AF_FROZEN;
+  if (a->suspends) a->suspends--;
+  if (tend_actor_has_work(a)) tend_runq_push(h, a);
+}
+void tend_actor_dead_letter_from(lua_State *L, tend_host *h, tend_actor *to,
+                                 uint32_t sid, uint32_t sgen, tend_value *v,
+                                 const char *why) {
+  tend_letter l = {.to = to, .from_id = sid, .from_gen = sgen, .why = why};
+  tend_actor_dead_letter_at(L, h, &l, v);
 }

@@ -155,6 +155,22 @@ void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
 lua_CFunction tend_host_opener(const tend_host *h);
 /* Moves a virtual clock forward to t (never back; real: nothing). */
 void tend_host_jump(tend_host *h, int64_t t);
+/* tend.chaos's hooks. A send filter: v goes from (sender_id, sender_gen)
+ * to (to_id, to_gen), an actor or a pending ask; returns 1 when it took
+ * the message (v consumed), 0 to deliver it. */
+typedef int (*tend_send_filter)(lua_State *L, tend_host *h, uint32_t to_id,
+                                uint32_t to_gen, tend_value *v,
+                                uint32_t sender_id, uint32_t sender_gen);
+/* A receive filter: the message at stack index msg is about to reach a's
+ * behavior; returns 1 and pushes an error value when a fails instead. */
+typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
+                                   int msg);
+/* Installs the filters (NULL: none). */
+void tend_host_set_filters(tend_host *h, tend_receive_filter receive,
+                           tend_send_filter send);
+/* The actor at one end of a message: (id, gen)'s, or the asker of the
+ * pending ask (id, gen); NULL for none. */
+tend_actor *tend_host_endpoint(tend_host *h, uint32_t id, uint32_t gen);
 
 /* ==== actors =========================================================== */
 
@@ -275,6 +291,11 @@ int64_t tend_actor_shutdown_ns(const tend_actor *a);
 /* Sets it (kept in the ext unless it is the default); 0 when out of
  * memory. */
 int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
+/* tend.chaos.freeze: a takes no messages until thawed (guardians and
+ * frozen actors: nothing). */
+void tend_actor_freeze(tend_actor *a);
+/* tend.chaos.thaw: a frozen a takes messages again. */
+void tend_actor_thaw(tend_host *h, tend_actor *a);
 
 /* ==== refs ============================================================= */
 
@@ -354,6 +375,11 @@ int tend_copy_push(lua_State *L, tend_host *h, int idx);
  * message begins with prefix). */
 void tend_copy_in_place(lua_State *L, tend_host *h, int idx,
                         const char *prefix);
+/* v (consumed), sent by (sid, sgen) to `to` (NULL: nobody), is a dead
+ * letter for why. */
+void tend_actor_dead_letter_from(lua_State *L, tend_host *h, tend_actor *to,
+                                 uint32_t sid, uint32_t sgen, tend_value *v,
+                                 const char *why);
 
 /* ==== timers =========================================================== */
 
@@ -523,6 +549,8 @@ tend_actor *tend_typed_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              uint32_t n, const tend_spawn_opts *o);
 /* ctx:reset_backoff() from typed actor a: 1, or 0 if a is not typed. */
 int tend_typed_reset(tend_actor *a);
+/* The actor's code raised the error at the top of L's stack (popped). */
+void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a);
 
 /* ==== errors =========================================================== */
 
