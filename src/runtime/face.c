@@ -23,6 +23,7 @@
 #include "runtime/core/send.h"
 #include "runtime/core/timers.h"
 #include "runtime/core/value.h"
+#include "runtime/core/watch.h"
 #include "runtime/io/http/http.h"
 #include "runtime/io/process/process.h"
 #include "runtime/io/tcp/tcp.h"
@@ -344,4 +345,98 @@ void tend_actor_dead_letter_from(lua_State *L, tend_host *h, tend_actor *to,
                                  const char *why) {
   tend_letter l = {.to = to, .from_id = sid, .from_gen = sgen, .why = why};
   tend_actor_dead_letter_at(L, h, &l, v);
+}
+
+/* ---- inside an actor (tend.inspect, tend.reload) */
+const char *tend_actor_op_name(const tend_actor *a) {
+  switch ((tend_actor_op)a->op) {
+    case TEND_OP_NONE: return "idle";
+    case TEND_OP_FACTORY: return "factory";
+    case TEND_OP_PRE_START: return "pre_start";
+    case TEND_OP_RECEIVE: return "receive";
+    case TEND_OP_POST_STOP: return "post_stop";
+    case TEND_OP_TASK: return "task";
+    case TEND_OP_DECIDE: return "decide";
+    case TEND_OP_PRE_RESTART: return "pre_restart";
+    case TEND_OP_RESTART_STOP: return "restart_stop";
+    case TEND_OP_POST_RESTART: return "post_restart";
+  }
+  return "?";
+}
+int tend_actor_in_receive(const tend_actor *a) {
+  return a->op == TEND_OP_RECEIVE;
+}
+int tend_actor_has_hooks(const tend_actor *a) {
+  return (a->flags & TEND_AF_HOOKS) != 0;
+}
+uint32_t tend_actor_timer_count(const tend_actor *a) {
+  uint32_t n = 0;
+  for (const tend_timer *t = a->timers; t; t = t->next) n++;
+  return n;
+}
+static void push_uv(lua_State *L, const tend_host *h, tend_actor *a, int uv) {
+  tend_actor_push_ctx(L, h, a);
+  lua_getiuservalue(L, -1, uv);
+  lua_remove(L, -2);
+}
+void tend_actor_push_behavior(lua_State *L, const tend_host *h, tend_actor *a) {
+  push_uv(L, h, a, TEND_UV_BEHAVIOR);
+}
+void tend_actor_push_factory(lua_State *L, const tend_host *h, tend_actor *a) {
+  push_uv(L, h, a, TEND_UV_FACTORY);
+}
+void tend_actor_push_args(lua_State *L, const tend_actor *a) {
+  tend_actor_push_ext(L, a, TEND_EXT(args_ref));
+}
+void tend_actor_push_parked(lua_State *L, const tend_host *h, tend_actor *a) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
+  lua_rawgeti(L, -1, a->id);
+  lua_remove(L, -2);
+}
+void tend_actor_push_watches(lua_State *L, tend_host *h, const tend_actor *a,
+                             int watchers) {
+  lua_newtable(L);
+  if (a->ext == NULL) return;
+  lua_Integer n = 0;
+  if (watchers) {
+    for (tend_watch *w = a->ext->watchers; w; w = w->t_next) {
+      tend_actor_push_ref(L, h, w->watcher);
+      lua_rawseti(L, -2, ++n);
+    }
+  } else {
+    for (tend_watch *w = a->ext->watching; w; w = w->w_next) {
+      if (w->target == NULL) continue; /* fired: its notice is on its way */
+      tend_actor_push_ref(L, h, w->target);
+      lua_rawseti(L, -2, ++n);
+    }
+  }
+}
+void tend_actor_install(lua_State *L, tend_host *h, tend_actor *a, int factory,
+                        int mover) {
+  factory = lua_absindex(L, factory);
+  mover = lua_absindex(L, mover);
+  tend_actor_push_ctx(L, h, a);
+  lua_pushvalue(L, factory);
+  lua_setiuservalue(L, -2, TEND_UV_FACTORY);
+  lua_pushvalue(L, mover);
+  lua_setiuservalue(L, -2, TEND_UV_BEHAVIOR);
+  lua_pop(L, 1);
+  a->flags &= ~TEND_AF_HOOKS; /* the mover is a function */
+}
+int tend_actor_requeue(lua_State *L, tend_host *h, tend_actor *a, int idx) {
+  tend_msg *m = tend_msg_alloc(&h->msgs);
+  if (m == NULL) return -1;
+  if (tend_value_store(L, h, idx, &m->value) != 0) {
+    tend_msg_release(&h->msgs, m);
+    return -1;
+  }
+  m->kind = TEND_MSG_USER;
+  m->sender_id = a->sender_id;
+  m->sender_gen = a->sender_gen;
+  tend_promise_enqueue(h, a, m); /* a request: queued again (promise.h) */
+  m->next = a->mbox.user.head;   /* in front */
+  a->mbox.user.head = m;
+  if (a->mbox.user.tail == NULL) a->mbox.user.tail = m;
+  a->mbox.n_user++;
+  return 0;
 }

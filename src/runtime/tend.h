@@ -9,7 +9,7 @@
  * file for them. One line of contract per call; the private header that
  * also declares it says more. scripts/layers.lua checks that src/api and
  * src/cli include from src/runtime only this file; its second part,
- * tend_io.h (I/O handles and nodes), comes through it. */
+ * tend_io.h (trace and events, I/O handles, nodes), comes through it. */
 #ifndef TEND_FACE_H
 #define TEND_FACE_H
 
@@ -296,6 +296,29 @@ int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
 void tend_actor_freeze(tend_actor *a);
 /* tend.chaos.thaw: a frozen a takes messages again. */
 void tend_actor_thaw(tend_host *h, tend_actor *a);
+/* -- inside an actor, for tend.inspect and tend.reload (reads only, but
+ * for the two steps of a reload) */
+/* What a runs now: "idle", "receive", "factory", "post_stop", ... */
+const char *tend_actor_op_name(const tend_actor *a);
+int tend_actor_in_receive(const tend_actor *a); /* its behavior runs */
+int tend_actor_has_hooks(const tend_actor *a);  /* a hook table behavior */
+uint32_t tend_actor_timer_count(const tend_actor *a); /* timers it owns */
+/* Push its behavior, its factory, its spawn args (nil when none). */
+void tend_actor_push_behavior(lua_State *L, const tend_host *h, tend_actor *a);
+void tend_actor_push_factory(lua_State *L, const tend_host *h, tend_actor *a);
+void tend_actor_push_args(lua_State *L, const tend_actor *a);
+/* Pushes the coroutine parked in the middle of a's message, or nil. */
+void tend_actor_push_parked(lua_State *L, const tend_host *h, tend_actor *a);
+/* Pushes a list of refs: who watches a (watchers), else what a watches. */
+void tend_actor_push_watches(lua_State *L, tend_host *h, const tend_actor *a,
+                             int watchers);
+/* tend.reload: a restarts with the function at factory from now on, and
+ * its next message goes to the function at mover in place of its behavior. */
+void tend_actor_install(lua_State *L, tend_host *h, tend_actor *a, int factory,
+                        int mover);
+/* Puts the value at idx back in front of a's user queue, from the sender
+ * of the message a processes now; 0, or -1 when memory is out. */
+int tend_actor_requeue(lua_State *L, tend_host *h, tend_actor *a, int idx);
 
 /* ==== refs ============================================================= */
 
@@ -582,82 +605,7 @@ int tend_error_interrupted(lua_State *L);
 /* A type name for error messages ("an actor ref", "a table", ...). */
 const char *tend_typename(lua_State *L, int idx);
 
-/* ==== trace and events ================================================= */
-
-/* The events, in the order of their names (tend_event_name). */
-typedef enum tend_event_kind {
-  TEND_EV_TRACE,       /* the trace begins (its seed) */
-  TEND_EV_SPAWN,       /* an actor was created */
-  TEND_EV_START,       /* its first instance took messages */
-  TEND_EV_FAIL,        /* its code raised */
-  TEND_EV_DIRECTIVE,   /* its supervisor decided */
-  TEND_EV_RESTART,     /* a new instance took over */
-  TEND_EV_BACKOFF,     /* a restart waits this delay */
-  TEND_EV_RESET,       /* a backoff starts over */
-  TEND_EV_GIVE_UP,     /* a backoff reached its limit */
-  TEND_EV_STOP,        /* it began to stop */
-  TEND_EV_TERMINATED,  /* it died */
-  TEND_EV_ESCALATE,    /* a supervisor failed with its child's error */
-  TEND_EV_DEAD_LETTER, /* a message reached no actor */
-  TEND_EV_STASH_DROP,  /* a full stash dropped its oldest message */
-  TEND_EV_CHAOS,       /* tend.chaos injected a fault */
-  TEND_EV_SPAWN_OS,    /* an OS process started (pid, argv0) */
-  TEND_EV_READY,       /* it is ready */
-  TEND_EV_EXIT,        /* it exited (status or signal) */
-  TEND_EV_NODE,        /* a node came up, went down, or a message to it
-                          was dropped (lua/tend/node.lua) */
-  TEND_EV_KINDS
-} tend_event_kind;
-
-typedef struct tend_event {
-  tend_event_kind ev;    /* what happened */
-  tend_actor *actor;     /* where it happened, or NULL */
-  const char *path;      /* its path when actor is NULL ("/deadLetters") */
-  const char *kind;      /* error kind, or NULL */
-  const char *message;   /* error message, or NULL */
-  size_t message_len;    /* its length (NUL bytes may be in it); 0: strlen */
-  const char *directive; /* directive: what was decided */
-  const char *clause;    /* directive: the decider clause, "default", ... */
-  int64_t window[3];     /* directive: restarts used, allowed, within (ns);
-                            window[1] < 0: none; window[2] < 0: no window */
-  int64_t count;         /* restart count, or -1 */
-  int64_t incarnation;   /* incarnation, or -1 */
-  int64_t delay_ns;      /* delay chosen, or -1 */
-  double draw;           /* the random draw behind the delay, or -1 */
-  const char *algorithm; /* backoff algorithm, or NULL */
-  const char *reason;    /* stop, terminated: "normal", "shutdown", a kind */
-  const char *to;        /* chaos: the other end of a link, or NULL */
-  const char *detail;    /* a few words, or NULL */
-  int64_t pid;           /* spawn_os, exit: the OS pid, or -1 */
-  const char *argv0;     /* spawn_os: the program, or NULL */
-  int64_t status;        /* exit: the status, or -1 */
-  const char *signal;    /* exit: the signal's name, or NULL */
-} tend_event;
-
-#define TEND_EVENT_INIT(kind, a)                                           \
-  {                                                                        \
-    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1,       \
-    .incarnation = -1, .delay_ns = -1, .draw = -1, .pid = -1, .status = -1 \
-  }
-
-/* The name of an event in the trace ("spawn", "dead_letter", ...). */
-const char *tend_event_name(tend_event_kind ev);
-/* Writes e to the trace, the listeners and the log. */
-void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e);
-/* Calls the tend.trace listeners with the events queued since. */
-void tend_event_flush(lua_State *L, tend_host *h);
-/* Opens the trace file (--trace); 0, or -1 with errno. */
-int tend_trace_open(tend_host *h, const char *path);
-/* Writes what is buffered and closes the trace file. */
-void tend_trace_close(tend_host *h);
-/* --trace-internal: the events of tend's own tasks are shown too. */
-void tend_trace_set_internal(tend_host *h, int on);
-/* tend.trace(fn): the function at idx joins the listeners. */
-void tend_trace_listen(lua_State *L, tend_host *h, int idx);
-/* tend.trace(on): JSON lines on stderr or not; off drops the listeners. */
-void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
-
-#include "runtime/tend_io.h" /* the face, part two: I/O and nodes */
+#include "runtime/tend_io.h" /* the face, part two: trace, I/O, nodes */
 /* Would an event of the quiet kind (logged at debug) go anywhere? */
 int tend_event_wanted(const tend_host *h);
 
