@@ -25,11 +25,11 @@ local RANK = {}
 for i, name in ipairs(LAYERS) do RANK[name] = i end
 local MAX_LINES = 700
 local FACE = "runtime/tend.h"
--- Files of src/api and src/cli that still include private runtime headers
--- (rule 6): the face does not yet have all they use. Only ever shrinks.
-local FACE_PENDING = {
-  ["api/linspect.c"] = true,
-}
+-- Files of src/api and src/cli that may still include private runtime
+-- headers (rule 6) while the face lacks what they use: empty since every
+-- file moved to the face; a file listed here that includes only the face
+-- fails, so the list can only shrink.
+local FACE_PENDING = {}
 
 local src_dir = (arg[1] or "src"):gsub("(.)/+$", "%1")
 local obj_dir = (arg[2] or "build/obj"):gsub("(.)/+$", "%1")

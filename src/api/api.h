@@ -49,12 +49,6 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
 void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       tend_spawn_opts *o);
 
-/* ---- linspect.c */
-/* a's state as ps() and tend.children show it: "starting", "running",
- * "busy", "waiting", "failed", "suspended", "restarting", "stopping",
- * "dead". */
-const char *tend_state_name(const tend_actor *a);
-
 /* ---- lnames.c */
 /* The actor at idx: a ref, a registered name or a path. Raises (naming fn
  * and arg) for another type, and, when must_live, for one that names no

@@ -43,7 +43,7 @@ static int l_children(lua_State *L) {
     lua_setfield(L, -2, "ref");
     tend_names_push_name(L, h, c);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, tend_state_name(c)); /* as ps() */
+    lua_pushstring(L, tend_actor_state_name(c)); /* as ps() */
     lua_setfield(L, -2, "state");
     lua_pushstring(L, restart_name(c));
     lua_setfield(L, -2, "restart");

@@ -4,55 +4,15 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/io/process/process.h"
-#include "runtime/supervision/supervise.h"
-#include "runtime/io/tcp/tcp.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/send.h"
-#include "runtime/core/watch.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/ref.h"
-
-/* Seconds a's current call has run when it was preempted in the middle
- * of it (a busy loop: runtime/preempt.h), else -1. An actor blocked in
- * ask, sleep or shutdown is not busy but waiting. */
-static double busy_seconds(const tend_actor *a) {
-  if (a->ext == NULL || a->ext->busy_since == 0 || a->op == TEND_OP_NONE ||
-      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
-    return -1;
-  uint64_t now = uv_hrtime();
-  return now > a->ext->busy_since ? (double)(now - a->ext->busy_since) / 1e9
-                                  : 0;
-}
-
-const char *tend_state_name(const tend_actor *a) {
-  if (a->failure == TEND_FAILURE_PENDING) return "failed";
-  if (a->suspends) return "suspended";
-  switch ((tend_actor_state)tend_actor_state_of(a)) {
-    case TEND_ACTOR_STARTING: /* a task runs its function as it starts */
-      if (a->op != TEND_OP_TASK) return "starting";
-      /* fall through */
-    case TEND_ACTOR_RUNNING:
-      if (busy_seconds(a) >= 0) return "busy";
-      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
-    case TEND_ACTOR_RESTARTING: return "restarting";
-    case TEND_ACTOR_STOPPING: return "stopping";
-    case TEND_ACTOR_DEAD: return "dead";
-  }
-  return "?";
-}
 
 /* Appends a row for a and its subtree to the list at `list`. */
 static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
                     int depth) {
-  if (tend_actor_is_internal(a) && !tend_event_internal_shown(h)) return;
+  if (tend_actor_is_internal(a) && !tend_trace_shows_internal(h)) return;
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
-  lua_pushstring(L, tend_state_name(a));
+  lua_pushstring(L, tend_actor_state_name(a));
   lua_setfield(L, -2, "state");
   lua_pushinteger(L, tend_actor_restarts(a));
   lua_setfield(L, -2, "restarts");
@@ -60,7 +20,7 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   lua_setfield(L, -2, "mailbox");
   lua_pushinteger(L, depth);
   lua_setfield(L, -2, "depth");
-  double busy = busy_seconds(a);
+  double busy = tend_actor_busy_seconds(a);
   if (busy >= 0) {
     lua_pushnumber(L, busy);
     lua_setfield(L, -2, "busy");
@@ -91,7 +51,7 @@ static int l_ps(lua_State *L) {
   lua_newtable(L);
   int list = lua_gettop(L);
   if (tend_host_user(h)) ps_walk(L, h, tend_host_user(h), list, 0);
-  if (h->system) ps_walk(L, h, h->system, list, 0);
+  if (tend_host_system(h)) ps_walk(L, h, tend_host_system(h), list, 0);
   return 1;
 }
 

@@ -440,3 +440,31 @@ int tend_actor_requeue(lua_State *L, tend_host *h, tend_actor *a, int idx) {
   a->mbox.n_user++;
   return 0;
 }
+
+double tend_actor_busy_seconds(const tend_actor *a) {
+  if (a->ext == NULL || a->ext->busy_since == 0 || a->op == TEND_OP_NONE ||
+      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
+    return -1;
+  uint64_t now = uv_hrtime();
+  return now > a->ext->busy_since ? (double)(now - a->ext->busy_since) / 1e9
+                                  : 0;
+}
+const char *tend_actor_state_name(const tend_actor *a) {
+  if (a->failure == TEND_FAILURE_PENDING) return "failed";
+  if (a->suspends) return "suspended";
+  switch ((tend_actor_state)a->state) {
+    case TEND_ACTOR_STARTING: /* a task runs its function as it starts */
+      if (a->op != TEND_OP_TASK) return "starting";
+      /* fall through */
+    case TEND_ACTOR_RUNNING:
+      if (tend_actor_busy_seconds(a) >= 0) return "busy";
+      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
+    case TEND_ACTOR_RESTARTING: return "restarting";
+    case TEND_ACTOR_STOPPING: return "stopping";
+    case TEND_ACTOR_DEAD: return "dead";
+  }
+  return "?";
+}
+int tend_trace_shows_internal(const tend_host *h) {
+  return tend_event_internal_shown(h);
+}

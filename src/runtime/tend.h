@@ -319,6 +319,13 @@ void tend_actor_install(lua_State *L, tend_host *h, tend_actor *a, int factory,
 /* Puts the value at idx back in front of a's user queue, from the sender
  * of the message a processes now; 0, or -1 when memory is out. */
 int tend_actor_requeue(lua_State *L, tend_host *h, tend_actor *a, int idx);
+/* a's state as tend.ps and tend.children say it: "starting", "running",
+ * "busy", "waiting", "failed", "suspended", "restarting", "stopping",
+ * "dead". */
+const char *tend_actor_state_name(const tend_actor *a);
+/* Seconds a's current call has run when it was preempted in the middle of
+ * it (a busy loop), else -1 (a wait in ask, sleep or shutdown is not). */
+double tend_actor_busy_seconds(const tend_actor *a);
 
 /* ==== refs ============================================================= */
 
@@ -403,6 +410,14 @@ void tend_copy_in_place(lua_State *L, tend_host *h, int idx,
 void tend_actor_dead_letter_from(lua_State *L, tend_host *h, tend_actor *to,
                                  uint32_t sid, uint32_t sgen, tend_value *v,
                                  const char *why);
+/* Pushes the Killed error of a ("/user/a was killed"). */
+void tend_actor_push_killed(lua_State *L, tend_host *h, tend_actor *a);
+/* Queues a Kill in a's user queue (past its bound and the send filter):
+ * a fails with Killed when it reaches it. */
+void tend_actor_send_kill(tend_host *h, tend_actor *a);
+/* Queues a PoisonPill the same way: a stops normally when it reaches it,
+ * as if its behavior had returned tend.stopped there. */
+void tend_actor_send_poison(tend_host *h, tend_actor *a);
 
 /* ==== timers =========================================================== */
 
@@ -574,6 +589,15 @@ tend_actor *tend_typed_spawn(lua_State *L, tend_host *h, tend_actor *parent,
 int tend_typed_reset(tend_actor *a);
 /* The actor's code raised the error at the top of L's stack (popped). */
 void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a);
+/* w watches (id, gen), whose ref is at stack index ref_idx (or 0: one is
+ * made); msg_idx: stack index of a custom message or 0.
+ * A dead target is notified at once (existence_confirmed = false, reason
+ * "unknown"), a disconnected proxy too (reason "noconnection"). */
+void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
+                    uint32_t gen, int ref_idx, int msg_idx);
+/* w stops watching (id, gen); no notification comes afterwards. */
+void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
+                       uint32_t gen);
 
 /* ==== errors =========================================================== */
 

@@ -84,6 +84,8 @@ void tend_trace_set_internal(tend_host *h, int on);
 void tend_trace_listen(lua_State *L, tend_host *h, int idx);
 /* tend.trace(on): JSON lines on stderr or not; off drops the listeners. */
 void tend_trace_set_stderr(lua_State *L, tend_host *h, int on);
+/* Are the events (and tree rows) of tend's own tasks shown? */
+int tend_trace_shows_internal(const tend_host *h);
 
 /* ==== I/O handles ====================================================== */
 
