@@ -11,13 +11,18 @@
 --   4. no object OBJ_DIR/<layer>/<name>.o uses a symbol (nm -u) that an
 --      object of a layer above defines (nm -g --defined-only);
 --   5. no .c or .h file has more than 700 lines;
---   6. inside src/runtime, the wings (design §4.2): a file of core/
+--   6. a file of src/api or src/cli includes from src/runtime only its
+--      face, "runtime/tend.h" (the files of FACE_PENDING excepted, until
+--      they are moved to it; a listed file that no longer needs it fails).
+--   7. inside src/runtime, the wings (design §4.2): a file of core/
 --      includes and calls only core/; a file of another wing
 --      (supervision/, io/process/, io/tcp/, io/http/, nodes/) only its own
 --      folder and core/ (the core reaches the wings through the driver
 --      table, core/driver.h); only the files at the root of src/runtime
---      (drivers.c, which lists the drivers) may name every wing.
--- Also reported, without failing: the loops in the call graph among the
+--      (drivers.c, which lists the drivers; face.c) may name every wing;
+--      every wing may include the face's headers (the types it defines).
+-- Also reported, without failing: the face's size (lines, functions
+-- declared), the files still in FACE_PENDING, and the loops in the call graph among the
 -- runtime files (Tarjan's strongly connected components).
 -- Every .c and .h file must sit in a layer folder; build/obj/modules.o
 -- (generated, outside the layer folders) is ignored.
@@ -26,6 +31,12 @@ local LAYERS = { "base", "runtime", "api", "cli" }
 local RANK = {}
 for i, name in ipairs(LAYERS) do RANK[name] = i end
 local MAX_LINES = 700
+local FACE = "runtime/tend.h"
+-- Files of src/api and src/cli that may still include private runtime
+-- headers (rule 6) while the face lacks what they use: empty since every
+-- file moved to the face; a file listed here that includes only the face
+-- fails, so the list can only shrink.
+local FACE_PENDING = {}
 
 local src_dir = (arg[1] or "src"):gsub("(.)/+$", "%1")
 local obj_dir = (arg[2] or "build/obj"):gsub("(.)/+$", "%1")
@@ -77,6 +88,8 @@ local function is_lua_header(name)
   return base:find("^lua") or base:find("^lauxlib")
 end
 
+local face_pending_seen = {}
+
 -- The wing of a runtime path ("runtime/io/tcp/tcp.c" -> "io/tcp"; "" for
 -- the files at the root of runtime), or nil outside runtime.
 local function wing_of(rel)
@@ -85,13 +98,21 @@ local function wing_of(rel)
   return rest:match("^(io/[^/]+)/") or rest:match("^([^/]+)/") or ""
 end
 
--- May a file of wing `from` use one of wing `to`? (rule 6)
+-- May a file of wing `from` use one of wing `to`? (rule 7)
 local function wing_allows(from, to)
   return from == to or to == "core" or from == ""
 end
 
 local function check_include(file, layer, name, exists)
   local target = layer_of(name)
+  if target == "runtime" and RANK[layer] > RANK.runtime and name ~= FACE then
+    local rel = file:sub(#src_dir + 2)
+    if FACE_PENDING[rel] then
+      face_pending_seen[rel] = true
+    else
+      violation(file, ("includes %s: above the runtime, include only %s"):format(name, FACE))
+    end
+  end
   if not target then
     local what = 'includes "%s": include headers with their layer folder'
     return violation(file, what:format(name))
@@ -103,7 +124,8 @@ local function check_include(file, layer, name, exists)
     violation(file, ("includes %s, and %s is above %s"):format(name, target, layer))
   end
   local from, to = wing_of(file:sub(#src_dir + 2)), wing_of(name)
-  if from and to and not wing_allows(from, to) then
+  local face_part = name == FACE or name == "runtime/tend_io.h" -- its types
+  if from and to and not face_part and not wing_allows(from, to) then
     violation(file, ("includes %s: runtime/%s may use only its own folder and core/")
       :format(name, from))
   end
@@ -241,11 +263,46 @@ local function report_runtime_loops(objs, definer)
   print(("layers: note: %d runtime files are in loops"):format(in_loops))
 end
 
+-- The face's size (tend.h and the part it includes, FACE_PARTS), and the
+-- files that do not use it alone yet (rule 6).
+local FACE_PARTS = { FACE, "runtime/tend_io.h", "runtime/core/errkind.h", "runtime/nodes/wire.h" }
+local function report_face()
+  local lines, fns = 0, 0
+  for _, part in ipairs(FACE_PARTS) do
+    local f = io.open(src_dir .. "/" .. part, "rb")
+    if not f then return violation(src_dir .. "/" .. part, "is missing: the runtime's face") end
+    local text = f:read("a")
+    f:close()
+    lines = lines + select(2, text:gsub("\n", ""))
+    -- bodies (of structs, enums, inline functions) become ";", so that a
+    -- declaration "type name(args);" and an inline "type name(args) {...}"
+    -- count once each and what their bodies call not at all
+    local code = strip_comments(text):gsub("#[^\n]*", ""):gsub("%b{}", ";")
+    for _ in code:gmatch("[%w_]%s*%**%s*[%a_][%w_]*%s*%b()%s*;") do fns = fns + 1 end
+  end
+  print(("layers: note: face: %s has %d lines, %d functions"):format(
+    table.concat(FACE_PARTS, " + "), lines, fns))
+  local stale, pending = {}, {}
+  for rel in pairs(FACE_PENDING) do
+    if face_pending_seen[rel] then pending[#pending + 1] = rel else stale[#stale + 1] = rel end
+  end
+  table.sort(stale)
+  table.sort(pending)
+  for _, rel in ipairs(stale) do
+    violation(src_dir .. "/" .. rel, "is in FACE_PENDING but includes only " .. FACE .. ": drop it from the list")
+  end
+  if #pending > 0 then
+    print(("layers: note: face: %d files still include private headers: %s")
+      :format(#pending, table.concat(pending, " ")))
+  end
+end
+
 local function main()
   if not is_dir(src_dir) then violation(src_dir, "no such directory") end
   local exists, sources = {}, find(src_dir, "-name '*.[ch]'")
   for _, rel in ipairs(find(src_dir, "")) do exists[rel] = true end
   for _, rel in ipairs(sources) do check_source(rel, exists) end
+  report_face()
 
   local rels = {}
   if is_dir(obj_dir) then

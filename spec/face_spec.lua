@@ -65,15 +65,16 @@ function TestFace:test_every_name_of_tend_core_is_exported_or_internal()
   lu.assertEquals(sorted(gone), {}, "internal names no longer in tend.core")
 end
 
--- The README's names tend.X and tend.M.X (beyond a module's own name,
--- tend.core, tend.pretty: require "tend.pretty").
+-- The README's names tend.X and tend.M.X (not a path like runtime/tend.h;
+-- beyond a module's own name, tend.core, tend.pretty: require
+-- "tend.pretty").
 local function readme_names()
   local f = assert(io.open("README.md", "r"))
   local text = f:read("a")
   f:close()
   local top, nested = {}, {}
-  for name in text:gmatch("%f[%w_.]tend%.([%a_][%w_]*)") do top[name] = true end
-  for m, name in text:gmatch("%f[%w_.]tend%.([%a_][%w_]*)%.([%a_][%w_]*)") do
+  for name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)") do top[name] = true end
+  for m, name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)%.([%a_][%w_]*)") do
     nested[m .. "." .. name] = true
   end
   return top, nested

@@ -9,10 +9,7 @@
 #include <lua.h>
 
 #include "base/backoff.h"
-#include "runtime/core/host.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/send.h"
-#include "runtime/core/ref.h"
+#include "runtime/tend.h"
 
 /* ---- options.c: option tables described as data (one row per option,
  * luaL_checkoption's names-and-values as the model); tend_opts_parse
@@ -111,12 +108,6 @@ void tend_add_seconds(luaL_Buffer *b, lua_State *L, int64_t ns);
  * index are left on the stack. */
 void tend_spawn_parse(lua_State *L, int idx, const char *fn,
                       tend_spawn_opts *o);
-
-/* ---- linspect.c */
-/* a's state as ps() and tend.children show it: "starting", "running",
- * "busy", "waiting", "failed", "suspended", "restarting", "stopping",
- * "dead". */
-const char *tend_state_name(const tend_actor *a);
 
 /* ---- lnames.c */
 /* The actor at idx: a ref, a registered name or a path. Raises (naming fn

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
 
 tend_ref *tend_check_ref(lua_State *L, int idx, const char *fn,
                          const char *arg) {

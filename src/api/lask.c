@@ -5,10 +5,6 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/promise.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
 
 #define DEFAULT_ASK_TIMEOUT 5.0
 
@@ -19,11 +15,11 @@ static int ask_k(lua_State *L, int status, lua_KContext k) {
   tend_host *h = tend_host_of(L);
   int wake = tend_sched_woken(L, h); /* raises if interrupted */
   if (wake == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     return 1;
   }
   if (wake == TEND_WAKE_FAILED) { /* the target ended before replying */
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     luaL_where(L, 1);
     lua_setfield(L, -2, "where");
     return lua_error(L);
@@ -67,12 +63,10 @@ static int l_ask(lua_State *L) {
   lua_pushnumber(L, timeout);
   lua_replace(L, 3);
   tend_actor *a = tend_sched_check_wait(L, h, "ask");
-  void *e = tend_slots_get(&h->ids, r->id, r->gen);
-  tend_actor *target = e && ((tend_actor *)e)->kind == TEND_ENTITY_ACTOR
-                           ? (tend_actor *)e
-                           : NULL;
-  if (e == NULL || (target && (target->state == TEND_ACTOR_DEAD ||
-                               target->role == TEND_ROLE_GUARDIAN))) {
+  int e;
+  tend_actor *target = tend_host_entity(h, r->id, r->gen, &e);
+  if (!e || (target && (tend_actor_state_of(target) == TEND_ACTOR_DEAD ||
+                        tend_actor_is_guardian(target)))) {
     lua_getglobal(L, "tostring");
     lua_pushvalue(L, 1);
     lua_call(L, 1, 1);
@@ -83,7 +77,7 @@ static int l_ask(lua_State *L) {
     lua_setfield(L, -2, "where");
     return lua_error(L);
   }
-  if (target && (target->flags & TEND_AF_DISCONNECTED)) {
+  if (target && tend_actor_is_disconnected(target)) {
     /* a proxy whose node is not connected now (runtime/remote.h): as
      * gen_server:call to a pid of a disconnected node */
     lua_getglobal(L, "tostring");
@@ -109,10 +103,11 @@ static int l_ask(lua_State *L) {
   tend_promise *p = tend_promise_new(
       L, h, a, isinf(timeout) ? -1 : tend_clock_ns(timeout), "ask");
   if (target) tend_promise_hold(h, p, target);
-  tend_actor_send(L, h, r->id, r->gen, 2, p->id, p->gen);
+  tend_actor_send(L, h, r->id, r->gen, 2, tend_promise_id(p),
+                  tend_promise_gen(p));
   /* answered at once when the target was itself a promise */
-  return tend_sched_wait(L, h, a->promise ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,
-                         ask_k);
+  return tend_sched_wait(
+      L, h, tend_actor_has_promise(a) ? TEND_WAIT_ASK : TEND_WAIT_WOKEN, ask_k);
 }
 
 static int l_ctx_ask(lua_State *L) {

@@ -9,10 +9,6 @@
 
 #include "api/api.h"
 #include "base/backoff.h"
-#include "runtime/supervision/backoff_sup.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/stash.h"
 
 #define TEND_BACKOFF_SPEC_MT "tend.BackoffSpec"
 
@@ -262,7 +258,7 @@ static int l_backoff_delays(lua_State *L) {
   parse_delays(L, 1, "tend.backoff.delays", &c);
   tend_delay_state s;
   tend_delay_reset(&c, &s);
-  tend_rng copy = h->rng;
+  tend_rng copy = *tend_host_rng(h);
   lua_createtable(L, (int)n, 0);
   for (lua_Integer i = 1; i <= n; i++) {
     double draw;
@@ -287,8 +283,8 @@ static int l_delay_generator(lua_State *L) {
 static int l_delays_next(lua_State *L) {
   delays *d = luaL_checkudata(L, 1, DELAYS_MT);
   double draw;
-  int64_t ns =
-      tend_delay_next(&d->cfg, &d->state, &tend_host_of(L)->rng, &draw);
+  int64_t ns = tend_delay_next(&d->cfg, &d->state,
+                               tend_host_rng(tend_host_of(L)), &draw);
   lua_pushnumber(L, (double)ns / 1e9);
   lua_pushnumber(L, draw);
   return 2;
@@ -423,7 +419,7 @@ int tend_backoff_spawn_spec(lua_State *L, tend_actor *parent, int off,
   child.args = field(L, spec, "args");
   child.name = field(L, spec, "name");
   child.reply = field(L, spec, "reply_while_stopped");
-  if (child.reply && h->copy_messages && tend_copy_needed(L, child.reply)) {
+  if (child.reply && tend_host_copies(h) && tend_copy_needed(L, child.reply)) {
     lua_pushfstring(L, "%s: option 'reply_while_stopped': ", fn);
     tend_copy_in_place(L, h, child.reply, lua_tostring(L, -1));
     lua_pop(L, 1); /* copyable: each reply is a copy of it */

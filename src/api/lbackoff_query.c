@@ -4,8 +4,6 @@
  * (one Lua state: no ask is needed). A dead supervisor gives nil and a
  * message; anything else that is not a backoff supervisor raises. */
 #include "api/api.h"
-#include "runtime/supervision/backoff_sup.h"
-#include "runtime/core/error.h"
 
 /* The backoff supervisor at idx, or NULL (nil and a message pushed) when
  * it is dead. */
@@ -17,7 +15,7 @@ static tend_actor *check_sup(lua_State *L, int idx, const char *fn) {
     lua_insert(L, -2); /* nil, message */
     return NULL;
   }
-  if (a->role != TEND_ROLE_BACKOFF || a->ext == NULL || !a->ext->backoff)
+  if (tend_backoff_of(a) == NULL)
     luaL_error(L, "%s: sup: expected a backoff supervisor, got %s", fn,
                luaL_tolstring(L, idx, NULL));
   return a;
@@ -28,9 +26,8 @@ static int l_child(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = check_sup(L, 1, "tend.backoff.child");
   if (a == NULL) return 2;
-  const tend_backoff_sup *b = a->ext->backoff;
-  tend_actor *c = tend_actor_live(h, b->child_id, b->child_gen);
-  if (c && c->state < TEND_ACTOR_STOPPING)
+  tend_actor *c = tend_backoff_current_child(h, tend_backoff_of(a));
+  if (c)
     tend_actor_push_ref(L, h, c);
   else
     lua_pushnil(L);
@@ -41,7 +38,7 @@ static int l_child(lua_State *L) {
 static int l_restart_count(lua_State *L) {
   tend_actor *a = check_sup(L, 1, "tend.backoff.restart_count");
   if (a == NULL) return 2;
-  lua_pushinteger(L, a->ext->backoff->restarts);
+  lua_pushinteger(L, tend_backoff_restarts(tend_backoff_of(a)));
   return 1;
 }
 

@@ -1,30 +1,14 @@
 /* lchaos: the C side of tend.chaos (lua/tend/chaos.lua keeps the rules).
  * While rules exist, chaos.lua sets two Lua filters; this file installs C
- * hooks in the host (h->send_filter, h->receive_filter) that call them:
+ * hooks in the host (tend_host_set_filters) that call them:
  * one at every send (delay, drop; ask requests and replies included),
  * one before a behavior gets a message (crash_on). Both run protected and
  * cannot wait. */
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/core/promise.h"
-#include "runtime/core/runq.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/failure.h"
-#include "runtime/core/value.h"
 
 /* The registry keys of the Lua filters (the addresses are the keys). */
 static const char send_key = 's', receive_key = 'r';
 static int bypass; /* 1 while chaos itself delivers (no filter) */
-
-/* The actor at one end of a message: the actor (id, gen), or the asker
- * of the pending ask (id, gen); NULL for none. */
-static tend_actor *endpoint(tend_host *h, uint32_t id, uint32_t gen) {
-  void *e = id ? tend_slots_get(&h->ids, id, gen) : NULL;
-  if (e && ((tend_actor *)e)->kind == TEND_ENTITY_PROMISE)
-    return ((tend_promise *)e)->asker;
-  return e;
-}
 
 /* Pushes the ref of the actor at one end (nil for none). */
 static void push_endpoint(lua_State *L, tend_host *h, tend_actor *a) {
@@ -43,9 +27,9 @@ static int send_filter(lua_State *L, tend_host *h, uint32_t to_id,
                        uint32_t sender_gen) {
   if (bypass) return 0;
   int top = lua_gettop(L);
-  tend_actor *to = endpoint(h, to_id, to_gen);
+  tend_actor *to = tend_host_endpoint(h, to_id, to_gen);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &send_key);
-  push_endpoint(L, h, endpoint(h, sender_id, sender_gen));
+  push_endpoint(L, h, tend_host_endpoint(h, sender_id, sender_gen));
   push_endpoint(L, h, to);
   tend_value_push(L, h, v);
   tend_ref_push(L, h, to_id, to_gen);
@@ -57,11 +41,8 @@ static int send_filter(lua_State *L, tend_host *h, uint32_t to_id,
   } else if (lua_toboolean(L, -2)) {
     held = 1; /* dropped (a dead letter), or delivered later by chaos */
     if (lua_toboolean(L, -1)) {
-      tend_letter l = {.to = to,
-                       .from_id = sender_id,
-                       .from_gen = sender_gen,
-                       .why = "dropped by tend.chaos"};
-      tend_actor_dead_letter_at(L, h, &l, v);
+      tend_actor_dead_letter_from(L, h, to, sender_id, sender_gen, v,
+                                  "dropped by tend.chaos");
     } else
       tend_value_drop(L, h, v);
   }
@@ -108,8 +89,8 @@ static int l_chaos_filters(lua_State *L) {
   else
     lua_pushnil(L);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &send_key);
-  h->receive_filter = receive ? receive_filter : NULL;
-  h->send_filter = send ? send_filter : NULL;
+  tend_host_set_filters(h, receive ? receive_filter : NULL,
+                        send ? send_filter : NULL);
   return 0;
 }
 
@@ -147,8 +128,8 @@ static int l_chaos_crash(lua_State *L) {
                tend_typename(L, 2));
   }
   lua_settop(L, 2);
-  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
-  if (a == h->current) return lua_error(L); /* crashing itself */
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (a == tend_host_current(h)) return lua_error(L); /* crashing itself */
   tend_actor_fail(L, h, a);
   return 0;
 }
@@ -157,21 +138,14 @@ static int l_chaos_crash(lua_State *L) {
  * messages while frozen (its mailbox fills). */
 static int l_chaos_freeze(lua_State *L) {
   tend_actor *a = check_actor(L, 1, "tend.chaos.freeze");
-  if (a && !((a->flags & TEND_AF_FROZEN) || a->role == TEND_ROLE_GUARDIAN)) {
-    a->flags |= TEND_AF_FROZEN;
-    a->suspends++;
-  }
+  if (a) tend_actor_freeze(a);
   return 0;
 }
 
 static int l_chaos_thaw(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = check_actor(L, 1, "tend.chaos.thaw");
-  if (a && (a->flags & TEND_AF_FROZEN)) {
-    a->flags &= ~TEND_AF_FROZEN;
-    if (a->suspends) a->suspends--;
-    if (tend_actor_has_work(a)) tend_runq_push(h, a);
-  }
+  if (a) tend_actor_thaw(h, a);
   return 0;
 }
 

@@ -2,11 +2,9 @@
  * count_children, start_child, terminate_child): tend.children,
  * tend.count_children, tend.start_child, tend.stop_child. */
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/names.h"
 
 static const char *restart_name(const tend_actor *a) {
-  switch ((tend_restart_type)a->restart_type) {
+  switch (tend_actor_restart_type(a)) {
     case TEND_PERMANENT: return "permanent";
     case TEND_TRANSIENT: return "transient";
     case TEND_TEMPORARY: return "temporary";
@@ -17,8 +15,8 @@ static const char *restart_name(const tend_actor *a) {
 /* Does a supervise (OTP's "supervisor" type)? A strategy of its own, a
  * backoff supervisor, or children now. */
 static int is_supervisor(const tend_actor *a) {
-  return (a->ext && a->ext->has_strategy) || a->role == TEND_ROLE_BACKOFF ||
-         a->first_child != NULL;
+  return tend_actor_has_strategy(a) || tend_actor_is_backoff(a) ||
+         tend_actor_first_child(a) != NULL;
 }
 
 /* tend.children(ref) -> {{path, ref, name, state, restart, restarts,
@@ -35,8 +33,9 @@ static int l_children(lua_State *L) {
   }
   lua_newtable(L);
   lua_Integer n = 0;
-  for (tend_actor *c = p->first_child; c; c = c->next_sibling) {
-    if (c->state == TEND_ACTOR_DEAD) continue;
+  for (tend_actor *c = tend_actor_first_child(p); c;
+       c = tend_actor_next_sibling(c)) {
+    if (tend_actor_state_of(c) == TEND_ACTOR_DEAD) continue;
     lua_createtable(L, 0, 8);
     tend_actor_push_path(L, h, c);
     lua_setfield(L, -2, "path");
@@ -44,13 +43,13 @@ static int l_children(lua_State *L) {
     lua_setfield(L, -2, "ref");
     tend_names_push_name(L, h, c);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, tend_state_name(c)); /* as ps() */
+    lua_pushstring(L, tend_actor_state_name(c)); /* as ps() */
     lua_setfield(L, -2, "state");
     lua_pushstring(L, restart_name(c));
     lua_setfield(L, -2, "restart");
-    lua_pushinteger(L, c->restarts);
+    lua_pushinteger(L, tend_actor_restarts(c));
     lua_setfield(L, -2, "restarts");
-    lua_pushinteger(L, c->mbox.n_user);
+    lua_pushinteger(L, tend_actor_mailbox_size(c));
     lua_setfield(L, -2, "mailbox");
     lua_pushboolean(L, is_supervisor(c));
     lua_setfield(L, -2, "supervisor");
@@ -71,11 +70,13 @@ static int l_count_children(lua_State *L) {
     return 2;
   }
   lua_Integer specs = 0, active = 0, sups = 0;
-  for (tend_actor *c = p->first_child; c; c = c->next_sibling) {
-    if (c->state == TEND_ACTOR_DEAD) continue;
+  for (tend_actor *c = tend_actor_first_child(p); c;
+       c = tend_actor_next_sibling(c)) {
+    if (tend_actor_state_of(c) == TEND_ACTOR_DEAD) continue;
     specs++;
-    if (c->state == TEND_ACTOR_RUNNING || c->state == TEND_ACTOR_STARTING ||
-        c->state == TEND_ACTOR_RESTARTING)
+    if (tend_actor_state_of(c) == TEND_ACTOR_RUNNING ||
+        tend_actor_state_of(c) == TEND_ACTOR_STARTING ||
+        tend_actor_state_of(c) == TEND_ACTOR_RESTARTING)
       active++;
     if (is_supervisor(c)) sups++;
   }
@@ -95,11 +96,11 @@ static int l_count_children(lua_State *L) {
  * if sup had called ctx:spawn (OTP's start_child) */
 static int l_start_child(lua_State *L) {
   tend_actor *p = tend_check_target(L, 1, "tend.start_child", "sup", 1);
-  if (p->role == TEND_ROLE_BACKOFF)
+  if (tend_actor_is_backoff(p))
     luaL_error(L,
                "tend.start_child: sup: a backoff supervisor has one child, "
                "its own; it takes no other");
-  if (p->role == TEND_ROLE_TASK)
+  if (tend_actor_is_task(p))
     luaL_error(L, "tend.start_child: sup: a task (%s) supervises no children",
                luaL_tolstring(L, 1, NULL));
   return tend_spawn_under(L, p, 1, "tend.start_child");
@@ -113,14 +114,14 @@ static int l_stop_child(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *p = tend_check_target(L, 1, "tend.stop_child", "sup", 0);
   tend_actor *c = tend_check_target(L, 2, "tend.stop_child", "ref", 0);
-  if (p == NULL || c == NULL || c->parent != p) {
+  if (p == NULL || c == NULL || tend_actor_parent(c) != p) {
     lua_pushfstring(L, "tend.stop_child: %s is not a live child of %s",
                     luaL_tolstring(L, 2, NULL), luaL_tolstring(L, 1, NULL));
     lua_pushnil(L);
     lua_insert(L, -2); /* nil, message */
     return 2;
   }
-  if (c->state < TEND_ACTOR_STOPPING)
+  if (tend_actor_state_of(c) < TEND_ACTOR_STOPPING)
     tend_actor_stop(L, h, c, TEND_STOP_BY_PARENT);
   lua_pushboolean(L, 1);
   return 1;

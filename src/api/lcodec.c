@@ -6,9 +6,6 @@
 #include <lauxlib.h>
 
 #include "api/api.h"
-#include "runtime/nodes/codec.h"
-#include "runtime/nodes/wire.h"
-#include "runtime/core/error.h"
 
 static int raise_named(lua_State *L, const char *kind, const char *fn) {
   lua_pushfstring(L, "%s: %s", fn, lua_tostring(L, -1));
@@ -53,15 +50,15 @@ static int l_envelope(lua_State *L) {
   switch (tend_codec_encode(L, h, 1, (size_t)limit)) { /* +1: the header */
     case TEND_CODEC_OK: break;
     case TEND_CODEC_TOO_LARGE:
-      return raise_named(L, "MessageTooLarge", "encode");
-    default: return raise_named(L, "NotSerializable", "encode");
+      return raise_named(L, TEND_ERR_NAME(MESSAGE_TOO_LARGE), "encode");
+    default: return raise_named(L, TEND_ERR_NAME(NOT_SERIALIZABLE), "encode");
   }
   const char *header = lua_tolstring(L, -1, &hn);
   size_t size = tend_wire_envelope_size(hn, bn);
   if (size == 0) {
     lua_pushfstring(L, "a header of %I bytes (at most %I)", (lua_Integer)hn,
                     (lua_Integer)TEND_WIRE_HEADER_MAX);
-    return raise_named(L, "MessageTooLarge", "encode");
+    return raise_named(L, TEND_ERR_NAME(MESSAGE_TOO_LARGE), "encode");
   }
   luaL_Buffer b;
   tend_wire_envelope_put(luaL_buffinitsize(L, &b, size), header, hn, body, bn);
@@ -76,10 +73,10 @@ static int l_open(lua_State *L) {
   const char *env = luaL_checklstring(L, 1, &n), *header, *body;
   if (tend_wire_split(env, n, &header, &hn, &body, &bn) != 0) {
     lua_pushliteral(L, "a malformed envelope (a header's length past its end)");
-    return raise_named(L, "BadMessage", "decode");
+    return raise_named(L, TEND_ERR_NAME(BAD_MESSAGE), "decode");
   }
   if (tend_codec_decode(L, h, header, hn) != TEND_CODEC_OK)
-    return raise_named(L, "BadMessage", "decode");
+    return raise_named(L, TEND_ERR_NAME(BAD_MESSAGE), "decode");
   lua_pushlstring(L, body, bn);
   return 2;
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
 
 /* Builds an error value from (kind, message, data) at 1..3 for fn. */
 static void build(lua_State *L, const char *fn) {
@@ -101,7 +100,8 @@ void tend_open_error(lua_State *L) {
       {"error", l_error_new}, {"raise", l_error_raise}, {NULL, NULL}};
   luaL_newmetatable(L, TEND_ERROR_MT);
   lua_pushvalue(L, -1);
-  tend_host_of(L)->error_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  tend_host_set_metatable(tend_host_of(L), TEND_MT_ERROR,
+                          luaL_ref(L, LUA_REGISTRYINDEX));
   lua_pushcfunction(L, l_error_tostring);
   lua_setfield(L, -2, "__tostring");
   lua_pushliteral(L, "tend.Error");

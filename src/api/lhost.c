@@ -5,10 +5,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/sched.h"
 
 /* tend.stop(ref): stop any actor: a normal stop, or "shutdown" when its
  * supervisor calls it (as ctx:stop(child)). An actor that stops
@@ -18,11 +14,13 @@ static int l_stop(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.stop", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
-  tend_actor_stop(L, h, a,
-                  h->current && a->parent == h->current ? TEND_STOP_BY_PARENT
-                                                        : TEND_STOP_NORMAL);
-  if (a == h->current && a->role == TEND_ROLE_TASK && lua_isyieldable(L))
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  tend_actor_stop(
+      L, h, a,
+      tend_host_current(h) && tend_actor_parent(a) == tend_host_current(h)
+          ? TEND_STOP_BY_PARENT
+          : TEND_STOP_NORMAL);
+  if (a == tend_host_current(h) && tend_actor_is_task(a) && lua_isyieldable(L))
     return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
   return 0;
 }
@@ -32,18 +30,18 @@ static int l_stop(lua_State *L) {
 static int l_alive(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.alive", "ref");
-  tend_actor *a = tend_slots_get(&h->ids, r->id, r->gen);
-  lua_pushboolean(
-      L, a && (a->kind == TEND_ENTITY_PROMISE ||
-               (tend_ref_actor(h, r) && !(a->flags & TEND_AF_DISCONNECTED))));
+  int found;
+  tend_actor *a = tend_host_entity(h, r->id, r->gen, &found);
+  lua_pushboolean(L, found && (a == NULL || (tend_ref_actor(h, r) &&
+                                             !tend_actor_is_disconnected(a))));
   return 1;
 }
 
 /* tend.self() -> ref of the running actor, or nil */
 static int l_self(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (h->current)
-    tend_actor_push_ref(L, h, h->current);
+  if (tend_host_current(h))
+    tend_actor_push_ref(L, h, tend_host_current(h));
   else
     lua_pushnil(L);
   return 1;
@@ -52,7 +50,7 @@ static int l_self(lua_State *L) {
 /* tend.now() -> seconds on the host clock */
 static int l_now(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  lua_pushnumber(L, (double)tend_clock_now(&h->clock) / 1e9);
+  lua_pushnumber(L, (double)tend_host_now(h) / 1e9);
   return 1;
 }
 
@@ -61,12 +59,12 @@ static int l_random(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_Integer lo, hi;
   switch (lua_gettop(L)) {
-    case 0: lua_pushnumber(L, tend_rng_double(&h->rng)); return 1;
+    case 0: lua_pushnumber(L, tend_rng_double(tend_host_rng(h))); return 1;
     case 1:
       lo = 1;
       hi = luaL_checkinteger(L, 1);
       if (hi == 0) { /* all bits */
-        lua_pushinteger(L, (lua_Integer)tend_rng_next(&h->rng));
+        lua_pushinteger(L, (lua_Integer)tend_rng_next(tend_host_rng(h)));
         return 1;
       }
       break;
@@ -80,8 +78,8 @@ static int l_random(lua_State *L) {
   }
   luaL_argcheck(L, lo <= hi, lua_gettop(L), "interval is empty");
   uint64_t span = (uint64_t)hi - (uint64_t)lo;
-  lua_pushinteger(L,
-                  (lua_Integer)((uint64_t)lo + tend_rng_upto(&h->rng, span)));
+  lua_pushinteger(
+      L, (lua_Integer)((uint64_t)lo + tend_rng_upto(tend_host_rng(h), span)));
   return 1;
 }
 
@@ -89,14 +87,13 @@ static int l_random(lua_State *L) {
 static int l_randomseed(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_Integer n = luaL_checkinteger(L, 1);
-  h->seed = (uint64_t)n;
-  tend_rng_seed(&h->rng, h->seed);
+  tend_host_reseed(h, (uint64_t)n);
   return 0;
 }
 
 /* tend.seed() -> the seed of this run */
 static int l_seed(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)tend_host_of(L)->seed);
+  lua_pushinteger(L, (lua_Integer)tend_host_seed(tend_host_of(L)));
   return 1;
 }
 
@@ -108,29 +105,20 @@ static void set_count(lua_State *L, const char *k, uint64_t v) {
 /* tend.stats() -> counters */
 static int l_stats(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  uint32_t actors = 0;
-  for (uint32_t i = 1; i < h->ids.n; i++) {
-    tend_actor *a = h->ids.v[i].ptr;
-    if (a && a->kind == TEND_ENTITY_ACTOR && a->role != TEND_ROLE_GUARDIAN)
-      actors++;
-  }
+  tend_counts c;
+  tend_host_counts(h, &c);
   lua_createtable(L, 0, 10);
-  set_count(L, "spawned", h->stats.spawned);
-  set_count(L, "messages", h->stats.messages);
-  set_count(L, "dead_letters", h->stats.dead_letters);
-  set_count(L, "failures", h->stats.failures);
-  set_count(L, "restarts", h->stats.restarts);
-  set_count(L, "unhandled", h->stats.unhandled);
-  set_count(L, "actors", actors);
-  set_count(L, "timers", h->timers.n);
-  set_count(L, "runnable", h->runq_len);
-  set_count(L, "lua_bytes", h->lua_bytes);
-  set_count(L, "c_bytes",
-            (uint64_t)h->ids.cap * sizeof(tend_slot) +
-                h->timers.records.carved * sizeof(tend_timer) +
-                (uint64_t)h->timers.cap * sizeof(tend_timer *) +
-                h->msgs.carved * sizeof(tend_msg) +
-                (uint64_t)h->cap_free_values * sizeof(uint32_t));
+  set_count(L, "spawned", c.spawned);
+  set_count(L, "messages", c.messages);
+  set_count(L, "dead_letters", c.dead_letters);
+  set_count(L, "failures", c.failures);
+  set_count(L, "restarts", c.restarts);
+  set_count(L, "unhandled", c.unhandled);
+  set_count(L, "actors", c.actors);
+  set_count(L, "timers", c.timers);
+  set_count(L, "runnable", c.runnable);
+  set_count(L, "lua_bytes", c.lua_bytes);
+  set_count(L, "c_bytes", c.c_bytes);
   return 1;
 }
 
@@ -143,7 +131,7 @@ static int l_shutdown(lua_State *L) {
     luaL_error(L, "tend.shutdown: code: expected an integer in 0..255, got %I",
                code);
   tend_host_shutdown(h, (int)code);
-  if (h->current && lua_isyieldable(L))
+  if (tend_host_current(h) && lua_isyieldable(L))
     return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
   return 0;
 }
@@ -156,7 +144,7 @@ static int log_line(lua_State *L, tend_actor *a, int first, const char *fn) {
   if (level < 0)
     luaL_error(L, "%s: level: expected error, warn, info or debug, got %s", fn,
                lua_tostring(L, first));
-  if ((tend_log_level)level > h->log_level) return 0;
+  if ((tend_log_level)level > tend_host_log_level(h)) return 0;
   int n = lua_gettop(L);
   lua_getglobal(L, "string");
   lua_getfield(L, -1, "format");
@@ -173,7 +161,7 @@ static int log_line(lua_State *L, tend_actor *a, int first, const char *fn) {
 
 /* tend.log(level, fmt, ...): a log line for the running actor (or host). */
 static int l_log(lua_State *L) {
-  return log_line(L, tend_host_of(L)->current, 1, "tend.log");
+  return log_line(L, tend_host_current(tend_host_of(L)), 1, "tend.log");
 }
 
 /* ctx:log(level, fmt, ...) */
@@ -198,7 +186,7 @@ static void trace_options(lua_State *L, tend_host *h) {
   if (!lua_isboolean(L, -1))
     luaL_error(L, "tend.trace: internal: expected a boolean, got %s",
                tend_typename(L, -1));
-  h->trace_internal = lua_toboolean(L, -1);
+  tend_trace_set_internal(h, lua_toboolean(L, -1));
 }
 
 /* tend.trace(fn | true | false | opts): fn joins the listeners (called
@@ -210,19 +198,9 @@ static int l_trace(lua_State *L) {
   if (lua_istable(L, 1)) {
     trace_options(L, h);
   } else if (lua_isfunction(L, 1)) {
-    if (h->trace_fn_ref <= 0) {
-      lua_newtable(L);
-      h->trace_fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
-    lua_pushvalue(L, 1);
-    lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+    tend_trace_listen(L, h, 1);
   } else if (lua_isboolean(L, 1)) {
-    h->trace_stderr = lua_toboolean(L, 1);
-    if (!h->trace_stderr) {
-      luaL_unref(L, LUA_REGISTRYINDEX, h->trace_fn_ref);
-      h->trace_fn_ref = LUA_NOREF;
-    }
+    tend_trace_set_stderr(L, h, lua_toboolean(L, 1));
   } else {
     luaL_error(L,
                "tend.trace: expected a function, a boolean or "
@@ -249,13 +227,13 @@ static int l_trace_file(lua_State *L) {
 
 /* tend.copy_messages() -> true under --copy-messages */
 static int l_copy_messages(lua_State *L) {
-  lua_pushboolean(L, tend_host_of(L)->copy_messages);
+  lua_pushboolean(L, tend_host_copies(tend_host_of(L)));
   return 1;
 }
 
 /* tend.virtual_time() -> true under the virtual clock */
 static int l_virtual_time(lua_State *L) {
-  lua_pushboolean(L, tend_host_of(L)->clock.is_virtual);
+  lua_pushboolean(L, tend_host_virtual(tend_host_of(L)));
   return 1;
 }
 
@@ -284,7 +262,7 @@ static int l_print(lua_State *L) {
  * it yields as usual. */
 static int l_yield(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (L == h->resumed) {
+  if (L == tend_host_resumed(h)) {
     tend_error_new(L, TEND_ERR_NAME(BAD_YIELD),
                    "coroutine.yield called in an actor's own code, not in a "
                    "coroutine it made (to wait, use ctx:sleep or tend.ask)");
@@ -347,7 +325,8 @@ static int l_wrap(lua_State *L) {
  * post_stop (tend.shutdown does that). */
 static int l_os_exit(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_host *w = h->world ? h->world : h; /* a node's trace is its world's */
+  tend_host *w = tend_host_world(h) ? tend_host_world(h)
+                                    : h; /* a node's trace is its world's */
   tend_event_flush(L, h);
   tend_trace_close(w);
   fflush(NULL);
@@ -376,9 +355,9 @@ void tend_open_hostlib(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_setfuncs(L, fns, 0);
   tend_ctx_add_methods(L, ctx);
-  tend_push_sentinel(L, h, TEND_SENTINEL_STOPPED);
+  tend_host_push_sentinel(L, h, TEND_SENTINEL_STOPPED);
   lua_setfield(L, -2, "stopped");
-  tend_push_sentinel(L, h, TEND_SENTINEL_UNHANDLED);
+  tend_host_push_sentinel(L, h, TEND_SENTINEL_UNHANDLED);
   lua_setfield(L, -2, "unhandled");
   lua_pushliteral(L, TEND_VERSION);
   lua_setfield(L, -2, "version");

@@ -8,10 +8,6 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/io/http/http.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
 
 #define FN "tend.http.request"
 #define HTTP_REQUEST_MT "tend.HttpRequest"
@@ -171,7 +167,7 @@ static int request_k(lua_State *L, int status, lua_KContext k) {
   tend_http_req *r = *(tend_http_req **)lua_touserdata(L, HANDLE);
   const char *why = tend_http_error(r); /* not answered: abandoned */
   if (tend_sched_woken(L, h) == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     lua_pop(L, 1);
   }
   if (why) {

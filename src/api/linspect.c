@@ -4,60 +4,23 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/io/process/process.h"
-#include "runtime/supervision/supervise.h"
-#include "runtime/io/tcp/tcp.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/send.h"
-#include "runtime/core/watch.h"
-
-/* Seconds a's current call has run when it was preempted in the middle
- * of it (a busy loop: runtime/preempt.h), else -1. An actor blocked in
- * ask, sleep or shutdown is not busy but waiting. */
-static double busy_seconds(const tend_actor *a) {
-  if (a->ext == NULL || a->ext->busy_since == 0 || a->op == TEND_OP_NONE ||
-      (a->wait != TEND_WAIT_NONE && a->wait != TEND_WAIT_WOKEN))
-    return -1;
-  uint64_t now = uv_hrtime();
-  return now > a->ext->busy_since ? (double)(now - a->ext->busy_since) / 1e9
-                                  : 0;
-}
-
-const char *tend_state_name(const tend_actor *a) {
-  if (a->failure == TEND_FAILURE_PENDING) return "failed";
-  if (a->suspends) return "suspended";
-  switch ((tend_actor_state)a->state) {
-    case TEND_ACTOR_STARTING: /* a task runs its function as it starts */
-      if (a->op != TEND_OP_TASK) return "starting";
-      /* fall through */
-    case TEND_ACTOR_RUNNING:
-      if (busy_seconds(a) >= 0) return "busy";
-      return a->wait != TEND_WAIT_NONE ? "waiting" : "running";
-    case TEND_ACTOR_RESTARTING: return "restarting";
-    case TEND_ACTOR_STOPPING: return "stopping";
-    case TEND_ACTOR_DEAD: return "dead";
-  }
-  return "?";
-}
 
 /* Appends a row for a and its subtree to the list at `list`. */
 static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
                     int depth) {
-  if ((a->flags & TEND_AF_INTERNAL) && !tend_event_internal_shown(h)) return;
+  if (tend_actor_is_internal(a) && !tend_trace_shows_internal(h)) return;
   lua_createtable(L, 0, 6);
   tend_actor_push_path(L, h, a);
   lua_setfield(L, -2, "path");
-  lua_pushstring(L, tend_state_name(a));
+  lua_pushstring(L, tend_actor_state_name(a));
   lua_setfield(L, -2, "state");
-  lua_pushinteger(L, a->restarts);
+  lua_pushinteger(L, tend_actor_restarts(a));
   lua_setfield(L, -2, "restarts");
-  lua_pushinteger(L, a->mbox.n_user);
+  lua_pushinteger(L, tend_actor_mailbox_size(a));
   lua_setfield(L, -2, "mailbox");
   lua_pushinteger(L, depth);
   lua_setfield(L, -2, "depth");
-  double busy = busy_seconds(a);
+  double busy = tend_actor_busy_seconds(a);
   if (busy >= 0) {
     lua_pushnumber(L, busy);
     lua_setfield(L, -2, "busy");
@@ -75,7 +38,8 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_setfield(L, -2, "socket");
   }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
-  for (tend_actor *c = a->first_child; c; c = c->next_sibling)
+  for (tend_actor *c = tend_actor_first_child(a); c;
+       c = tend_actor_next_sibling(c))
     ps_walk(L, h, c, list, depth + 1);
 }
 
@@ -86,8 +50,8 @@ static int l_ps(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_newtable(L);
   int list = lua_gettop(L);
-  if (h->user) ps_walk(L, h, h->user, list, 0);
-  if (h->system) ps_walk(L, h, h->system, list, 0);
+  if (tend_host_user(h)) ps_walk(L, h, tend_host_user(h), list, 0);
+  if (tend_host_system(h)) ps_walk(L, h, tend_host_system(h), list, 0);
   return 1;
 }
 
@@ -143,8 +107,8 @@ static int l_kill(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.kill", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
-  if (a == h->current && a->role == TEND_ROLE_TASK) {
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (a == tend_host_current(h) && tend_actor_is_task(a)) {
     tend_actor_push_killed(L, h, a);
     return lua_error(L);
   }
@@ -159,10 +123,10 @@ static int l_poison(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, 1, "tend.poison", "ref");
   tend_actor *a = tend_ref_actor(h, r);
-  if (a == NULL || a->role == TEND_ROLE_GUARDIAN) return 0;
-  if (a->role == TEND_ROLE_TASK) {
+  if (a == NULL || tend_actor_is_guardian(a)) return 0;
+  if (tend_actor_is_task(a)) {
     tend_actor_stop(L, h, a, TEND_STOP_NORMAL);
-    if (a == h->current && lua_isyieldable(L))
+    if (a == tend_host_current(h) && lua_isyieldable(L))
       return tend_sched_wait(L, h, TEND_WAIT_FOREVER, NULL);
     return 0;
   }
@@ -174,8 +138,9 @@ static int l_poison(lua_State *L) {
 static tend_actor *watcher(lua_State *L, tend_host *h, int ctx_form,
                            const char *fn) {
   if (ctx_form) return tend_check_own_ctx(L, 1, fn);
-  if (h->current == NULL) luaL_error(L, "%s: only an actor can watch", fn);
-  return h->current;
+  if (tend_host_current(h) == NULL)
+    luaL_error(L, "%s: only an actor can watch", fn);
+  return tend_host_current(h);
 }
 
 static int watch(lua_State *L, int ctx_form, const char *fn) {
@@ -183,7 +148,7 @@ static int watch(lua_State *L, int ctx_form, const char *fn) {
   tend_actor *w = watcher(L, h, ctx_form, fn);
   int at = ctx_form ? 2 : 1;
   tend_ref *r = tend_check_ref(L, at, fn, "ref");
-  if (w->state == TEND_ACTOR_DEAD) return 0;
+  if (tend_actor_state_of(w) == TEND_ACTOR_DEAD) return 0;
   tend_watch_add(L, h, w, r->id, r->gen, at,
                  lua_isnoneornil(L, at + 1) ? 0 : at + 1);
   lua_pushvalue(L, at);

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/timers.h"
 
 /* wall_clock() -> seconds of real time (never the virtual clock): only for
  * reports; anything computed from it is not replayable. */

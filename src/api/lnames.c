@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/names.h"
 
 /* A name at idx: a non-empty string of at most 255 bytes that does not
  * start with '/' (that is a path). */
@@ -54,7 +52,7 @@ static int l_register(lua_State *L) {
   tend_host *h = tend_host_of(L);
   check_name(L, 1, "tend.register");
   tend_actor *a = tend_check_target(L, 2, "tend.register", "ref", 1);
-  if (a->role == TEND_ROLE_GUARDIAN)
+  if (tend_actor_is_guardian(a))
     luaL_error(L, "tend.register: ref: a guardian cannot take a name");
   tend_names_register(L, h, a, 1, "tend.register");
   tend_actor_push_ref(L, h, a);

@@ -7,10 +7,6 @@
 
 #include "api/api.h"
 #include "base/privdir.h"
-#include "runtime/core/error.h"
-#include "runtime/nodes/nats.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
 
 #define NATS_MT "tend.Nats"
 
@@ -157,7 +153,7 @@ static int kv_k(lua_State *L, int status, lua_KContext k) {
   tend_host *h = tend_host_of(L);
   if (tend_sched_woken(L, h) != TEND_WAKE_OK)
     return raise_nats(L, "kv: the wait ended", "interrupted");
-  tend_value_take(L, h, &h->current->wake_value);
+  tend_sched_take_reply(L, h);
   lua_getfield(L, -1, "ok");
   int ok = lua_toboolean(L, -1);
   lua_pop(L, 1);

@@ -10,11 +10,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/event.h"
-#include "runtime/io/process/process.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
+#include "base/oschild.h"
 
 #define PROCESS_MT "tend.Process"
 
@@ -88,7 +84,7 @@ static int l_process_spawn(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   int run = lua_toboolean(L, 3);
-  tend_actor *owner = h->current;
+  tend_actor *owner = tend_host_current(h);
   if (owner == NULL)
     luaL_error(L, "tend.process: can only run inside an actor");
   uint32_t to_id = 0, to_gen = 0;
@@ -260,7 +256,7 @@ static int wait_k(lua_State *L, int status, lua_KContext k) {
   tend_host *h = tend_host_of(L);
   int code = TEND_PROCESS_TIMEOUT;
   if (tend_sched_woken(L, h) == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     code = (int)lua_tointeger(L, -1);
     lua_pop(L, 1);
   }
@@ -297,7 +293,7 @@ static int l_process_event(lua_State *L) {
   int i = tend_find_name(evs, luaL_checkstring(L, 2));
   if (i < 0) luaL_argerror(L, 2, "spawn_os, ready or exit");
   luaL_checktype(L, 3, LUA_TTABLE);
-  if (!tend_event_on(h)) return 0;
+  if (!tend_event_wanted(h)) return 0;
   tend_event e = TEND_EVENT_INIT(kinds[i], a);
   lua_getfield(L, 3, "pid");
   if (lua_isinteger(L, -1)) e.pid = lua_tointeger(L, -1);

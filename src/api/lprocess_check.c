@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/io/process/process.h"
+#include "base/oschild.h"
 
 extern char **environ;
 
@@ -375,7 +374,7 @@ static void cmd_or_sim(lua_State *L, int run, const popts *o, int spec,
     lua_getfield(L, 1, "cmd");
     lua_replace(L, 3);
   }
-  int is_virtual = tend_host_of(L)->clock.is_virtual;
+  int is_virtual = tend_host_virtual(tend_host_of(L));
   if (is_virtual && !o->sim)
     luaL_error(L,
                run ? "%s: a real command cannot run under the virtual clock "

@@ -4,10 +4,6 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/inbox.h"
-#include "runtime/core/promise.h"
-#include "runtime/core/sched.h"
 
 static int receive_k(lua_State *L, int status, lua_KContext k);
 
@@ -16,7 +12,7 @@ static int receive_k(lua_State *L, int status, lua_KContext k);
 static int next(lua_State *L, tend_host *h, tend_actor *a) {
   if (tend_inbox_take(L, h, a)) return 2; /* msg, sender */
   int64_t deadline = (int64_t)lua_tointeger(L, 2);
-  int64_t left = deadline < 0 ? -1 : deadline - tend_clock_now(&h->clock);
+  int64_t left = deadline < 0 ? -1 : deadline - tend_host_now(h);
   if (deadline >= 0 && left <= 0) return 0; /* timed out */
   tend_sched_check_wait(L, h, "tend.receive");
   tend_promise_new(L, h, a, left, "tend.receive"); /* the timeout */
@@ -29,7 +25,7 @@ static int receive_k(lua_State *L, int status, lua_KContext k) {
   tend_host *h = tend_host_of(L);
   tend_sched_woken(L, h); /* raises if interrupted (Ctrl-C) */
   lua_settop(L, 2);
-  return next(L, h, h->current);
+  return next(L, h, tend_host_current(h));
 }
 
 /* tend.receive([timeout]) -> msg, sender; nothing after timeout seconds
@@ -39,12 +35,12 @@ static int l_receive(lua_State *L) {
   double timeout = INFINITY;
   if (!lua_isnoneornil(L, 1))
     timeout = tend_check_seconds(L, 1, "tend.receive", "timeout", 0);
-  tend_actor *a = h->current;
+  tend_actor *a = tend_host_current(h);
   if (a == NULL)
     luaL_error(L,
                "tend.receive: no actor runs here; only a task (the main "
                "chunk, the REPL, a tend.after function) receives this way");
-  if (a->role != TEND_ROLE_TASK) {
+  if (!tend_actor_is_task(a)) {
     tend_actor_push_path(L, h, a);
     luaL_error(L,
                "tend.receive: %s is an actor: its messages come to its "
@@ -54,7 +50,7 @@ static int l_receive(lua_State *L) {
   }
   lua_settop(L, 1);
   lua_pushinteger(L, isinf(timeout) ? -1
-                                    : (lua_Integer)(tend_clock_now(&h->clock) +
+                                    : (lua_Integer)(tend_host_now(h) +
                                                     tend_clock_ns(timeout)));
   return next(L, h, a);
 }

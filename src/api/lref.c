@@ -3,8 +3,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/value.h"
 
 /* ref:send(msg) and tend.send(ref_or_name, msg): the sender is the
  * running actor, if any. A registered name or a path that names no live
@@ -12,18 +10,19 @@
  * hot path skips the registry). */
 static int l_send(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  tend_actor *me = h->current;
+  tend_actor *me = tend_host_current(h);
   if (lua_gettop(L) != 2) lua_settop(L, 2);
   const tend_ref *r = tend_ref_test(L, 1);          /* the hot path: a ref */
   if (r == NULL && lua_type(L, 1) == LUA_TSTRING) { /* a name (lnames.c) */
     tend_actor *a = tend_check_target(L, 1, "send", "name", 1);
-    tend_actor_send_in(L, h, a->id, a->gen, 2, me ? me->id : 0,
-                       me ? me->gen : 0, lua_upvalueindex(1));
+    tend_actor_send_in(L, h, tend_actor_id(a), tend_actor_gen(a), 2,
+                       me ? tend_actor_id(me) : 0, me ? tend_actor_gen(me) : 0,
+                       lua_upvalueindex(1));
     return 0;
   }
   if (r == NULL) r = tend_check_ref(L, 1, "send", "ref"); /* raises */
-  tend_actor_send_ref(L, h, r, 1, 2, me ? me->id : 0, me ? me->gen : 0,
-                      lua_upvalueindex(1));
+  tend_actor_send_ref(L, h, r, 1, 2, me ? tend_actor_id(me) : 0,
+                      me ? tend_actor_gen(me) : 0, lua_upvalueindex(1));
   return 0;
 }
 
@@ -84,7 +83,8 @@ void tend_open_ref(lua_State *L) {
   lua_setfield(L, -2, "send");
   luaL_newmetatable(L, TEND_REF_MT);
   lua_pushvalue(L, -1);
-  h->ref_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* for tend_ref_new */
+  tend_host_set_metatable(
+      h, TEND_MT_REF, luaL_ref(L, LUA_REGISTRYINDEX)); /* for tend_ref_new */
   luaL_newlib(L, methods);
   push_send(L, h);
   lua_setfield(L, -2, "send");

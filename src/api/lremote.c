@@ -7,23 +7,20 @@
 #include <uv.h>
 
 #include "api/api.h"
-#include "runtime/core/event.h"
-#include "runtime/core/ref.h"
-#include "runtime/nodes/remote.h"
-#include "runtime/core/value.h"
 
-/* h->remote_send: router(proxy, msg, sender or nil). Its error (a message
- * that cannot travel) is raised in the sender's code when the send was
- * made by Lua code (a coroutine); from the loop (a timer), it is logged. */
+/* The runtime's hook for a message to a proxy: router(proxy, msg, sender or
+ * nil). Its error (a message that cannot travel) is raised in the sender's code
+ * when the send was made by Lua code (a coroutine); from the loop (a timer), it
+ * is logged. */
 static void remote_send(lua_State *L, tend_host *h, tend_actor *p,
                         tend_value *v, uint32_t sid, uint32_t sgen) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->remote_send_ref);
+  tend_node_push_router(L, h);
   tend_actor_push_ref(L, h, p);
   tend_value_push(L, h, v);
   tend_value_drop(L, h, v);
   tend_ref_push(L, h, sid, sgen);
   if (lua_pcall(L, 3, 0, 0) == LUA_OK) return;
-  if (L != h->L) lua_error(L);
+  if (L != tend_host_state(h)) lua_error(L);
   tend_host_log(h, TEND_LOG_WARN, "/system/node", "%s",
                 luaL_tolstring(L, -1, NULL));
   lua_pop(L, 2);
@@ -36,12 +33,8 @@ static int l_identity(lua_State *L) {
   size_t n;
   const char *name = luaL_checklstring(L, 1, &n);
   lua_Integer inc = luaL_checkinteger(L, 2);
-  char *copy = malloc(n + 1);
-  if (copy == NULL) return luaL_error(L, "node: out of memory");
-  memcpy(copy, name, n + 1);
-  free(h->node_name);
-  h->node_name = copy;
-  h->node_inc = (uint64_t)inc;
+  if (tend_node_set_identity(h, name, n, (uint64_t)inc) != 0)
+    return luaL_error(L, "node: out of memory");
   return 0;
 }
 
@@ -51,13 +44,7 @@ static int l_hooks(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TFUNCTION);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_send_ref);
-  luaL_unref(L, LUA_REGISTRYINDEX, h->remote_decode_ref);
-  lua_pushvalue(L, 1);
-  h->remote_send_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushvalue(L, 2);
-  h->remote_decode_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  h->remote_send = remote_send;
+  tend_node_set_hooks(L, h, 1, 2, remote_send);
   return 0;
 }
 
@@ -78,7 +65,7 @@ static tend_actor *check_proxy(lua_State *L, int idx, const char *fn) {
   tend_host *h = tend_host_of(L);
   tend_ref *r = tend_check_ref(L, idx, fn, "ref");
   tend_actor *a = tend_actor_live(h, r->id, r->gen);
-  return a && a->role == TEND_ROLE_REMOTE ? a : NULL;
+  return a && tend_actor_is_remote(a) ? a : NULL;
 }
 
 /* core.remote_end(ref, reason): the proxy ends (nothing if it is gone). */
@@ -129,8 +116,9 @@ static int l_event(lua_State *L) {
  * under /system. */
 static int l_spawn(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (h->system == NULL) luaL_error(L, "node: the host is shutting down");
-  return tend_spawn_under(L, h->system, 0, "node");
+  if (tend_host_system(h) == NULL)
+    luaL_error(L, "node: the host is shutting down");
+  return tend_spawn_under(L, tend_host_system(h), 0, "node");
 }
 
 /* core.node_exe() -> the path of this tend binary (uv_exepath: valgrind

@@ -5,17 +5,15 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/drivers.h"
-#include "runtime/nodes/simnodes.h"
 
 static tend_host *world_of(tend_host *h) {
-  return h->world ? h->world : h;
+  return tend_host_world(h) ? tend_host_world(h) : h;
 }
 
 /* The world, or an error: these calls belong to the scenario. */
 static tend_host *check_world(lua_State *L, const char *fn) {
   tend_host *h = tend_host_of(L);
-  if (h->world)
+  if (tend_host_world(h))
     luaL_error(L,
                "%s: call it from the scenario (the world), not from a "
                "simulated node",
@@ -67,7 +65,7 @@ static int l_open(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   size_t len;
   const char *opts = luaL_checklstring(L, 2, &len);
-  if (!w->clock.is_virtual)
+  if (!tend_host_virtual(w))
     return luaL_error(L,
                       "tend.sim.nodes: simulated nodes need the virtual "
                       "clock (--virtual-time)");
@@ -77,25 +75,26 @@ static int l_open(lua_State *L) {
   tend_host_config cfg = {
       .virtual_time = 1,
       .has_seed = 1,
-      .seed = seed_for(w->seed, name, i >= 0 ? tend_sim_inc(w, i) : 0),
-      .log_level = w->log_level,
-      .copy_messages = w->copy_messages,
+      .seed =
+          seed_for(tend_host_seed(w), name, i >= 0 ? tend_sim_inc(w, i) : 0),
+      .log_level = tend_host_log_level(w),
+      .copy_messages = tend_host_copies(w),
       .drivers = tend_drivers,
-      .open = w->open,
+      .open = tend_host_opener(w),
       .world = w,
       .node_name = name,
   };
   tend_host *n = tend_host_open(&cfg);
   if (n == NULL)
     return luaL_error(L, "tend.sim.nodes: node '%s': no host", name);
-  tend_clock_jump(&n->clock, w->clock.now);
+  tend_host_jump(n, tend_host_now(w));
   uint64_t inc = tend_sim_add(w, name, n);
   if (inc == 0) {
     tend_host_close(n);
     return luaL_error(L, "tend.sim.nodes: out of memory");
   }
   i = tend_sim_find(w, name);
-  lua_State *NL = n->L;
+  lua_State *NL = tend_host_state(n);
   lua_pushcfunction(NL, boot);
   lua_pushstring(NL, name);
   lua_pushinteger(NL, (lua_Integer)inc);

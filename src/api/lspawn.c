@@ -2,8 +2,6 @@
  * created (design §3.1, §7), then an actor, a backoff supervisor
  * (lbackoff.c) or a typed actor (ltyped.c). */
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/stash.h"
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
                      const char *fn) {
@@ -29,8 +27,9 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
 /* tend.spawn(factory [, opts]) -> ref, under /user */
 static int l_spawn(lua_State *L) {
   tend_host *h = tend_host_of(L);
-  if (h->user == NULL) luaL_error(L, "tend.spawn: the host is shutting down");
-  return tend_spawn_under(L, h->user, 0, "tend.spawn");
+  if (tend_host_user(h) == NULL)
+    luaL_error(L, "tend.spawn: the host is shutting down");
+  return tend_spawn_under(L, tend_host_user(h), 0, "tend.spawn");
 }
 
 /* ctx:spawn(factory [, opts]) -> ref, a child of this actor */
@@ -48,7 +47,7 @@ int tend_api_start_main(lua_State *L) {
   so.name = 1;
   so.args = 3;
   so.task = 1;
-  h->main = tend_actor_spawn(L, h, h->user, 2, &so);
+  tend_host_set_main(h, tend_actor_spawn(L, h, tend_host_user(h), 2, &so));
   return 0;
 }
 

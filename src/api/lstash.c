@@ -3,9 +3,6 @@
  * and ctx:set_receive_timeout, ctx:receive_timeout (Akka's
  * ReceiveTimeout, OTP's `after`; runtime/rtimeout.h). */
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/rtimeout.h"
-#include "runtime/supervision/stash.h"
 
 /* ctx:stash(): keeps the message being received (and its sender) */
 static int l_ctx_stash(lua_State *L) {
@@ -34,7 +31,7 @@ static int l_ctx_stashed(lua_State *L) {
 static int l_ctx_set_receive_timeout(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:set_receive_timeout");
-  if (a->role == TEND_ROLE_TASK)
+  if (tend_actor_is_task(a))
     luaL_error(L,
                "ctx:set_receive_timeout: a task reads its mailbox with "
                "tend.receive(timeout)");

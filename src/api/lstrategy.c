@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
 
 #define TEND_DECIDER_MT "tend.Decider"
 
@@ -287,9 +286,9 @@ static int l_guardian_strategy(lua_State *L) {
   if (!tend_strategy_test(L, 1))
     luaL_error(L, "tend.guardian_strategy: expected a strategy, got %s",
                tend_typename(L, 1));
-  if (h->user == NULL)
+  if (tend_host_user(h) == NULL)
     luaL_error(L, "tend.guardian_strategy: the host is shutting down");
-  tend_actor_set_strategy(L, h->user, tend_strategy_test(L, 1),
+  tend_actor_set_strategy(L, tend_host_user(h), tend_strategy_test(L, 1),
                           tend_strategy_push_decider(L, 1));
   return 0;
 }

@@ -7,11 +7,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/sched.h"
-#include "runtime/io/tcp/tcp.h"
-#include "runtime/core/value.h"
 
 /* Raises an error of kind with message "fn: text" and e.reason = reason. */
 static int raise_named(lua_State *L, const char *kind, const char *fn,
@@ -67,7 +62,8 @@ static int l_listen(lua_State *L) {
   *ud = NULL;
   luaL_setmetatable(L, TEND_LISTENER_MT);
   *ud = tend_tcp_listen(L, h, host, port, opt_int(L, "backlog", 128),
-                        opt_int(L, "max_connections", 1024), a->id, a->gen);
+                        opt_int(L, "max_connections", 1024), tend_actor_id(a),
+                        tend_actor_gen(a));
   if (*ud == NULL) {
     const char *why = lua_tostring(L, -1);
     const char *colon = strrchr(why, ':');
@@ -119,7 +115,7 @@ static int connect_k(lua_State *L, int status, lua_KContext k) {
   tend_sock *s = *(tend_sock **)lua_touserdata(L, 2);
   int wake = tend_sched_woken(L, h);
   if (wake == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     lua_pop(L, 1);
   } else {
     tend_tcp_connect_abandon(s);
@@ -179,7 +175,8 @@ static int l_start(lua_State *L) {
     tend_tcp_close(s);
     return 0;
   }
-  int r = tend_tcp_start(s, owner->id, owner->gen, to->id, to->gen,
+  int r = tend_tcp_start(s, tend_actor_id(owner), tend_actor_gen(owner),
+                         tend_actor_id(to), tend_actor_gen(to),
                          (tend_framing)framing, (size_t)max_line);
   if (r != 0 && r != UV_ENOTCONN)
     luaL_error(L, "socket:start: %s", uv_strerror(r));
@@ -191,7 +188,7 @@ static int write_k(lua_State *L, int status, lua_KContext k) {
   (void)k;
   tend_host *h = tend_host_of(L);
   if (tend_sched_woken(L, h) == TEND_WAKE_OK) {
-    tend_value_take(L, h, &h->current->wake_value);
+    tend_sched_take_reply(L, h);
     lua_pop(L, 1);
   }
   lua_pushboolean(L, 1);
@@ -214,7 +211,7 @@ static int l_write(lua_State *L) {
     return 2;
   }
   if (r == 1) { /* over the mark */
-    tend_actor *a = h->current;
+    tend_actor *a = tend_host_current(h);
     int w = a && lua_isyieldable(L) ? tend_tcp_wait_drain(L, h, a, s) : -1;
     if (w == 0) return tend_sched_wait(L, h, TEND_WAIT_ASK, write_k);
     if (w < 0)
@@ -274,9 +271,9 @@ static int l_sock_tostring(lua_State *L) {
 /* Can the running actor have children? (a task, a backoff supervisor and
  * a guardian cannot) */
 static tend_actor *parent_here(tend_host *h) {
-  tend_actor *a = h->current;
-  if (a && !(a->role == TEND_ROLE_TASK || a->role == TEND_ROLE_BACKOFF ||
-             a->role == TEND_ROLE_GUARDIAN))
+  tend_actor *a = tend_host_current(h);
+  if (a && !tend_actor_is_task(a) && !tend_actor_is_backoff(a) &&
+      !tend_actor_is_guardian(a))
     return a;
   return NULL;
 }
@@ -295,7 +292,7 @@ static int l_spawn(lua_State *L) {
   lua_insert(L, 1);
   lua_settop(L, 3);
   tend_actor *parent = parent_here(h);
-  if (parent == NULL) parent = h->user;
+  if (parent == NULL) parent = tend_host_user(h);
   if (parent == NULL) luaL_error(L, "%s: the host is shutting down", fn);
   return tend_spawn_under(L, parent, 1, lua_tostring(L, 1));
 }

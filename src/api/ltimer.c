@@ -3,10 +3,6 @@
 #include <math.h>
 
 #include "api/api.h"
-#include "runtime/core/copy.h"
-#include "runtime/core/error.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/timers.h"
 
 #define TEND_TIMER_MT "tend.Timer"
 
@@ -36,10 +32,10 @@ static int l_ctx_after(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *a = tend_check_own_ctx(L, 1, "ctx:after");
   double s = tend_check_seconds(L, 2, "ctx:after", "seconds", 0);
-  if (a->state == TEND_ACTOR_DEAD)
+  if (tend_actor_state_of(a) == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:after: the actor is dead");
   lua_settop(L, 3);
-  if (h->copy_messages && tend_copy_needed(L, 3))
+  if (tend_host_copies(h) && tend_copy_needed(L, 3))
     tend_copy_in_place(L, h, 3, "ctx:after: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, 0, 3));
   return 1;
@@ -52,10 +48,10 @@ static int l_ctx_every(lua_State *L) {
   double s = tend_check_seconds(L, 2, "ctx:every", "seconds", 1);
   if (isinf(s))
     luaL_error(L, "ctx:every: seconds: expected a finite number, got inf");
-  if (a->state == TEND_ACTOR_DEAD)
+  if (tend_actor_state_of(a) == TEND_ACTOR_DEAD)
     luaL_error(L, "ctx:every: the actor is dead");
   lua_settop(L, 3);
-  if (h->copy_messages && tend_copy_needed(L, 3))
+  if (tend_host_copies(h) && tend_copy_needed(L, 3))
     tend_copy_in_place(L, h, 3, "ctx:every: ");
   push_handle(L, arm_or_fail(L, h, TEND_TIMER_SEND, a, s, s, 3));
   return 1;
@@ -85,7 +81,7 @@ static int l_sleep(lua_State *L) {
   tend_host *h = tend_host_of(L);
   double s = tend_check_seconds(L, 1, "sleep", "seconds", 0);
   tend_actor *a = tend_sched_check_wait(L, h, "sleep");
-  a->wait_seq++;
+  tend_sched_next_wait(a);
   if (!isinf(s)) arm_or_fail(L, h, TEND_TIMER_WAKE, a, s, 0, 0);
   return tend_sched_wait(L, h, TEND_WAIT_SLEEP, sleep_k);
 }

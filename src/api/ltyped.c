@@ -10,9 +10,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "runtime/core/error.h"
-#include "runtime/supervision/stash.h"
-#include "runtime/supervision/typed.h"
 
 #define ACTION_MT "tend.TypedAction"
 #define SPEC_MT "tend.SupervisedSpec"

@@ -12,9 +12,7 @@
 
 #include "api/api.h"
 #include "cli/repl.h"
-#include "runtime/core/event.h"
-#include "runtime/core/host.h"
-#include "runtime/drivers.h"
+#include "runtime/tend.h"
 
 static const char usage[] =
     "usage: tend [options] SCRIPT [ARGS...]   run a script\n"
@@ -401,7 +399,7 @@ int main(int argc, char **argv) {
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;
-  h->trace_internal = o.trace_internal;
+  tend_trace_set_internal(h, o.trace_internal);
   if (o.trace) {
     if (tend_trace_open(h, o.trace) != 0) {
       fprintf(stderr, "tend: --trace: cannot open %s: %s\n", o.trace,
@@ -410,13 +408,14 @@ int main(int argc, char **argv) {
       return 2;
     }
     char seed[64];
-    snprintf(seed, sizeof seed, "seed %llu", (unsigned long long)h->seed);
+    snprintf(seed, sizeof seed, "seed %llu",
+             (unsigned long long)tend_host_seed(h));
     tend_event e = TEND_EVENT_INIT(TEND_EV_TRACE, NULL);
     e.path = "/";
     e.detail = seed;
-    tend_event_emit(h->L, h, &e);
+    tend_event_emit(tend_host_state(h), h, &e);
   }
-  lua_State *L = h->L;
+  lua_State *L = tend_host_state(h);
   int script = o.script ? o.first_arg - 1 : 0;
   set_arg(L, argc, argv, script);
   if (o.repl) {

@@ -22,12 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/core/lifecycle.h"
-#include "runtime/core/promise.h"
-#include "runtime/core/ref.h"
-#include "runtime/core/sched.h"
-#include "runtime/core/value.h"
-
 #define PROMPT "> "
 #define MORE_PROMPT ">> "
 #define MAX_COMPLETIONS 512
@@ -54,7 +48,7 @@ typedef struct repl {
 static tend_host *host; /* readline callbacks carry no user data */
 
 static repl *R(const tend_host *h) {
-  return h->front.data;
+  return tend_host_front((tend_host *)h)->data;
 }
 
 /* Calls tend.repl.<fn>(arg) protected, arg a string or (fns) the table at
@@ -90,22 +84,22 @@ static tend_actor *task(tend_host *h, const repl *r) {
 static int spawn_task(lua_State *L) {
   tend_host *h = tend_host_of(L);
   lua_pushliteral(L, "repl");
-  tend_actor_check_spawn(L, h, h->user, 2, "repl");
+  tend_actor_check_spawn(L, h, tend_host_user(h), 2, "repl");
   tend_spawn_opts so;
   tend_spawn_opts_init(&so);
   so.name = 2;
   so.task = 1;
-  tend_actor *a = tend_actor_spawn(L, h, h->user, 1, &so);
+  tend_actor *a = tend_actor_spawn(L, h, tend_host_user(h), 1, &so);
   repl *r = R(h);
-  r->actor_id = a->id;
-  r->actor_gen = a->gen;
+  r->actor_id = tend_actor_id(a);
+  r->actor_gen = tend_actor_gen(a);
   return 1;
 }
 
 /* Spawns the task that runs the lines; 0, or -1 (said on stderr). */
 static int start_task(tend_host *h, repl *r) {
-  lua_State *L = h->L;
-  if (h->user == NULL) return -1;
+  lua_State *L = tend_host_state(h);
+  if (tend_host_user(h) == NULL) return -1;
   lua_pushcfunction(L, spawn_task);
   lua_rawgeti(L, LUA_REGISTRYINDEX, r->loop_ref);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
@@ -119,16 +113,15 @@ static int start_task(tend_host *h, repl *r) {
 /* The chunk at the top (popped) goes to the task: to the line it waits
  * for, or kept until it asks. Returns 1 when it will run. */
 static int deliver(tend_host *h, repl *r) {
-  lua_State *L = h->L;
+  lua_State *L = tend_host_state(h);
   if (task(h, r) == NULL) {
     lua_pop(L, 1);
     fputs("the REPL's task is gone; the line cannot run\n", stdout);
     return 0;
   }
-  tend_promise *p = tend_slots_get(&h->ids, r->line_id, r->line_gen);
+  tend_promise *p = tend_promise_live(h, r->line_id, r->line_gen);
   tend_value v;
-  if (p && p->kind == TEND_ENTITY_PROMISE &&
-      tend_value_store(L, h, -1, &v) == 0) {
+  if (p && tend_value_store(L, h, -1, &v) == 0) {
     lua_pop(L, 1);
     if (!tend_promise_resolve(L, h, p, v)) tend_value_drop(L, h, &v);
     r->line_id = r->line_gen = 0;
@@ -181,7 +174,7 @@ static void on_line(char *line) {
     save_history(r, line);
   }
   unprompt(r);
-  lua_State *L = h->L;
+  lua_State *L = tend_host_state(h);
   call_lua(L, "line", line, 2); /* -> more, chunk */
   r->more = lua_toboolean(L, -2);
   if (lua_isfunction(L, -1))
@@ -222,7 +215,7 @@ static char **complete(const char *text, int start, int end) {
   (void)start;
   (void)end;
   repl *r = R(host);
-  lua_State *L = host->L;
+  lua_State *L = tend_host_state(host);
   for (int i = 0; i < r->n_matches; i++) free(r->matches[i]);
   r->n_matches = 0;
   call_lua(L, "complete", text, 1);
@@ -248,7 +241,7 @@ static int l_done(lua_State *L) {
   tend_host *h = tend_host_of(L);
   repl *r = R(h);
   r->evaluating = 0;
-  h->interrupt = NULL;
+  tend_host_set_interrupt(h, NULL);
   install(r);
   return 0;
 }
@@ -258,7 +251,7 @@ static int next_line_k(lua_State *L, int status, lua_KContext k) {
   (void)k;
   tend_host *h = tend_host_of(L);
   if (tend_sched_woken(L, h) != TEND_WAKE_OK) return 0;
-  tend_value_take(L, h, &h->current->wake_value);
+  tend_sched_take_reply(L, h);
   return 1;
 }
 
@@ -275,8 +268,8 @@ static int l_next_line(lua_State *L) {
   }
   tend_actor *a = tend_sched_check_wait(L, h, "next_line");
   tend_promise *p = tend_promise_new(L, h, a, -1, "next_line");
-  r->line_id = p->id;
-  r->line_gen = p->gen;
+  r->line_id = tend_promise_id(p);
+  r->line_gen = tend_promise_gen(p);
   return tend_sched_wait(L, h, TEND_WAIT_ASK, next_line_k);
 }
 
@@ -287,12 +280,12 @@ static void interrupt(tend_host *h) {
   repl *r = R(h);
   if (r->evaluating) { /* stop the chunk that runs, not the task */
     tend_actor *a = task(h, r);
-    if (a) tend_sched_interrupt(h->L, h, a);
+    if (a) tend_sched_interrupt(tend_host_state(h), h, a);
     return;
   }
   /* at the prompt: drop the line (and a pending incomplete chunk) */
-  call_lua(h->L, "reset", NULL, 1);
-  lua_pop(h->L, 1);
+  call_lua(tend_host_state(h), "reset", NULL, 1);
+  lua_pop(tend_host_state(h), 1);
   r->more = 0;
   if (r->prompting) {
     rl_replace_line("", 0);
@@ -344,12 +337,12 @@ static void on_output(tend_host *h, int begin) {
  * replaced, and the prompt comes back if it was running a line. */
 static void on_turn(tend_host *h) {
   repl *r = R(h);
-  if (r == NULL || r->closed || h->shutdown || task(h, r)) return;
-  luaL_unref(h->L, LUA_REGISTRYINDEX, r->pending_ref);
+  if (r == NULL || r->closed || tend_host_stopping(h) || task(h, r)) return;
+  luaL_unref(tend_host_state(h), LUA_REGISTRYINDEX, r->pending_ref);
   r->pending_ref = LUA_NOREF;
   if (start_task(h, r) != 0) {
     r->actor_id = r->actor_gen = 0;
-    h->front.turn = NULL; /* said once; lines report the task gone */
+    tend_host_front(h)->turn = NULL; /* said once; lines report the task gone */
     return;
   }
   if (r->evaluating) {
@@ -358,7 +351,7 @@ static void on_turn(tend_host *h) {
         "an empty mailbox) takes the next line\n";
     tend_host_print(h, said, sizeof said - 1);
     r->evaluating = 0;
-    h->interrupt = NULL;
+    tend_host_set_interrupt(h, NULL);
     install(r);
   }
 }
@@ -380,7 +373,7 @@ static void on_closed(uv_handle_t *handle) {
 /* The host closes: the poll handle goes, then the state. */
 static void on_close(tend_host *h) {
   repl *r = R(h);
-  h->front.data = NULL; /* its registry refs went with the state */
+  tend_host_front(h)->data = NULL; /* its registry refs went with the state */
   uv_close((uv_handle_t *)&r->poll, on_closed);
 }
 
@@ -390,7 +383,7 @@ int tend_repl_start(tend_host *h) {
   host = h;
   r->pending_ref = r->loop_ref = LUA_NOREF;
   tend_front front = {on_output, on_signal, on_turn, on_shutdown, NULL, r};
-  h->front = front;
+  *tend_host_front(h) = front;
   const char *home = getenv("HOME");
   if (home && *home) {
     snprintf(r->history, sizeof r->history, "%s/.tend_history", home);
@@ -403,16 +396,16 @@ int tend_repl_start(tend_host *h) {
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^#~[]";
   /* before the task exists: a regular file cannot be polled (a pipe or a
    * terminal can), and a task must never outlive r */
-  if (uv_poll_init(&h->loop, &r->poll, 0) != 0) {
+  if (uv_poll_init(tend_host_loop(h), &r->poll, 0) != 0) {
     fprintf(stderr,
             "tend: cannot watch stdin (a terminal or a pipe can be "
             "watched; a regular file cannot: use `tend FILE`)\n");
-    h->front.data = NULL;
-    memset(&h->front, 0, sizeof h->front);
+    tend_host_front(h)->data = NULL;
+    memset(tend_host_front(h), 0, sizeof(tend_front));
     free(r);
     return -1;
   }
-  lua_State *L = h->L;
+  lua_State *L = tend_host_state(h);
   int top = lua_gettop(L);
   lua_createtable(L, 0, 2); /* what tend.repl.start gets */
   lua_pushcfunction(L, l_done);
@@ -434,7 +427,7 @@ int tend_repl_start(tend_host *h) {
     fprintf(stderr, "tend: repl: %s\n", lua_tostring(L, -1));
   }
   lua_settop(L, top);
-  h->front.close = on_close;
+  tend_host_front(h)->close = on_close;
   r->poll.data = r;
   uv_poll_start(&r->poll, UV_READABLE, on_stdin);
   install(r);
@@ -443,11 +436,11 @@ int tend_repl_start(tend_host *h) {
 
 /* tend -i: after each pump pass, until the main chunk is done. */
 static void start_when_main_done(tend_host *h) {
-  if (h->main != NULL || h->shutdown) return;
-  h->front.turn = NULL;
+  if (tend_host_main(h) != NULL || tend_host_stopping(h)) return;
+  tend_host_front(h)->turn = NULL;
   if (tend_repl_start(h) != 0) tend_host_shutdown(h, 1);
 }
 
 void tend_repl_after_main(tend_host *h) {
-  h->front.turn = start_when_main_done;
+  tend_host_front(h)->turn = start_when_main_done;
 }

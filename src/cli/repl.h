@@ -4,7 +4,7 @@
 #ifndef TEND_REPL_H
 #define TEND_REPL_H
 
-#include "runtime/core/host.h"
+#include "runtime/tend.h"
 
 /* Spawns /user/repl, shows the prompt, reads stdin from the loop. */
 int tend_repl_start(tend_host *h);

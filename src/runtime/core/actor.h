@@ -27,6 +27,7 @@
 
 #include "base/mailbox.h"
 #include "base/strategy.h"
+#include "runtime/tend.h" /* waits, restart types, overflow */
 
 typedef struct tend_host tend_host;
 typedef struct tend_timer tend_timer;
@@ -48,14 +49,6 @@ typedef enum tend_entity_kind {
   TEND_ENTITY_ACTOR,
   TEND_ENTITY_PROMISE
 } tend_entity_kind;
-
-typedef enum tend_actor_state {
-  TEND_ACTOR_STARTING,   /* spawned; START queued, factory not run yet */
-  TEND_ACTOR_RUNNING,    /* has a behavior; takes messages */
-  TEND_ACTOR_RESTARTING, /* in the restart sequence (phase below) */
-  TEND_ACTOR_STOPPING,   /* children going first, then post_stop */
-  TEND_ACTOR_DEAD        /* gone; its id is stale */
-} tend_actor_state;
 
 /* Where a RESTARTING actor is in the restart sequence (design §5.1). */
 typedef enum tend_restart_phase {
@@ -82,25 +75,6 @@ typedef enum tend_failure {
                           typed clauses) will decide */
 } tend_failure;
 
-typedef enum tend_actor_wait {
-  TEND_WAIT_NONE,    /* not suspended */
-  TEND_WAIT_SLEEP,   /* in sleep; a WAKE timer ends it */
-  TEND_WAIT_ASK,     /* in ask; a reply or a WAKE timer ends it */
-  TEND_WAIT_FOREVER, /* in tend.shutdown; only stopping ends it */
-  TEND_WAIT_RECEIVE, /* a task in tend.receive: a message or its timeout
-                        (a promise, see inbox.h) ends it */
-  TEND_WAIT_WOKEN    /* wait over, queued to resume its coroutine */
-} tend_actor_wait;
-
-/* How a wait ended (read by the code that waited). */
-typedef enum tend_wake {
-  TEND_WAKE_TIMEOUT,     /* time ran out (an ask's timeout) */
-  TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
-  TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
-  TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
-                            the AskFailed error in wake_value */
-} tend_wake;
-
 /* Code an actor runs in the worker (for the continuation after a yield). */
 typedef enum tend_actor_op {
   TEND_OP_NONE,
@@ -117,31 +91,6 @@ typedef enum tend_actor_op {
   TEND_OP_RESTART_PRE_START, /* a restart's default post_restart: pre_start */
   TEND_OP_KINDS
 } tend_actor_op;
-
-/* Why an actor stops; says what watchers see and whether a permanent
- * child is restarted instead. */
-typedef enum tend_stop_reason {
-  TEND_STOP_NORMAL,    /* by itself or an actor not its supervisor:
-                          "normal"; a permanent child is restarted instead */
-  TEND_STOP_BY_PARENT, /* by its supervisor (ctx:stop(child), a stop
-                          directive, a group): "shutdown" (OTP), final */
-  TEND_STOP_SHUTDOWN,  /* its parent stops or restarts, or the host shuts
-                          down: "shutdown", final */
-  TEND_STOP_FAILURE,   /* after an error (ext->error_ref): the error, final */
-  TEND_STOP_KILLED     /* post_stop overran its shutdown time: "killed" */
-} tend_stop_reason;
-
-typedef enum tend_restart_type {
-  TEND_TRANSIENT, /* restarted only after a failure (default, Akka) */
-  TEND_PERMANENT, /* also restarted after a normal stop */
-  TEND_TEMPORARY  /* never restarted: a restart directive stops it */
-} tend_restart_type;
-
-typedef enum tend_overflow {
-  TEND_OVERFLOW_DROP_NEW, /* the new message goes to dead letters */
-  TEND_OVERFLOW_DROP_OLD, /* the oldest message goes to dead letters */
-  TEND_OVERFLOW_FAIL      /* the actor fails with MailboxOverflow */
-} tend_overflow;
 
 /* What an actor is: fixed when it is made (tend_actor_spawn, the
  * guardians, a remote proxy; typed and backoff set right after their

@@ -18,14 +18,8 @@
 #include <lua.h>
 
 #include "runtime/core/host.h"
+#include "runtime/tend.h" /* tend_copy_needed */
 
-/* Is the value at idx one that a copy would change (a table, or a value
- * that cannot be copied)? Cheap: the hot path asks this first. */
-static inline int tend_copy_needed(lua_State *L, int idx) {
-  int t = lua_type(L, idx);
-  return t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD ||
-         t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA;
-}
 /* Pushes a deep copy of the value at idx and returns 0; or pushes a
  * message saying what cannot be copied and where ("a function at
  * message.handler") and returns -1. */

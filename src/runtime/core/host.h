@@ -31,6 +31,7 @@
 #include "runtime/core/deadletter.h"
 #include "runtime/core/driver.h"
 #include "runtime/core/preempt.h"
+#include "runtime/tend.h" /* the front, the config, tend_host_of */
 
 #define TEND_VERSION "0.1.0"
 #define TEND_FAST_VALUES 1024 /* message values kept in the fast store */
@@ -57,17 +58,6 @@ typedef struct tend_stats {
   uint64_t restarts;     /* restarts completed */
   uint64_t unhandled;    /* messages a behavior returned tend.unhandled for */
 } tend_stats;
-
-/* Hooks of the command line (the REPL); each may be NULL. */
-typedef struct tend_front {
-  void (*output)(tend_host *h, int begin); /* around a line on the terminal:
-                                              begin 1 before, 0 after */
-  int (*signal)(tend_host *h, int signum); /* 1: it handled the signal */
-  void (*turn)(tend_host *h);              /* after every pass of the pump */
-  void (*shutdown)(tend_host *h);          /* the tree starts stopping */
-  void (*close)(tend_host *h);             /* the host closes: its handles go */
-  void *data;                              /* theirs */
-} tend_front;
 
 typedef struct tend_process tend_process; /* process.h */
 
@@ -232,25 +222,6 @@ struct tend_host {
   uint32_t trace_queued; /* their number */
 };
 
-/* Recovers the host from any thread of its state. */
-static inline tend_host *tend_host_of(lua_State *L) {
-  return *(tend_host **)lua_getextraspace(L);
-}
-
-typedef struct tend_host_config {
-  int virtual_time; /* 1: virtual clock */
-  int has_seed;     /* 1: seed given */
-  uint64_t seed;
-  tend_log_level log_level;
-  int copy_messages;                 /* 1: --copy-messages */
-  const tend_driver *const *drivers; /* NULL-ended, in order (driver.h) */
-  lua_CFunction open;    /* opens the libraries above the runtime (called
-                            protected, before the guardians exist), or NULL */
-  tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
-                            no watchdog, its clock moved by the world */
-  const char *node_name; /* a simulated node's name (copied), or NULL */
-} tend_host_config;
-
 /* Creates the state, the loop and the guardians. Returns NULL on failure
  * (message on stderr). */
 tend_host *tend_host_open(const tend_host_config *cfg);
@@ -286,11 +257,6 @@ void tend_host_print(tend_host *h, const char *text, size_t len);
 void tend_host_pass(tend_host *h, int err, const char *text, size_t len,
                     int eol);
 
-/* The sentinels a behavior returns. */
-typedef enum tend_sentinel {
-  TEND_SENTINEL_STOPPED = 1,  /* tend.stopped */
-  TEND_SENTINEL_UNHANDLED = 2 /* tend.unhandled */
-} tend_sentinel;
 static inline void tend_push_sentinel(lua_State *L, const tend_host *h,
                                       tend_sentinel s) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->sentinels_ref);

@@ -11,23 +11,7 @@
 #include <lua.h>
 
 #include "runtime/core/host.h"
-
-/* Options of a spawn, validated (by the API) before anything is created. */
-typedef struct tend_spawn_opts {
-  int name;          /* stack index of the name string, 0 for anonymous */
-  int args;          /* stack index of the args table, 0 for none */
-  uint32_t capacity; /* mailbox bound, 0 = unbounded */
-  tend_overflow overflow;
-  int64_t shutdown_ns;
-  int task; /* 1: the factory is a task function, run once */
-  const tend_strategy *strategy; /* for its children; NULL: the default */
-  int decider;            /* stack index of the strategy's decider, or 0 */
-  int64_t max_message_ns; /* max_message_time, 0 for none */
-  tend_restart_type restart;
-  uint32_t stash; /* a stash of at most this many messages, 0 for none
-                     (stash.h) */
-  int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
-} tend_spawn_opts;
+#include "runtime/tend.h" /* tend_spawn_opts */
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */
 void tend_spawn_opts_init(tend_spawn_opts *o);

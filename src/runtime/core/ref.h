@@ -12,15 +12,7 @@
 typedef struct tend_host tend_host;
 
 #include "runtime/core/actor.h"
-
-#define TEND_REF_MT "tend.Ref"
-#define TEND_REF_MAGIC 0x72656672u
-
-typedef struct tend_ref {
-  uint32_t magic; /* TEND_REF_MAGIC */
-  uint32_t id;    /* target slot */
-  uint32_t gen;   /* target generation */
-} tend_ref;
+#include "runtime/tend.h" /* tend_ref */
 
 /* Pushes a new ref to (id, gen). */
 void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen);

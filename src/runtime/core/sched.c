@@ -394,7 +394,7 @@ static void worker_put(lua_State *L, tend_host *h) {
 static void foreign_yield(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_op op = (tend_actor_op)a->op;
   a->op = TEND_OP_NONE;
-  tend_error_new(L, "BadYield", "a yield that tend did not make");
+  tend_error_new(L, TEND_ERR_NAME(BAD_YIELD), "a yield that tend did not make");
   tend_op_fn done = h->on_op[op_key(a, op)];
   if (done) {
     done(L, h, a, TEND_OP_ABANDONED, lua_gettop(L));

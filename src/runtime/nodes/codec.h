@@ -17,18 +17,9 @@
 #include <stddef.h>
 
 #include "runtime/core/host.h"
+#include "runtime/tend.h" /* the limit, tend_codec_status */
 
 #define TEND_CODEC_DEPTH 32 /* tables within tables (msgpack-c decodes 32) */
-#define TEND_CODEC_LIMIT (1u << 20) /* default size limit: NATS max_payload */
-#define TEND_CODEC_EXT_REF 1        /* msgpack ext type of a ref */
-
-typedef enum tend_codec_status {
-  TEND_CODEC_OK = 0,
-  TEND_CODEC_NOT_SERIALIZABLE, /* a value that cannot leave the node */
-  TEND_CODEC_TOO_LARGE,        /* over the size limit */
-  TEND_CODEC_BAD_MESSAGE       /* bytes that are not one encoded value */
-} tend_codec_status;
-
 /* Encodes the value at idx; pushes the bytes (a string) and returns
  * TEND_CODEC_OK, or pushes a message and returns why not. */
 tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,

@@ -22,16 +22,9 @@
 #include <stdint.h>
 
 #include "runtime/core/host.h"
+#include "runtime/tend.h" /* the options, the key-value arguments */
 
 typedef struct tend_nats tend_nats;
-
-/* What a connection is told to do; NULL pointers are defaults. */
-typedef struct tend_nats_opts {
-  const char *url;    /* nats://host:port */
-  const char *name;   /* the client's name on the server */
-  int64_t timeout_ms; /* connect timeout */
-  int reconnect;      /* keep reconnecting forever (every 250 ms) */
-} tend_nats_opts;
 
 /* Connects (blocks up to the timeout). Returns the record, or NULL with
  * the reason pushed. on_status: stack index of a function(status) or 0. */
@@ -63,23 +56,6 @@ void tend_nats_close(tend_nats *c);
  * the host's close. */
 void tend_nats_close_every(tend_host *h);
 
-/* A key-value operation (JetStream). */
-typedef enum tend_kv_op {
-  TEND_KV_BUCKET,
-  TEND_KV_GET,
-  TEND_KV_CREATE,
-  TEND_KV_PUT,
-  TEND_KV_UPDATE,
-  TEND_KV_DELETE,
-  TEND_KV_KEYS
-} tend_kv_op;
-typedef struct tend_kv_args {
-  tend_kv_op op;
-  const char *bucket, *key, *value; /* value: n bytes */
-  size_t n;
-  uint64_t revision; /* UPDATE: the expected last revision */
-  int64_t ttl_s;     /* BUCKET: MaxAge in seconds, 0 none */
-} tend_kv_args;
 /* Starts op for the waiting actor a (its promise is made here); when it
  * is done a is woken with a table {ok, value, revision, reason, keys}.
  * Returns 0, or -1 with the reason pushed. */

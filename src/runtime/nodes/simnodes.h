@@ -28,14 +28,7 @@
 #include <stdint.h>
 
 #include "runtime/core/host.h"
-
-/* A node's state in the world. */
-typedef enum tend_simnode_state {
-  TEND_SIMNODE_UP,      /* its host runs */
-  TEND_SIMNODE_CRASHED, /* closed abruptly (tend.chaos.crash_node) */
-  TEND_SIMNODE_ENDED    /* its tree stopped (tend.shutdown there, or the
-                           world stopping the nodes) */
-} tend_simnode_state;
+#include "runtime/tend.h" /* node states, key-value results */
 
 /* The world's side of the simulated nodes; made at the first
  * tend_sim_add (h->sim). */
@@ -78,13 +71,6 @@ void tend_sim_heal(tend_host *world);
 /* The key-value store (JetStream's, for tend.global). A bucket keeps an
  * entry ttl ns after its last write (0: for ever). Revisions count up
  * from 1 across the store. */
-typedef enum tend_simkv_result {
-  TEND_SIMKV_OK,
-  TEND_SIMKV_NONE,   /* get: no such key */
-  TEND_SIMKV_EXISTS, /* create: the key is there */
-  TEND_SIMKV_WRONG,  /* update: another revision */
-  TEND_SIMKV_NOMEM
-} tend_simkv_result;
 tend_simkv_result tend_simkv_bucket(tend_host *world, const char *bucket,
                                     int64_t ttl);
 /* get: *value (borrowed until the next call) and *rev. */

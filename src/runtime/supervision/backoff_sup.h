@@ -11,6 +11,7 @@
 #include "base/backoff.h"
 #include "runtime/core/host.h"
 #include "runtime/core/lifecycle.h"
+#include "runtime/tend.h" /* tend_backoff_child */
 
 /* Each *_ref is a registry ref owned here (LUA_NOREF when unset),
  * released by tend_backoff_free. */
@@ -34,17 +35,6 @@ struct tend_backoff_sup {
   uint32_t handler_gen; /* messages while the child is stopped, or 0 */
   tend_reset_trap trap; /* failures in a row after an auto reset */
 };
-
-/* What the child is made of: stack indices (0: none) of its factory, its
- * args, its name (0: "child"), the reply while it is stopped and the
- * final-stop predicate; and the strategy for it (NULL: every failure
- * backs off), with its decider (0: none). */
-typedef struct tend_backoff_child {
-  int factory, args, name, reply, final_stop;
-  int handler; /* stack index of handler_while_stopped (a ref), or 0 */
-  const tend_strategy *strategy;
-  int decider;
-} tend_backoff_child;
 
 /* Spawns a backoff supervisor under parent (options o, all checked);
  * pushes its ref. Raises (naming fn) when it cannot, nothing spawned. */

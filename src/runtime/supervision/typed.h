@@ -13,29 +13,7 @@
 #include "base/strategy.h"
 #include "runtime/core/host.h"
 #include "runtime/core/lifecycle.h"
-
-typedef enum tend_typed_kind {
-  TEND_TYPED_RESTART,
-  TEND_TYPED_RESUME,
-  TEND_TYPED_STOP,
-  TEND_TYPED_RESTART_WITH_LIMIT,
-  TEND_TYPED_RESTART_WITH_BACKOFF
-} tend_typed_kind;
-
-/* What a clause does (made and validated once by the API's builders). */
-typedef struct tend_typed_action {
-  tend_typed_kind what;
-  tend_limit limit;       /* RESTART_WITH_LIMIT */
-  tend_delay_cfg delays;  /* RESTART_WITH_BACKOFF */
-  int64_t reset_after_ns; /* RESTART_WITH_BACKOFF: 0 = min_backoff */
-  int64_t max_restarts;   /* RESTART_WITH_BACKOFF: -1 unlimited */
-  uint32_t stash;         /* RESTART_WITH_BACKOFF: 0 = unbounded */
-} tend_typed_action;
-
-typedef struct tend_typed_clause {
-  char *kind; /* error kind, or "*" (owned) */
-  tend_typed_action action;
-} tend_typed_clause;
+#include "runtime/tend.h" /* the clauses */
 
 struct tend_typed {
   uint32_t n; /* clauses, first match wins */

@@ -21,22 +21,10 @@
 #include <stdint.h>
 
 #include "runtime/core/host.h"
+#include "runtime/tend.h" /* tend_http_spec */
 
 #define TEND_HTTP_MAX_HEADER_BYTES 65536 /* response headers, all lines */
 #define TEND_HTTP_MAX_HEADERS 256        /* response header lines */
-
-/* What to send, checked by the API. */
-typedef struct tend_http_spec {
-  const char *method;         /* "GET", "POST", ... (upper case) */
-  const char *url;            /* http:// or https:// */
-  const char *const *headers; /* "Name: value" lines (NULL-ended) */
-  const char *body;           /* or NULL */
-  size_t body_len;            /* its length */
-  int64_t timeout_ms;         /* whole request, > 0 */
-  size_t max_body;            /* response body bound, > 0 */
-} tend_http_spec;
-
-typedef struct tend_http_req tend_http_req;
 
 /* Starts spec for the current actor a, which then waits on the promise
  * armed here (the caller yields with tend_sched_wait(TEND_WAIT_ASK)); the

@@ -23,46 +23,11 @@
 
 #include "base/oschild.h"
 #include "runtime/core/host.h"
+#include "runtime/tend.h" /* outputs, events, the spec */
 
 #define TEND_PROCESS_LINE_MAX 65536  /* longest line; longer is cut */
 #define TEND_PROCESS_HIGH_WATER 1000 /* `to` mailbox size that pauses reads */
 #define TEND_PROCESS_LOW_WATER 500   /* ... and resumes them */
-
-/* Where an output stream goes. */
-typedef enum tend_output {
-  TEND_OUT_LINES,   /* {tend = "stdout", line = ...} per line to `to` */
-  TEND_OUT_CHUNKS,  /* {tend = "stdout", chunk = ...} per read to `to` */
-  TEND_OUT_LOG,     /* a log line with the owner's path per line */
-  TEND_OUT_COLLECT, /* kept whole (tend.process.run) */
-  TEND_OUT_INHERIT, /* tend's own stdout / stderr */
-  TEND_OUT_NULL,    /* /dev/null */
-  TEND_OUT_FILE,    /* appended to a file */
-  TEND_OUT_PASS     /* each line to tend's own stdout / stderr (the
-                       default of a process actor without `to`) */
-} tend_output;
-
-/* What a wait ended with. */
-typedef enum tend_process_event {
-  TEND_PROCESS_TIMEOUT = 0, /* time ran out */
-  TEND_PROCESS_EXITED = 1,  /* the program exited; its pipes are drained */
-  TEND_PROCESS_READY = 2    /* the ready condition holds */
-} tend_process_event;
-
-/* The program to run, checked by the API. */
-typedef struct tend_process_spec {
-  const char *path;        /* resolved executable */
-  const char *const *argv; /* argv (NULL-ended), argv[0] as given */
-  char **env;              /* "K=V" (NULL-ended), or NULL: tend's own */
-  const char *cwd;         /* or NULL */
-  int stdin_pipe;          /* 1: a pipe; 0: /dev/null */
-  tend_output out[2];      /* stdout, stderr */
-  const char *file[2];     /* their files for TEND_OUT_FILE */
-  int group;               /* 1: own process group; signals go to it */
-  const char *ready_line;  /* Lua pattern on stdout, or NULL */
-  int ready_tcp;           /* port that must accept a connection, or 0 */
-} tend_process_spec;
-
-typedef struct tend_process tend_process;
 
 /* Spawns spec for owner, output to (to_id, to_gen) (0: none). Returns the
  * record, or NULL with a negative errno in *err (nothing left behind). */
