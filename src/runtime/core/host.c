@@ -18,6 +18,9 @@
 #include "runtime/core/watch.h"
 
 #define PUMP_JUMPS 256 /* virtual-clock jumps per loop iteration */
+/* A call preempted this long (wall time) is a long call: one preempted
+ * once, as any may be on a loaded machine, mostly is not. */
+#define LONG_CALL_NS 100000000u
 
 /* The Lua allocator: counts bytes so stats and benchmarks can see them. */
 static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -87,18 +90,20 @@ void tend_host_turn(tend_host *h) {
   if (h->front.turn) h->front.turn(h);
 }
 
-/* Nothing can happen any more but calls preempted in the middle (the main
- * chunk has returned; every runnable actor is busy in one call; no timer,
- * no handle or request of the loop but the pump's own): those alone would
- * keep the host turning for ever. */
+/* Nothing can happen any more but long calls preempted in the middle (the
+ * main chunk has returned; every runnable actor is busy in one call for
+ * LONG_CALL_NS at least; no timer, no handle or request of the loop but
+ * the pump's own): those alone would keep the host turning for ever. */
 static int only_busy_left(tend_host *h) {
   if (h->shutdown || h->main || !h->runq_head || h->sim || h->world ||
       tend_timer_heap_top(&h->timers) || h->loop.active_reqs.count != 0 ||
       h->loop.active_handles >
           (uv_is_active((uv_handle_t *)&h->idle) ? 1u : 0u))
     return 0;
+  uint64_t now = uv_hrtime();
   for (tend_actor *a = h->runq_head; a; a = a->next_run)
-    if (!tend_actor_busy_in_call(a)) return 0;
+    if (!tend_actor_busy_in_call(a) || now - a->ext->busy_since < LONG_CALL_NS)
+      return 0;
   return 1;
 }
 
