@@ -22,6 +22,27 @@ local function spec_files(paths)
   return files
 end
 
+-- Under the virtual clock each test starts on a whole second, so that the
+-- durations it measures with tend.now() subtract exactly, whatever the
+-- tests before it in the same process left the clock at.
+local function on_a_whole_second()
+  local ns = internal.now_ns() % 1000000000
+  if ns ~= 0 and tend.virtual_time() then tend.sleep((1000000000 - ns) / 1e9) end
+end
+
+-- Each Test* class's setUp begins with it.
+local function align_tests()
+  for name, class in pairs(_G) do
+    if type(name) == "string" and name:match("^Test") and type(class) == "table" then
+      local own = class.setUp
+      class.setUp = function(self)
+        on_a_whole_second()
+        if own then return own(self) end
+      end
+    end
+  end
+end
+
 function M.run(...)
   local paths = { ... }
   if #paths == 0 then paths = { "spec" } end
@@ -39,6 +60,7 @@ function M.run(...)
     end
     chunk()
   end
+  align_tests()
   local lu = require "luaunit"
   local runner = lu.LuaUnit.new()
   runner:runSuite("--output", "text")
