@@ -36,7 +36,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check fuzz soak mutate bench format lint install clean \
+.PHONY: all deps demo test check tsan fuzz soak mutate bench format lint install clean \
   timeline-shot
 
 all: build/tend
@@ -78,6 +78,32 @@ build/test_core: spec/c/test_core.c $(CORE_SRC) src/base/*.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_core.c $(CORE_SRC) $(LIBS)
 
+# The host without the command line: what the thread test links.
+LIB_OBJ  = $(filter-out build/obj/cli/%,$(OBJ))
+TSAN_OBJ = $(filter-out build/tsan/cli/%,$(SRC:src/%.c=build/tsan/%.o)) build/tsan/modules.o
+TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer
+
+build/test_threads: spec/c/test_threads.c $(LIB_OBJ)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(LTO) -o $@ spec/c/test_threads.c $(LIB_OBJ) $(LIBS) -lpthread
+
+build/tsan/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC (tsan) $<"
+	@$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+
+build/tsan/modules.o: build/gen/modules.c
+	@mkdir -p build/tsan
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c $< -o $@
+
+build/tsan/test_threads: spec/c/test_threads.c $(TSAN_OBJ)
+	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ spec/c/test_threads.c $(TSAN_OBJ) $(LIBS) -lpthread
+
+# The thread test under ThreadSanitizer: a data race fails it.
+tsan: deps
+	@$(MAKE) --no-print-directory build/tsan/test_threads
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/test_threads
+
 build/test_repl: spec/c/test_repl.c
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -o $@ spec/c/test_repl.c -lutil
@@ -90,16 +116,16 @@ demo: deps
 # spec/realtime/ on the real one) and the examples, in parallel
 # (scripts/test; TEST_JOBS at once, default three times the processors).
 test: deps
-	@$(MAKE) --no-print-directory all build/test_core build/test_repl
-	@scripts/test build/tend build/test_core build/test_repl
+	@$(MAKE) --no-print-directory all build/test_core build/test_repl build/test_threads
+	@scripts/test build/tend build/test_core build/test_repl build/test_threads
 
 # Both tiers of specs (spec/, spec/realtime/) under ASan+UBSan, the API
 # fuzzer there for 10 s (seed 1 unless FUZZ_SEED is set: CI replays the same
 # calls), and both tiers under valgrind (leaks are errors), in parallel
 # (scripts/check; TEST_JOBS at once, default twice the processors).
 check: deps
-	@$(MAKE) --no-print-directory build/asan/tend build/tend
-	@scripts/check build/asan/tend build/tend
+	@$(MAKE) --no-print-directory build/asan/tend build/tend build/tsan/test_threads
+	@scripts/check build/asan/tend build/tend build/tsan/test_threads
 
 # The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
 FUZZ_TIME ?= 60
@@ -153,4 +179,4 @@ install: build/tend
 clean:
 	rm -rf build
 
--include $(shell find build/obj build/asan -name "*.d" 2>/dev/null)
+-include $(shell find build/obj build/asan build/tsan -name "*.d" 2>/dev/null)

@@ -8,7 +8,8 @@
 
 /* The registry keys of the Lua filters (the addresses are the keys). */
 static const char send_key = 's', receive_key = 'r';
-static int bypass; /* 1 while chaos itself delivers (no filter) */
+static _Thread_local int bypass; /* 1 while chaos itself delivers (no
+                                    filter); one host a thread */
 
 /* Pushes the ref of the actor at one end (nil for none). */
 static void push_endpoint(lua_State *L, tend_host *h, tend_actor *a) {

@@ -62,6 +62,8 @@ typedef struct tend_host_config {
   tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
                             no watchdog, its clock moved by the world */
   const char *node_name; /* a simulated node's name (copied), or NULL */
+  int no_signals;        /* 1: SIGINT/TERM/HUP are not this host's (a host
+                            beside the first in one process) */
 } tend_host_config;
 
 /* What tend.stats() reports. */

@@ -160,7 +160,7 @@ static void take_signal(tend_host *h, int signum) {
 static void on_signals(uv_async_t *handle) {
   tend_host *h = handle->data;
   int mask = __atomic_exchange_n(&h->signal_mask, 0, __ATOMIC_SEQ_CST);
-  int first = h->signal_first;
+  int first = __atomic_load_n(&h->signal_first, __ATOMIC_SEQ_CST);
   /* The one that arrived first is taken first (TERM then HUP is a graceful
    * stop by TERM; HUP never forces), then the others. */
   if (first > 0 && first < 31 && (mask & (1 << first))) {
@@ -177,10 +177,13 @@ static tend_host *signal_host; /* the host the handler wakes */
 
 /* The handler: async-signal-safe (an atomic or, uv_async_send, _exit). */
 static void on_os_signal(int signum) {
-  tend_host *h = signal_host;
-  if (h == NULL || ((h->stopping || h->signal_mask) && signum != SIGHUP))
+  tend_host *h = __atomic_load_n(&signal_host, __ATOMIC_SEQ_CST);
+  if (h == NULL ||
+      ((h->stopping || __atomic_load_n(&h->signal_mask, __ATOMIC_SEQ_CST)) &&
+       signum != SIGHUP))
     _exit(128 + signum); /* a second signal: at once */
-  if (h->signal_mask == 0) h->signal_first = signum;
+  if (__atomic_load_n(&h->signal_mask, __ATOMIC_SEQ_CST) == 0)
+    __atomic_store_n(&h->signal_first, signum, __ATOMIC_SEQ_CST);
   __atomic_fetch_or(&h->signal_mask, 1 << signum, __ATOMIC_SEQ_CST);
   uv_async_send(&h->signals);
 }
@@ -196,15 +199,19 @@ static void handle_signals(void (*handler)(int)) {
   sigaction(SIGHUP, &sa, NULL);
 }
 
+/* The first host of the process to ask takes its signals. */
 static void catch_signals(tend_host *h) {
-  signal_host = h;
+  tend_host *none = NULL;
+  if (!__atomic_compare_exchange_n(&signal_host, &none, h, 0, __ATOMIC_SEQ_CST,
+                                   __ATOMIC_SEQ_CST))
+    return;
   handle_signals(on_os_signal);
 }
 
 static void release_signals(tend_host *h) {
-  if (signal_host != h) return;
+  if (__atomic_load_n(&signal_host, __ATOMIC_SEQ_CST) != h) return;
   handle_signals(SIG_DFL);
-  signal_host = NULL;
+  __atomic_store_n(&signal_host, NULL, __ATOMIC_SEQ_CST);
 }
 
 void tend_host_poke(tend_host *h) {
@@ -309,7 +316,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   uv_async_init(&h->loop, &h->signals, on_signals);
   h->idle.data = h->uvtimer.data = h->signals.data = h;
   uv_unref((uv_handle_t *)&h->signals);
-  if (h->world == NULL) catch_signals(h);
+  if (h->world == NULL && !cfg->no_signals) catch_signals(h);
   h->L = lua_newstate(lua_alloc, h);
   if (h->L == NULL) {
     fprintf(stderr, "tend: cannot create the Lua state\n");

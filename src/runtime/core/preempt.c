@@ -23,7 +23,7 @@
  * loop cannot run (Lua is stuck where it cannot be preempted), so the
  * promise that a signal stops tend is kept here: exit with 128 + signal. */
 static void check_signals(tend_host *h, uint64_t *since) {
-  if (h->signal_mask == 0) {
+  if (__atomic_load_n(&h->signal_mask, __ATOMIC_RELAXED) == 0) {
     *since = 0;
   } else if (*since == 0) {
     *since = uv_hrtime();
@@ -31,8 +31,8 @@ static void check_signals(tend_host *h, uint64_t *since) {
     fprintf(stderr,
             "tend: signal %d not taken within 1 s (busy where it "
             "cannot be preempted): exiting\n",
-            (int)h->signal_first);
-    _exit(128 + h->signal_first);
+            (int)__atomic_load_n(&h->signal_first, __ATOMIC_RELAXED));
+    _exit(128 + __atomic_load_n(&h->signal_first, __ATOMIC_RELAXED));
   }
 }
 
@@ -43,7 +43,9 @@ static void check_signals(tend_host *h, uint64_t *since) {
  * by default, so a stray one does nothing. */
 #define ARM_SIGNAL SIGURG
 
-static tend_preempt *volatile armed_for; /* the running watchdog's record */
+/* The watchdog's record of the host whose loop runs in this thread: the
+ * signal is sent to that thread, so each host's loop arms its own. */
+static _Thread_local tend_preempt *volatile armed_for;
 
 static void arm(int sig) {
   (void)sig;
@@ -89,17 +91,18 @@ static void watchdog(void *arg) {
   tend_preempt *p = &h->preempt;
   uint64_t signal_since = 0;
   p->progress_at = uv_hrtime();
-  while (!p->stop) {
+  while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
     uv_sleep(WATCH_MS);
     check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
-    uint64_t steps = h->steps, now = uv_hrtime();
+    uint64_t steps = __atomic_load_n(&h->steps, __ATOMIC_RELAXED);
+    uint64_t now = uv_hrtime();
     if (steps != p->seen) p->step_since = now;
     if (steps != p->seen || p->resumes != p->seen_resumes || !p->running ||
-        p->hooked) { /* the loop moves */
+        __atomic_load_n(&p->hooked, __ATOMIC_RELAXED)) { /* the loop moves */
       p->progress_at = now;
       p->seen_resumes = p->resumes;
-      p->hooked = 0;
+      __atomic_store_n(&p->hooked, 0, __ATOMIC_RELAXED);
     } else if (now - p->progress_at >= STUCK_MIN_NS) {
       check_stuck(h, now - p->progress_at);
     }
@@ -133,7 +136,7 @@ int tend_preempt_start(tend_host *h, int yield) {
 void tend_preempt_stop(tend_host *h) {
   tend_preempt *p = &h->preempt;
   if (!p->started) return;
-  p->stop = 1;
+  __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
   uv_thread_join(&p->thread);
   armed_for = NULL; /* a signal still pending finds nothing to arm */
   uv_mutex_destroy(&p->lock);
@@ -175,7 +178,8 @@ void tend_preempt_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0); /* one shot */
   tend_host *h = tend_host_of(L);
-  h->preempt.hooked = 1; /* the step can be preempted: not stuck */
+  /* the step can be preempted: not stuck */
+  __atomic_store_n(&h->preempt.hooked, 1, __ATOMIC_RELAXED);
   tend_actor *a = h->current;
   if (a == NULL || a->state == TEND_ACTOR_DEAD) return;
   if (a == h->interrupt) { /* tend_sched_interrupt: Ctrl-C at the REPL */

@@ -341,7 +341,9 @@ static int worker_loop(lua_State *L, tend_host *h) {
       continue; /* the next turn or the end clears the stack */
     }
     h->quantum--;
-    h->steps++;
+    /* the watchdog reads it from its thread: an atomic store, still a
+       plain add (this thread is its only writer) */
+    __atomic_store_n(&h->steps, h->steps + 1, __ATOMIC_RELAXED);
     run_calls(L, h, nargs);
   }
   lua_settop(L, W_VALUES);
