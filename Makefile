@@ -11,7 +11,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs libuv readline libcurl msgpack libnats 2>/dev/null)
 # Lua is linked statically from liblua5.4-dev's archive when it is there:
 # calls into the API then skip the shared library's PLT and PIC code, about
-# 15 % of a message's CPU time (README, Benchmarks); -rdynamic keeps the API
+# 15 % of a message's CPU time (docs/benchmarks.md); -rdynamic keeps the API
 # visible to C modules loaded with require.
 LUA_A      = $(shell pkg-config --variable=libdir lua5.4 2>/dev/null)/liblua5.4.a
 LUA_LIBS   = $(if $(wildcard $(LUA_A)),$(LUA_A) -ldl -rdynamic,$(shell pkg-config --libs lua5.4 2>/dev/null))

@@ -1,5 +1,5 @@
 /* nats_floor: what NATS itself allows for a remote pingpong, without
- * tend (README, Speed): two processes, each a cnats connection on its own
+ * tend (docs/benchmarks.md, "In short"): two processes, each a cnats connection on its own
  * libuv loop through cnats's libuv adapter (as tend's nodes), answer each
  * other's 1-byte message through a nats-server, N round trips.
  *   cc -O2 -o /tmp/nats_floor bench/nats_floor.c -lnats -luv

@@ -4,7 +4,7 @@
 -- tend.backoff (backoff specs and tend.retry) and the modules after them.
 local core = require "tend.core"
 
--- The names of tend.core that are tend's own (the README documents each as
+-- The names of tend.core that are tend's own (the guide documents each as
 -- tend.<name>). The rest of tend.core is plumbing of the Lua modules
 -- (tend.backoff, tend.node, tend.process, ...): a new C function is
 -- public only once it is written here; spec/face_spec.lua fails on one

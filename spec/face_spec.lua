@@ -1,7 +1,8 @@
 -- The public face (lua/tend.lua): tend exports the names it lists, each
--- one the README documents, and nothing else of tend.core. Every name of
--- tend.core is chosen: exported, or listed below as internal (a new C
--- function fails this spec until it is one or the other).
+-- one the manual (README.md, docs/guide/) documents, and nothing else of
+-- tend.core. Every name of tend.core is chosen: exported, or listed below
+-- as internal (a new C function fails this spec until it is one or the
+-- other).
 local lu = require "luaunit"
 local tend = require "tend"
 local core = require "tend.core"
@@ -65,13 +66,20 @@ function TestFace:test_every_name_of_tend_core_is_exported_or_internal()
   lu.assertEquals(sorted(gone), {}, "internal names no longer in tend.core")
 end
 
--- The README's names tend.X and tend.M.X (not a path like runtime/tend.h;
+-- The names tend.X and tend.M.X that the manual (README.md and the
+-- chapters of docs/guide/) documents (not a path like runtime/tend.h;
 -- beyond a module's own name, tend.core, tend.pretty: require
 -- "tend.pretty").
 local function readme_names()
-  local f = assert(io.open("README.md", "r"))
-  local text = f:read("a")
-  f:close()
+  local texts = {}
+  local ls = assert(io.popen("ls README.md docs/guide/*.md 2>/dev/null"))
+  for path in ls:lines() do
+    local f = assert(io.open(path, "r"))
+    texts[#texts + 1] = f:read("a")
+    f:close()
+  end
+  ls:close()
+  local text = table.concat(texts, "\n")
   local top, nested = {}, {}
   for name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)") do top[name] = true end
   for m, name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)%.([%a_][%w_]*)") do
@@ -82,7 +90,7 @@ end
 
 local LAZY = { "testkit", "chaos", "simnet", "global", "sim" } -- loaded on first use
 
--- tend holds exactly the names the README documents: none lost, none
+-- tend holds exactly the names the manual documents: none lost, none
 -- public without a word; tend.M.X for each documented one.
 function TestFace:test_tend_holds_exactly_the_names_the_readme_documents()
   local top, nested = readme_names()

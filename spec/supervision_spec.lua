@@ -569,7 +569,7 @@ function TestSupervision:test_decider_table_matches_the_kind_a_factory_raised()
 end
 
 -- tend.default_strategy is the strategy an actor without `children` uses:
--- shown as the README says, InitError stops a child, anything else restarts
+-- shown as docs/guide/supervision.md says, InitError stops a child, anything else restarts
 -- it without limit.
 function TestSupervision:test_the_default_strategy_is_what_a_plain_actor_uses()
   lu.assertEquals(tostring(tend.default_strategy), "one_for_one: restarts without limit; "

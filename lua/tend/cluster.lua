@@ -11,7 +11,7 @@ local M = {}
 
 -- A node that fails is restarted after 0.5 s, then 1, 2 and 4 s (+0-20
 -- %); once it has failed 5 times in a row (each sooner than 10 s after
--- its start), it is left down. The README's advice for OS processes.
+-- its start), it is left down. docs/guide/processes.md's advice.
 local BACKOFF = { min = 0.5, max = 10, random = 0.2, reset = 10, retries = 4 }
 
 local function usage(msg)
