@@ -252,6 +252,19 @@ function TestProcess:test_ready_line_tcp_and_after()
   H.stop_all(sup, p.ref)
 end
 
+-- ready = { after = s } waits out its time: the program's exit after that
+-- is the actor's end as for any program (the wait that timed out is not
+-- the one told of the exit).
+function TestProcess:test_an_exit_after_ready_after_ends_the_actor()
+  local p = tk.probe()
+  local r = tend.spawn(tend.process { cmd = { "sh", "-c", "sleep 0.3; exit 3" }, ready = { after = 0.1 } },
+    { restart = "temporary" })
+  p:watch(r)
+  local err = p:expect_terminated(r, 5).reason
+  lu.assertEquals({ err.kind, err.status }, { "ProcessExit", 3 })
+  H.stop_all(p.ref)
+end
+
 function TestProcess:test_a_process_ignoring_TERM_is_killed_after_shutdown()
   local p = tk.probe()
   local deaf = tend.spawn(tend.process { to = p.ref, shutdown = 0.3,

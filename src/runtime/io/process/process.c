@@ -74,15 +74,18 @@ static void emit(tend_process *p, tend_event_kind ev) {
   tend_event_emit(p->h->L, p->h, &e);
 }
 
-/* Ends a wait in progress with code (a tend_process_event). */
-static void resolve(tend_process *p, int code) {
-  if (p->wait_id == 0 || p->h == NULL) return;
+/* Ends a wait in progress with code (a tend_process_event); returns 1
+ * when a waiter woke, 0 when none waits (a wait that timed out, such as
+ * ready.after's, leaves a stale id: it wakes nobody). */
+static int resolve(tend_process *p, int code) {
+  if (p->wait_id == 0 || p->h == NULL) return 0;
   tend_promise *pr = tend_slots_get(&p->h->ids, p->wait_id, p->wait_gen);
   p->wait_id = 0;
-  if (pr == NULL || pr->kind != TEND_ENTITY_PROMISE) return;
+  if (pr == NULL || pr->kind != TEND_ENTITY_PROMISE) return 0;
   tend_value v = {.type = TEND_VALUE_INT, .u.i = code};
-  tend_promise_resolve(p->h->L, p->h, pr, v);
+  int woke = tend_promise_resolve(p->h->L, p->h, pr, v);
   tend_host_poke(p->h);
+  return woke;
 }
 
 void tend_proc_set_ready(tend_process *p) {
@@ -114,9 +117,7 @@ void tend_proc_maybe_finish(tend_process *p) {
   tend_host *h = p->h;
   if (h == NULL) return;
   lua_State *L = h->L;
-  if (p->wait_id) {
-    resolve(p, TEND_PROCESS_EXITED);
-  } else if (p->token_ref != LUA_NOREF) {
+  if (!resolve(p, TEND_PROCESS_EXITED) && p->token_ref != LUA_NOREF) {
     tend_actor *a = tend_proc_owner_of(p);
     if (a) {
       lua_rawgeti(L, LUA_REGISTRYINDEX, p->token_ref);
