@@ -180,7 +180,8 @@ void tend_check_actor_name(lua_State *L, int idx, const char *fn,
 
 static const char *const spawn_keys[] = {
     "name",    "args",       "mailbox",          "shutdown", "children",
-    "restart", "supervisor", "max_message_time", "stash",    NULL};
+    "restart", "supervisor", "max_message_time", "stash",    "scheduler",
+    NULL};
 static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
 static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
                                              NULL};
@@ -217,6 +218,26 @@ static void check_budget(lua_State *L, int idx, const char *fn, const char *opt,
   *TEND_OPT_FIELD(int64_t, row, out) = ns ? ns : 1;
 }
 
+/* scheduler: an index of the process's schedulers, or "spread" */
+static void check_scheduler(lua_State *L, int idx, const char *fn,
+                            const char *opt, const tend_opt *row, void *out) {
+  int n = tend_schedulers_count(tend_host_of(L));
+  int *k = TEND_OPT_FIELD(int, row, out);
+  if (lua_type(L, idx) == LUA_TSTRING &&
+      strcmp(lua_tostring(L, idx), "spread") == 0) {
+    *k = TEND_SCHED_SPREAD;
+    return;
+  }
+  if (!lua_isinteger(L, idx) || lua_tointeger(L, idx) < 0 ||
+      lua_tointeger(L, idx) >= n) {
+    char want[96];
+    snprintf(want, sizeof want,
+             "a scheduler 0..%d (--schedulers %d) or \"spread\"", n - 1, n);
+    tend_bad_option(L, fn, opt, want, idx);
+  }
+  *k = (int)lua_tointeger(L, idx);
+}
+
 /* TEND_OPT_NAME stores an int: the enums it fills must be that size. */
 _Static_assert(sizeof(tend_overflow) == sizeof(int), "an int-sized enum");
 _Static_assert(sizeof(tend_restart_type) == sizeof(int), "an int-sized enum");
@@ -245,6 +266,8 @@ static const tend_opt spawn_opts[] = {
      .at = AT(max_message_ns)},
     {"stash", TEND_OPT_U32, "an integer >= 1 (the stash's bound)", .min = 1,
      .max = UINT32_MAX, .at = AT(stash)},
+    {"scheduler", TEND_OPT_CHECK, .check = check_scheduler,
+     .at = AT(scheduler)},
     {NULL}};
 #undef AT
 

@@ -1,7 +1,64 @@
 /* lspawn: tend.spawn and ctx:spawn: options validated before anything is
  * created (design §3.1, §7), then an actor, a backoff supervisor
  * (lbackoff.c) or a typed actor (ltyped.c). */
+#include <string.h>
+
 #include "api/api.h"
+
+/* The factory named by the string at idx ("module.field") replaces it:
+ * require(module)[field], a function. */
+static void resolve_factory(lua_State *L, int idx, const char *fn) {
+  const char *spec = lua_tostring(L, idx);
+  const char *dot = strrchr(spec, '.');
+  if (dot == NULL || dot == spec || dot[1] == '\0')
+    luaL_error(L, "%s: factory: expected a function or \"module.factory\", "
+               "got \"%s\"", fn, spec);
+  lua_getglobal(L, "require");
+  lua_pushlstring(L, spec, (size_t)(dot - spec));
+  lua_call(L, 1, 1);
+  if (!lua_istable(L, -1))
+    luaL_error(L, "%s: factory: module '%s' is not a table", fn,
+               lua_tostring(L, -2));
+  lua_getfield(L, -1, dot + 1);
+  if (!lua_isfunction(L, -1))
+    luaL_error(L, "%s: factory: '%s' is not a function", fn, spec);
+  lua_replace(L, idx);
+  lua_pop(L, 1);
+}
+
+/* Spawned on another scheduler k: under /user there, with the options
+ * that travel (name, args). */
+static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
+                           const tend_spawn_opts *o, const char *fn) {
+  tend_host *h = tend_host_of(L);
+  if (parent != tend_host_user(h))
+    luaL_error(L,
+               "%s: scheduler: a child on another scheduler is not supported "
+               "yet (tend.spawn with scheduler = %d places the actor under "
+               "/user there)",
+               fn, k);
+  if (lua_type(L, 1 + off) != LUA_TSTRING)
+    luaL_error(L,
+               "%s: factory: an actor for another scheduler is named as "
+               "\"module.factory\" (its module is loaded there; %s cannot "
+               "move between Lua states), got %s",
+               fn, lua_isfunction(L, 1 + off) ? "a closure" : "a value",
+               tend_typename(L, 1 + off));
+  static const char *const local_only[] = {
+      "mailbox", "shutdown", "children", "supervisor", "restart",
+      "max_message_time", "stash", NULL};
+  for (int i = 0; local_only[i]; i++) {
+    int t = lua_getfield(L, 2 + off, local_only[i]);
+    lua_pop(L, 1);
+    if (t != LUA_TNIL)
+      luaL_error(L,
+                 "%s: %s: not supported yet for an actor on another "
+                 "scheduler (name and args are)",
+                 fn, local_only[i]);
+  }
+  tend_schedulers_spawn(L, h, k, 1 + off, o->args, o->name, fn);
+  return 1;
+}
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
                      const char *fn) {
@@ -10,15 +67,22 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
     return tend_backoff_spawn_spec(L, parent, off, fn);
   if (tend_typed_is_spec(L, 1 + off))
     return tend_typed_spawn_spec(L, parent, off, fn);
-  if (!lua_isfunction(L, 1 + off))
+  if (!lua_isfunction(L, 1 + off) && lua_type(L, 1 + off) != LUA_TSTRING)
     luaL_error(L,
-               "%s: factory: expected a function or a backoff/supervise spec, "
-               "got %s",
+               "%s: factory: expected a function, \"module.factory\" or a "
+               "backoff/supervise spec, got %s",
                fn, tend_typename(L, 1 + off));
   lua_settop(L, 2 + off);
   tend_spawn_opts o;
   tend_spawn_parse(L, 2 + off, fn, &o);
+  int k = o.scheduler == TEND_SCHED_SPREAD ? tend_schedulers_least_loaded(h)
+                                           : o.scheduler;
+  if (k >= 0 && k != tend_schedulers_index(h))
+    return spawn_elsewhere(L, parent, off, k, &o, fn);
+  if (lua_type(L, 1 + off) == LUA_TSTRING) resolve_factory(L, 1 + off, fn);
   tend_actor_check_spawn(L, h, parent, o.name, fn);
+  if (o.name && parent == tend_host_user(h))
+    tend_schedulers_check_name(L, h, o.name, fn);
   tend_actor *a = tend_actor_spawn(L, h, parent, 1 + off, &o);
   if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;

@@ -39,6 +39,8 @@ static const char usage[] =
     "  --real-time        real clock (the default except for `tend test`)\n"
     "  --seed N           seed of every random choice (default: from the "
     "time)\n"
+    "  --schedulers N     N schedulers in this process (1..64, default 1;\n"
+    "                     more than 1 needs --virtual-time in this build)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines\n"
     "  --trace-internal   show tend's own tasks (simulated transfers, the\n"
@@ -123,6 +125,7 @@ typedef struct options {
   const char *node_timeout; /* --node-timeout SECONDS, or NULL */
   int nats_retry;           /* --nats-retry */
   int cluster;              /* tend cluster N SCRIPT */
+  int schedulers;           /* --schedulers N (1: one) */
 } options;
 
 static int usage_error(const char *fmt, ...) {
@@ -145,6 +148,17 @@ static int take_seed(options *o, const char *arg) {
     return usage_error("--seed: expected an integer, got '%s'", arg);
   o->has_seed = 1;
   o->seed = (uint64_t)v;
+  return -1;
+}
+
+static int take_schedulers(options *o, const char *arg) {
+  char *end;
+  errno = 0;
+  long v = strtol(arg, &end, 10);
+  if (errno || *end || end == arg || v < 1 || v > 64)
+    return usage_error("--schedulers: expected an integer 1..64, got '%s'",
+                       arg);
+  o->schedulers = (int)v;
   return -1;
 }
 
@@ -171,6 +185,7 @@ static const cli_flag cli_flags[] = {
     {"--virtual-time", NULL, 1, AT(virtual_time), NULL},
     {"--real-time", NULL, 0, AT(virtual_time), NULL},
     {"--seed", "an integer", 0, 0, take_seed},
+    {"--schedulers", "an integer 1..64", 0, 0, take_schedulers},
     {"--log-level", "error|warn|info|debug", 0, 0, take_log_level},
     {"--trace", "a file name", 0, AT(trace), NULL},
     {"--trace-internal", NULL, 1, AT(trace_internal), NULL},
@@ -224,6 +239,9 @@ static int check_node_flags(options *o) {
       return usage_error("--node-timeout: expected seconds > 0, got '%s'",
                          o->node_timeout);
   }
+  if (o->node && o->schedulers > 1)
+    return usage_error("--schedulers %d with --node: not supported yet",
+                       o->schedulers);
   if ((o->nats || o->node_timeout || o->nats_retry) && !o->node)
     return usage_error(
         "--nats, --node-timeout and --nats-retry need --node NAME");
@@ -263,6 +281,7 @@ static int scenario_flags(int argc, char **argv, int from, options *o) {
 static int parse(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->virtual_time = -1;
+  o->schedulers = 1;
   o->log_level = -1;
   int i = 1;
   for (; i < argc; i++) {
@@ -399,6 +418,10 @@ int main(int argc, char **argv) {
   };
   tend_host *h = tend_host_open(&cfg);
   if (h == NULL) return 1;
+  if (tend_schedulers_open(h, o.schedulers) != 0) {
+    tend_host_close(h);
+    return 2;
+  }
   tend_trace_set_internal(h, o.trace_internal);
   if (o.trace) {
     if (tend_trace_open(h, o.trace) != 0) {

@@ -6,6 +6,7 @@
 #include "runtime/io/process/process.h"
 #include "runtime/io/tcp/tcp.h"
 #include "runtime/nodes/nats.h"
+#include "runtime/nodes/schedulers.h"
 #include "runtime/nodes/simnodes.h"
 #include "runtime/supervision/backoff_sup.h"
 #include "runtime/supervision/names.h"
@@ -26,4 +27,5 @@ const tend_driver *const tend_drivers[] = {&tend_supervise_driver,
                                            &tend_http_driver,
                                            &tend_nats_driver,
                                            &tend_simnodes_driver,
+                                           &tend_schedulers_driver,
                                            NULL};

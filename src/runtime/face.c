@@ -30,6 +30,7 @@
 #include "runtime/nodes/codec.h"
 #include "runtime/nodes/nats.h"
 #include "runtime/nodes/remote.h"
+#include "runtime/nodes/schedulers.h"
 #include "runtime/nodes/simnodes.h"
 #include "runtime/supervision/backoff_sup.h"
 #include "runtime/supervision/names.h"

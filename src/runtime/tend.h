@@ -62,6 +62,7 @@ typedef struct tend_host_config {
   tend_host *world;      /* a simulated node's world (simnodes.h): no signals,
                             no watchdog, its clock moved by the world */
   const char *node_name; /* a simulated node's name (copied), or NULL */
+  int schedulers;        /* schedulers of the process (0 or 1: one) */
   int no_signals;        /* 1: SIGINT/TERM/HUP are not this host's (a host
                             beside the first in one process) */
 } tend_host_config;
@@ -234,7 +235,11 @@ typedef struct tend_spawn_opts {
   tend_restart_type restart;
   uint32_t stash; /* a stash of at most this many messages, 0 for none */
   int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
+  int scheduler;  /* the scheduler it goes on: TEND_SCHED_HERE (the
+                     spawner's), TEND_SCHED_SPREAD (the least loaded) or k */
 } tend_spawn_opts;
+#define TEND_SCHED_HERE (-1)
+#define TEND_SCHED_SPREAD (-2)
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */
 void tend_spawn_opts_init(tend_spawn_opts *o);
@@ -640,5 +645,22 @@ const char *tend_typename(lua_State *L, int idx);
 #include "runtime/tend_io.h" /* the face, part two: trace, I/O, nodes */
 /* Would an event of the quiet kind (logged at debug) go anywhere? */
 int tend_event_wanted(const tend_host *h);
+
+/* -- schedulers (runtime/nodes/schedulers.h): several in one process */
+/* Adds schedulers 1..n-1 beside h; 0, or -1 said on stderr. */
+int tend_schedulers_open(tend_host *h, int n);
+int tend_schedulers_count(const tend_host *h); /* 1 when only one */
+int tend_schedulers_index(const tend_host *h); /* which one h is */
+/* Raises (naming fn) when /user/<the name at stack index name> lives on
+ * another scheduler. */
+void tend_schedulers_check_name(lua_State *L, tend_host *h, int name,
+                                const char *fn);
+/* The scheduler with the fewest live actors (the lowest index of those). */
+int tend_schedulers_least_loaded(const tend_host *h);
+/* Spawns "module.field" (string at factory) under /user of scheduler k
+ * with the args table at args (0: none) and the name at name (0: none);
+ * pushes its ref (a proxy here). Raises naming fn. */
+void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
+                           int args, int name, const char *fn);
 
 #endif

@@ -132,6 +132,11 @@ enum tend_actor_flags {
                                     tend.ps, show only with trace_internal */
   /* a proxy whose node is not connected now (remote.h) */
   TEND_AF_DISCONNECTED = 1u << 16,
+  /* a proxy of an actor on another scheduler of this process
+     (schedulers.h) */
+  TEND_AF_SCHED = 1u << 17,
+  /* watched by proxies on other schedulers (schedulers.h) */
+  TEND_AF_WATCHED_ABROAD = 1u << 18,
 };
 
 typedef struct tend_watch tend_watch;

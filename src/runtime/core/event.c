@@ -53,12 +53,13 @@ static tend_log_level level_of(tend_event_kind ev) {
 }
 
 /* The event as one JSON object, keys in a fixed order. */
-static void to_json(tend_jsonl *b, int64_t t, const char *node,
+static void to_json(tend_jsonl *b, int64_t t, const char *node, int sched,
                     const char *path, const tend_event *e) {
   tend_jsonl_begin(b);
   tend_jsonl_seconds(b, "t", t);
   tend_jsonl_string(b, "ev", tend_event_name(e->ev));
   tend_jsonl_string(b, "node", node);
+  if (sched >= 0) tend_jsonl_int(b, "sched", sched);
   tend_jsonl_string(b, "path", path);
   tend_jsonl_string(b, "kind", e->kind);
   if (e->message)
@@ -129,7 +130,7 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
 }
 
 /* Pushes the event as a Lua table (the fields that are set). */
-static void push_table(lua_State *L, double t, const char *node,
+static void push_table(lua_State *L, double t, const char *node, int sched,
                        const char *path, const tend_event *e) {
   lua_createtable(L, 0, 8);
   lua_pushnumber(L, t);
@@ -146,6 +147,10 @@ static void push_table(lua_State *L, double t, const char *node,
   }
   STR("ev", tend_event_name(e->ev));
   STR("node", node);
+  if (sched >= 0) {
+    lua_pushinteger(L, sched);
+    lua_setfield(L, -2, "sched");
+  }
   STR("path", path);
   STR("kind", e->kind);
   if (e->message) {
@@ -193,9 +198,9 @@ static void push_table(lua_State *L, double t, const char *node,
 /* Queues the event for the tend.trace functions of host q (L: a thread
  * of q's state). */
 static void queue(lua_State *L, tend_host *q, double t, const char *node,
-                  const char *path, const tend_event *e) {
+                  int sched, const char *path, const tend_event *e) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, q->trace_queue_ref);
-  push_table(L, t, node, path, e);
+  push_table(L, t, node, sched, path, e);
   lua_rawseti(L, -2, ++q->trace_queued);
   lua_pop(L, 1);
 }
@@ -218,19 +223,22 @@ void tend_event_emit(lua_State *L, tend_host *h, const tend_event *e) {
   if (traced) { /* a simulated node's go to its world, with its name */
     tend_host *o = h->world ? h->world : h;
     const char *node = h->world ? h->node_name : NULL;
+    /* with several schedulers, each event says which one it is on */
+    int sched = h->scheds ? (int)h->sched_index : -1;
     int64_t now = tend_clock_now(&h->clock);
     double t = (double)now / 1e9;
     int to_file = tend_linefile_is_open(&o->trace);
     if (to_file || o->trace_stderr) {
       tend_jsonl b;
-      to_json(&b, now, node, path, e);
+      to_json(&b, now, node, sched, path, e);
       if (to_file && tend_linefile_put(&o->trace, b.p, b.n) != 0) trace_lost(o);
       if (o->trace_stderr) fwrite(b.p, 1, b.n, stderr);
       tend_jsonl_free(&b);
     }
     /* queued: the functions run between turns (a node's own too) */
-    if (o->trace_fn_ref > 0) queue(o == h ? L : o->L, o, t, node, path, e);
-    if (o != h && h->trace_fn_ref > 0) queue(L, h, t, node, path, e);
+    if (o->trace_fn_ref > 0)
+      queue(o == h ? L : o->L, o, t, node, sched, path, e);
+    if (o != h && h->trace_fn_ref > 0) queue(L, h, t, node, sched, path, e);
   }
   lua_settop(L, top);
 }

@@ -285,6 +285,8 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   h->trace_fn_ref = LUA_NOREF;
   h->remotes_ref = h->remote_decode_ref = h->remote_send_ref = LUA_NOREF;
   h->sim_dispatch_ref = LUA_NOREF;
+  h->sched_proxies_ref = h->sched_watchers_ref = LUA_NOREF;
+  h->seq = &h->next_seq;
   h->open = cfg->open;
   h->world = cfg->world;
   if (cfg->node_name && (h->node_name = strdup(cfg->node_name)) == NULL) {

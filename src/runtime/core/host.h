@@ -137,6 +137,8 @@ struct tend_host {
   tend_actor *system;      /* the /system guardian (tasks) */
   tend_actor *main;        /* /user/main while the main chunk runs */
   uint32_t next_seq;       /* spawn counter (anonymous names) */
+  uint32_t *seq;           /* the counter spawns take from: &next_seq, or
+                              the one all schedulers share */
   tend_shutdown shutdown;  /* on the way out? */
   int exit_code;           /* status the process ends with */
   int busy_end;            /* the end began because only calls preempted in the
@@ -209,6 +211,21 @@ struct tend_host {
   int sim_dispatch_ref;      /* function(subject, data): the bus's
                                 deliveries (owned), or LUA_NOREF */
   struct tend_simworld *sim; /* the world's nodes, or NULL */
+
+  /* Schedulers (schedulers.h): the process's, this one's index, the
+   * proxies of actors on the others ("k:id:gen" -> ref) and, per actor
+   * id, the proxies on the others that watch it; LUA_NOREF until used. */
+  struct tend_scheds *scheds; /* NULL: one scheduler */
+  uint32_t sched_index;
+  int sched_proxies_ref;
+  int sched_watchers_ref;
+  /* A message v from (sid, sgen) to the proxy p (TEND_AF_SCHED) leaves
+   * for its scheduler (v consumed). */
+  void (*sched_send)(lua_State *L, tend_host *h, tend_actor *p, tend_value *v,
+                     uint32_t sid, uint32_t sgen);
+  /* A stop (TEND_MSG_STOP_REQUEST), Kill or PoisonPill for the proxy p's
+   * actor leaves for its scheduler. */
+  void (*sched_control)(tend_host *h, tend_actor *p, int what);
   lua_CFunction open;        /* cfg.open: a node opens with it */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */

@@ -24,6 +24,7 @@ void tend_spawn_opts_init(tend_spawn_opts *o) {
   memset(o, 0, sizeof *o);
   o->shutdown_ns = TEND_SHUTDOWN_NS;
   o->restart = TEND_TRANSIENT;
+  o->scheduler = TEND_SCHED_HERE;
 }
 
 static void link_child(tend_actor *parent, tend_actor *a) {
@@ -219,6 +220,10 @@ void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why) {
   if (a->state >= TEND_ACTOR_STOPPING) return;
+  if (a->flags & TEND_AF_SCHED) { /* its actor is on another scheduler */
+    h->sched_control(h, a, -1);
+    return;
+  }
   if (why == TEND_STOP_NORMAL && tend_actor_exited(L, h, a)) return;
   a->state = TEND_ACTOR_STOPPING;
   a->restart = TEND_RESTART_NONE;

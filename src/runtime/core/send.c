@@ -48,11 +48,17 @@ static void send_marker(tend_host *h, tend_actor *a, tend_msg_kind kind) {
 }
 
 void tend_actor_send_kill(tend_host *h, tend_actor *a) {
-  send_marker(h, a, TEND_MSG_KILL);
+  if (a->flags & TEND_AF_SCHED) /* its actor is on another scheduler */
+    h->sched_control(h, a, TEND_MSG_KILL);
+  else
+    send_marker(h, a, TEND_MSG_KILL);
 }
 
 void tend_actor_send_poison(tend_host *h, tend_actor *a) {
-  send_marker(h, a, TEND_MSG_POISON);
+  if (a->flags & TEND_AF_SCHED)
+    h->sched_control(h, a, TEND_MSG_POISON);
+  else
+    send_marker(h, a, TEND_MSG_POISON);
 }
 
 void tend_actor_dead_letter(lua_State *L, tend_host *h, tend_actor *to,
@@ -168,7 +174,10 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
     return;
   }
   if (a->role == TEND_ROLE_REMOTE) { /* a proxy: it leaves for its node */
-    h->remote_send(L, h, a, &v, sender_id, sender_gen);
+    if (a->flags & TEND_AF_SCHED) /* or its scheduler */
+      h->sched_send(L, h, a, &v, sender_id, sender_gen);
+    else
+      h->remote_send(L, h, a, &v, sender_id, sender_gen);
     return;
   }
   if (h->send_filter &&

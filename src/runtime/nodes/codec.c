@@ -9,6 +9,7 @@
 
 #include "runtime/core/ref.h"
 #include "runtime/nodes/remote.h"
+#include "runtime/nodes/schedulers.h"
 
 /* ------------------------------------------------------------ encoding */
 
@@ -30,7 +31,9 @@ typedef struct encoder {
   step path[TEND_CODEC_DEPTH + 1];
   int depth;
   tend_codec_status status;
-  char msg[512]; /* why it was refused */
+  char msg[512];    /* why it was refused */
+  const char *away; /* where the value would go, for msg: NULL "leave the
+                       node" */
 } encoder;
 
 static int is_identifier(const char *s, size_t n) {
@@ -64,7 +67,11 @@ static int refuse(encoder *e, tend_codec_status why, const char *what) {
     else
       at += (size_t)snprintf(e->msg + at, room, "[?]");
   }
-  if (at < sizeof e->msg)
+  if (at < sizeof e->msg && e->away && strstr(what, " cannot leave the node"))
+    snprintf(e->msg + at, sizeof e->msg - at, ": %.*s cannot %s",
+             (int)(strstr(what, " cannot leave the node") - what), what,
+             e->away);
+  else if (at < sizeof e->msg)
     snprintf(e->msg + at, sizeof e->msg - at, ": %s", what);
   return 0;
 }
@@ -207,7 +214,9 @@ static void encode_ref(encoder *e, int idx, const tend_ref *r) {
     const char *path = lua_tolstring(L, -1, &n);
     pack_string(&pk, path, n);
     lua_pop(L, 1);
-    msgpack_pack_uint32(&pk, a && a->kind == TEND_ENTITY_PROMISE);
+    /* kind: 1 for a pending ask, and the scheduler it is on (above bit 0) */
+    msgpack_pack_uint32(&pk, (a && a->kind == TEND_ENTITY_PROMISE) |
+                                 (h->sched_index << 1));
   }
   msgpack_pack_ext(&e->pk, body.size, TEND_CODEC_EXT_REF);
   msgpack_pack_ext_body(&e->pk, body.data, body.size);
@@ -263,8 +272,13 @@ static int encode(encoder *e, int idx) {
 
 tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
                                     size_t limit) {
+  return tend_codec_encode_to(L, h, idx, limit, NULL);
+}
+
+tend_codec_status tend_codec_encode_to(lua_State *L, tend_host *h, int idx,
+                                       size_t limit, const char *away) {
   idx = lua_absindex(L, idx);
-  encoder e = {.L = L, .h = h, .limit = limit};
+  encoder e = {.L = L, .h = h, .limit = limit, .away = away};
   msgpack_sbuffer_init(&e.buf);
   msgpack_packer_init(&e.pk, &e.buf, msgpack_sbuffer_write);
   lua_newtable(L);
@@ -308,14 +322,24 @@ static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
   const msgpack_object *f = o->via.array.ptr;
   if (f[0].type != MSGPACK_OBJECT_STR || !is_uint(&f[1], UINT64_MAX) ||
       !is_uint(&f[2], UINT32_MAX) || !is_uint(&f[3], UINT32_MAX) ||
-      f[4].type != MSGPACK_OBJECT_STR || !is_uint(&f[5], 1))
+      f[4].type != MSGPACK_OBJECT_STR ||
+      !is_uint(&f[5], 2 * TEND_SCHEDULERS_MAX - 1))
     return 0;
   const char *me = h->node_name ? h->node_name : "";
   uint32_t id = (uint32_t)f[2].via.u64, gen = (uint32_t)f[3].via.u64;
   if (f[0].via.str.size == strlen(me) &&
       (f[0].via.str.size == 0 ||
        memcmp(f[0].via.str.ptr, me, f[0].via.str.size) == 0)) {
-    if (f[1].via.u64 == h->node_inc) {
+    int k = (int)(f[5].via.u64 >> 1);
+    if (f[1].via.u64 == h->node_inc && k != (int)h->sched_index &&
+        k < tend_schedulers_count(h)) { /* another scheduler's */
+      push_str(L, &f[4]);
+      tend_schedulers_push_proxy(L, h, k, id, gen, -1,
+                                 (int)(f[5].via.u64 & 1));
+      lua_remove(L, -2);
+      return 1;
+    }
+    if (f[1].via.u64 == h->node_inc && k == (int)h->sched_index) {
       tend_ref_push(L, h, id, gen);
       if (!lua_isnil(L, -1)) return 1;
       lua_pop(L, 1);

@@ -24,6 +24,10 @@
  * TEND_CODEC_OK, or pushes a message and returns why not. */
 tend_codec_status tend_codec_encode(lua_State *L, tend_host *h, int idx,
                                     size_t limit);
+/* The same, a refusal saying "cannot <away>" ("move to another
+ * scheduler") rather than "cannot leave the node". */
+tend_codec_status tend_codec_encode_to(lua_State *L, tend_host *h, int idx,
+                                       size_t limit, const char *away);
 /* Decodes n bytes; pushes the value and returns TEND_CODEC_OK, or pushes a
  * message and returns TEND_CODEC_BAD_MESSAGE. */
 tend_codec_status tend_codec_decode(lua_State *L, tend_host *h,

@@ -2,6 +2,7 @@
 #include "runtime/nodes/remote.h"
 
 #include <lauxlib.h>
+#include <string.h>
 
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
@@ -24,7 +25,12 @@ tend_actor *tend_remote_new(lua_State *L, tend_host *h, int node) {
   int ctx = lua_gettop(L);
   p->state = TEND_ACTOR_RUNNING;
   p->role = TEND_ROLE_REMOTE;
-  lua_pushfstring(L, "%s@%s", lua_tostring(L, node + 4), lua_tostring(L, node));
+  const char *me = h->node_name ? h->node_name : "";
+  if (strcmp(lua_tostring(L, node), me) == 0) /* another scheduler's */
+    lua_pushvalue(L, node + 4);
+  else
+    lua_pushfstring(L, "%s@%s", lua_tostring(L, node + 4),
+                    lua_tostring(L, node));
   tend_actor_set_path(L, p, ctx);
   push_remotes(L, h);
   tend_actor_push_ref(L, h, p);

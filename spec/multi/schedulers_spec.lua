@@ -1,0 +1,146 @@
+-- Several schedulers in one process (--schedulers 3, under the virtual
+-- clock): actors placed on another scheduler by "module.factory", and
+-- send, ask, DeathWatch, stop, kill and poison across schedulers, as
+-- within one. Times are exact. Run by scripts/test as
+-- `tend --schedulers 3 test spec/multi/schedulers_spec.lua`.
+local lu = require "luaunit"
+local tend = require "tend"
+
+TestSchedulers = {}
+
+function TestSchedulers:test_three_schedulers()
+  lu.assertTrue(tend.virtual_time())
+  local c = tend.spawn("sched_actors.counter", { scheduler = 2, args = { 10 } })
+  lu.assertEquals(tend.ask(c, "get"), 10)
+end
+
+function TestSchedulers:test_send_and_ask_across_keep_order()
+  local c = tend.spawn("sched_actors.counter",
+    { scheduler = 1, name = "counter", args = { 100 } })
+  lu.assertEquals(tostring(c), "Ref(/user/counter)")
+  lu.assertTrue(tend.alive(c))
+  for i = 1, 10 do tend.send(c, i) end
+  lu.assertEquals(tend.ask(c, "get"), 155)
+  lu.assertEquals(tend.now(), 0)
+  tend.stop(c)
+end
+
+function TestSchedulers:test_refs_travel_and_compare_equal()
+  local m = tend.spawn("sched_actors.mirror", { scheduler = 2 })
+  local other = tend.spawn("sched_actors.counter", { scheduler = 1 })
+  tend.send(m, { to = tend.self(), ref = other })
+  local r = tend.receive(1)
+  lu.assertEquals(r.ref, other) -- a proxy of scheduler 1's actor, the same one
+  lu.assertEquals(r.me, m)
+  -- the sender as the other scheduler sees it is this task
+  tend.send(other, "sender")
+  lu.assertEquals(tend.receive(1).sender, tend.self())
+  tend.stop(m)
+  tend.stop(other)
+end
+
+function TestSchedulers:test_an_actor_there_asks_one_here()
+  local store = tend.spawn(function() return function(_, ctx) ctx:reply(42) end end)
+  local a = tend.spawn("sched_actors.asker", { scheduler = 1, args = { store } })
+  lu.assertEquals(tend.ask(a, "go"), 42)
+  tend.stop(a)
+  tend.stop(store)
+end
+
+function TestSchedulers:test_timers_there_run_on_the_one_clock()
+  local t0 = tend.now()
+  local t = tend.spawn("sched_actors.ticker", { scheduler = 2, args = { tend.self(), 0.5 } })
+  local got = {}
+  for _ = 1, 3 do
+    got[#got + 1] = { tend.receive(2), tend.now() - t0 }
+  end
+  lu.assertEquals(got, { { 1, 0.5 }, { 2, 1.0 }, { 3, 1.5 } })
+  tend.stop(t)
+end
+
+function TestSchedulers:test_watch_across_sees_the_reason()
+  local c = tend.spawn("sched_actors.counter", { scheduler = 1 })
+  tend.watch(c)
+  tend.send(c, "quit")
+  local t = tend.receive(1)
+  lu.assertEquals(t.tend, "terminated")
+  lu.assertEquals(t.reason, "normal")
+  lu.assertEquals(t.ref, c)
+  lu.assertFalse(tend.alive(c))
+  local ok, err = pcall(tend.ask, c, "get", 0.5)
+  lu.assertFalse(ok)
+  lu.assertEquals(err.kind, "NoActor")
+  -- killed: the Killed error is the reason
+  local k = tend.spawn("sched_actors.counter", { scheduler = 2 })
+  tend.watch(k)
+  tend.kill(k)
+  t = tend.receive(1)
+  lu.assertEquals(t.reason.kind, "Killed")
+end
+
+function TestSchedulers:test_stop_and_poison_across()
+  local c = tend.spawn("sched_actors.counter", { scheduler = 1 })
+  tend.watch(c)
+  tend.stop(c)
+  lu.assertEquals(tend.receive(1).reason, "normal")
+  local p = tend.spawn("sched_actors.counter", { scheduler = 2 })
+  tend.watch(p)
+  tend.send(p, 5)
+  tend.poison(p)
+  tend.send(p, 6) -- after the pill: a dead letter
+  local t = tend.receive(1)
+  lu.assertEquals(t.tend, "terminated")
+  lu.assertEquals(t.reason, "normal")
+end
+
+function TestSchedulers:test_what_cannot_cross_is_refused_at_the_sender()
+  local c = tend.spawn("sched_actors.counter", { scheduler = 1 })
+  lu.assertErrorMsgContains("msg.f: a function cannot move to another scheduler",
+    tend.send, c, { f = print })
+  lu.assertErrorMsgContains(
+    "an actor for another scheduler is named as \"module.factory\"",
+    tend.spawn, function() end, { scheduler = 1 })
+  lu.assertErrorMsgContains(
+    "option 'scheduler': expected a scheduler 0..2 (--schedulers 3) or \"spread\", got 3",
+    tend.spawn, "sched_actors.counter", { scheduler = 3 })
+  lu.assertErrorMsgContains("mailbox: not supported yet for an actor on another scheduler",
+    tend.spawn, "sched_actors.counter", { scheduler = 1, mailbox = { capacity = 1 } })
+  lu.assertErrorMsgContains("on scheduler 2: module 'no_such_module' not found",
+    tend.spawn, "no_such_module.f", { scheduler = 2 })
+  local parent = tend.spawn(function(ctx)
+    return function(_, ctx2)
+      local ok, err = pcall(ctx2.spawn, ctx2, "sched_actors.counter", { scheduler = 1 })
+      ctx2:reply(ok and "spawned" or tostring(err))
+    end
+  end)
+  lu.assertStrContains(tend.ask(parent, "go"),
+    "a child on another scheduler is not supported yet")
+  tend.stop(c)
+  tend.stop(parent)
+end
+
+function TestSchedulers:test_a_string_factory_here_and_spread()
+  local here = tend.spawn("sched_actors.counter", { args = { 7 } })
+  lu.assertEquals(tend.ask(here, "get"), 7)
+  local spread = {}
+  for i = 1, 4 do
+    spread[i] = tend.spawn("sched_actors.counter", { scheduler = "spread", args = { i } })
+  end
+  for i = 1, 4 do lu.assertEquals(tend.ask(spread[i], "get"), i) end
+  for i = 1, 4 do tend.stop(spread[i]) end
+  tend.stop(here)
+end
+
+function TestSchedulers:test_paths_are_unique_across_schedulers()
+  local a = tend.spawn("sched_actors.counter", { scheduler = 1 })
+  local b = tend.spawn("sched_actors.counter", { scheduler = 2 })
+  local c = tend.spawn("sched_actors.counter")
+  lu.assertNotEquals(tostring(a), tostring(b))
+  lu.assertNotEquals(tostring(b), tostring(c))
+  local named = tend.spawn("sched_actors.counter", { scheduler = 1, name = "only" })
+  lu.assertErrorMsgContains("name 'only' is already taken: /user/only exists on scheduler 1",
+    tend.spawn, "sched_actors.counter", { name = "only" })
+  lu.assertErrorMsgContains("name 'only' is already taken",
+    tend.spawn, "sched_actors.counter", { scheduler = 2, name = "only" })
+  for _, r in ipairs({ a, b, c, named }) do tend.stop(r) end
+end

@@ -1,0 +1,45 @@
+-- Factories for spec/multi/schedulers_spec.lua: actors placed on other
+-- schedulers are named as "sched_actors.<factory>" (their module is loaded
+-- on that scheduler).
+local tend = require "tend"
+local M = {}
+
+-- A counter from `start`: a number adds, "get" replies, "sender" sends the
+-- sender its own ref as seen there, "quit" stops it.
+function M.counter(ctx, start)
+  local n = start or 0
+  return function(msg, ctx)
+    if msg == "get" then ctx:reply(n)
+    elseif msg == "sender" then tend.send(ctx.sender, { sender = ctx.sender })
+    elseif msg == "quit" then return tend.stopped
+    elseif type(msg) == "number" then n = n + msg
+    end
+  end
+end
+
+-- Sends `to` the integers 1, 2, ... every `every` seconds (ctx:every sends
+-- the message "tick" to itself).
+function M.ticker(ctx, to, every)
+  local n = 0
+  ctx:every(every, "tick")
+  return function(msg)
+    if msg == "tick" then
+      n = n + 1
+      tend.send(to, n)
+    end
+  end
+end
+
+-- Asks `target` for "get" when told "go" and replies with the answer.
+function M.asker(ctx, target)
+  return function(msg, ctx)
+    if msg == "go" then ctx:reply(tend.ask(target, "get")) end
+  end
+end
+
+-- Replies with the ref it is given, sent back (it travels twice).
+function M.mirror(ctx)
+  return function(msg, ctx) tend.send(msg.to, { ref = msg.ref, me = ctx.self }) end
+end
+
+return M
