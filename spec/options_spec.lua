@@ -19,7 +19,7 @@ local function spawn_error(factory, opts)
 end
 
 function TestOptions:test_factory_must_be_a_function()
-  lu.assertStrContains(spawn_error(42), "tend.spawn: factory: expected a function or a backoff/supervise spec, got an integer")
+  lu.assertStrContains(spawn_error(42), 'tend.spawn: factory: expected a function, "module.factory" or a backoff/supervise spec, got an integer')
   lu.assertStrContains(spawn_error(nil), "got nil")
 end
 

@@ -294,6 +294,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
     return NULL;
   }
   h->trace.fd = -1;
+  h->drivers = cfg->drivers;
   if (add_drivers(h, cfg->drivers)) {
     tend_driver_free(h);
     free(h->node_name);

@@ -227,6 +227,7 @@ struct tend_host {
    * actor leaves for its scheduler. */
   void (*sched_control)(tend_host *h, tend_actor *p, int what);
   lua_CFunction open;        /* cfg.open: a node opens with it */
+  const tend_driver *const *drivers; /* cfg.drivers: so does a scheduler */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */
   char *trace_path;      /* its name, for the error message */

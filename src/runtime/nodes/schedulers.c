@@ -51,6 +51,18 @@ int tend_schedulers_index(const tend_host *h) {
   return (int)h->sched_index;
 }
 
+/* The actors living on h (guardians and proxies are not counted). */
+static uint64_t live_actors(const tend_host *h) {
+  uint64_t n = 0;
+  for (uint32_t i = 1; i < h->ids.n; i++) {
+    tend_actor *a = h->ids.v[i].ptr;
+    if (a && a->kind == TEND_ENTITY_ACTOR && a->role != TEND_ROLE_GUARDIAN &&
+        a->role != TEND_ROLE_REMOTE)
+      n++;
+  }
+  return n;
+}
+
 int tend_schedulers_least_loaded(const tend_host *h) {
   tend_scheds *s = h->scheds;
   if (s == NULL) return 0;
@@ -58,10 +70,9 @@ int tend_schedulers_least_loaded(const tend_host *h) {
   uint64_t least = UINT64_MAX;
   for (int k = 0; k < s->n; k++) {
     if (s->h[k] == NULL) continue;
-    tend_counts c;
-    tend_host_counts(s->h[k], &c);
-    if (c.actors < least) {
-      least = c.actors;
+    uint64_t live = live_actors(s->h[k]);
+    if (live < least) {
+      least = live;
       best = k;
     }
   }
@@ -566,7 +577,7 @@ int tend_schedulers_open(tend_host *h, int n) {
         .seed = h->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull,
         .log_level = h->log_level,
         .copy_messages = h->copy_messages,
-        .drivers = tend_drivers,
+        .drivers = h->drivers,
         .open = h->open,
         .world = h,
         .no_signals = 1,
