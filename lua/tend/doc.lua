@@ -20,7 +20,8 @@
 -- tend.Ref, T? for optional, A|B). Optional fields an entry may add:
 -- `class` (a method's class when its receiver is not in M.receivers),
 -- `alias` (other names of the same function, e.g. "tend.retry"),
--- `vararg` (the type of a trailing ..., for types/tend.lua).
+-- `vararg` (the type of a trailing ..., for types/tend.lua), `value` (the
+-- LuaLS type of a name that is a value, not a function: tend.version).
 -- A method "x:m" belongs to the class M.receivers[x] (or its `class`).
 local M = {}
 
@@ -44,12 +45,11 @@ M.groups = {
 M.receivers = {
   ref = "tend.Ref", ctx = "tend.Ctx", timer = "tend.Timer", probe = "tend.Probe",
   spec = "tend.BackoffSpec", action = "tend.TypedAction", supervised = "tend.SupervisedSpec",
-  delays = "tend.Delays",
 }
 
 local FIELDS = { name = "string", sig = "string", summary = "string", text = "string",
   params = "table", returns = "table", errors = "table", example = "string",
-  class = "string", alias = "table", vararg = "string" }
+  class = "string", alias = "table", vararg = "string", value = "string" }
 local CLASS_FIELDS = { class = "string", summary = "string", fields = "table", parent = "string" }
 
 -- Raises an error naming the group and the entry when e is not of the
