@@ -35,7 +35,7 @@ M.groups = {
   { name = "scenario", title = "Failure scenarios",
     owns = { "tend.trace", "tend.trace_file", "tend.chaos", "tend.timeline", "tend.scenario", "tend.test" } },
   { name = "process", title = "OS processes", owns = { "tend.process" } },
-  { name = "net", title = "Network", owns = { "tend.tcp", "tend.http", "tend.simnet" } },
+  { name = "net", title = "Network", owns = { "tend.tcp", "tend.http", "tend.simnet", "ctx:write", "ctx:close" } },
   { name = "nodes", title = "Nodes",
     owns = { "tend.node", "tend.nats", "tend.global", "tend.cluster", "tend.sim", "tend.spawn_on" } },
   { name = "repl", title = "The REPL's helpers" },
@@ -83,6 +83,8 @@ local function check(e, group, i)
     end
   end
 end
+
+M.check = check
 
 -- Loads one group: its list, or nil when its file is not there (yet).
 local function load_group(name)
