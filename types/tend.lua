@@ -696,9 +696,8 @@ function tend_Ctx:stashed() end
 ---@param msg? any # the message (default "receive_timeout")
 function tend_Ctx:set_receive_timeout(seconds, msg) end
 
----The receive timeout set now, or nil.
+---The receive timeout set now in seconds, or nil.
 ---@return number? # the seconds
----@return any # the message
 function tend_Ctx:receive_timeout() end
 
 ---Calls fn; on an error waits the next backoff delay (only the caller waits) and calls again.

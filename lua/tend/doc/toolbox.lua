@@ -131,9 +131,9 @@ door:send("first") door:send("open")]] },
   ctx:set_receive_timeout(5, "quiet")
   return function(m) if m == "quiet" then return tend.stopped end end
 end)]] },
-  { name = "ctx:receive_timeout", sig = "ctx:receive_timeout() -> seconds, msg",
-    summary = "The receive timeout set now, or nil.", text = "",
-    params = {}, returns = { { "number?", "the seconds" }, { "any", "the message" } }, errors = {},
+  { name = "ctx:receive_timeout", sig = "ctx:receive_timeout() -> seconds or nil",
+    summary = "The receive timeout set now in seconds, or nil.", text = "",
+    params = {}, returns = { { "number?", "the seconds" } }, errors = {},
     example = [[tend.spawn(function(ctx) ctx:set_receive_timeout(5) print(ctx:receive_timeout()) return function() end end)]] },
 
   -- retry and the backoff queries
