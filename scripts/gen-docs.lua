@@ -99,28 +99,30 @@ local function reference(groups)
         out[#out + 1] = ""
         out[#out + 1] = "Also: `" .. table.concat(e.alias, "`, `") .. "`."
       end
-      if #e.params > 0 or e.vararg then
+      out[#out + 1] = ""
+      if e.value then
+        out[#out + 1] = "A value, of type `" .. e.value .. "`."
+      elseif #e.params > 0 or e.vararg then
         local list = {}
         for i, p in ipairs(e.params) do list[i] = p end
         if e.vararg then list[#list + 1] = { "...", e.vararg, "the format's arguments" } end
-        out[#out + 1] = ""
         out[#out + 1] = rows({ "parameter", "type", "what" }, list)
+      else
+        out[#out + 1] = "No parameters."
       end
-      if e.value then
-        out[#out + 1] = ""
-        out[#out + 1] = "Value: `" .. e.value .. "`."
-      end
-      if #e.returns > 0 then
+      if not e.value then
         local r = {}
         for i, x in ipairs(e.returns) do r[i] = "`" .. x[1] .. "`" .. (x[2] and (" " .. x[2]) or "") end
         out[#out + 1] = ""
-        out[#out + 1] = "Returns: " .. table.concat(r, "; ") .. "."
+        out[#out + 1] = "Returns: " .. (#r > 0 and table.concat(r, "; ") or "nothing") .. "."
       end
       if #e.errors > 0 then
         out[#out + 1] = ""
         out[#out + 1] = "Raises: " .. table.concat(e.errors, "; ") .. "."
       end
       if e.example ~= "" then
+        out[#out + 1] = ""
+        out[#out + 1] = e.group == "repl" and "At the prompt:" or "Example:"
         out[#out + 1] = ""
         out[#out + 1] = "```lua"
         out[#out + 1] = e.example

@@ -53,6 +53,37 @@ local tend_Timer = {}
 ---@field traceback? string # the stack at the raise
 ---@field cause any # the error behind this one (AskFailed, InitError, Escalated)
 
+---The DeathWatch notice (tend.watch, ctx:watch).
+---@class tend.Terminated
+---@field tend "terminated" # what the message is
+---@field ref tend.Ref # the actor that died
+---@field reason any # "normal", "shutdown", "killed", "unknown" (a dead ref watched) or the error
+---@field existence_confirmed boolean # false when the ref was dead already
+
+---One actor as tend.ps() lists it.
+---@class tend.PsRow
+---@field path string # its path
+---@field state string # starting, running, busy, suspended, restarting, stopping
+---@field restarts integer # its restarts
+---@field mailbox integer # messages queued
+---@field depth integer # its depth in the tree (/user is 0)
+---@field ref tend.Ref # its ref
+---@field busy? number # seconds its message has run, while busy
+
+---The host's counters (tend.stats()).
+---@class tend.Stats
+---@field spawned integer # actors spawned
+---@field messages integer # messages delivered
+---@field dead_letters integer # messages to no live actor
+---@field unhandled integer # messages a behavior left unhandled
+---@field failures integer # actors failed
+---@field restarts integer # restarts
+---@field actors integer # actors alive now
+---@field timers integer # timers pending
+---@field runnable integer # actors ready to run
+---@field lua_bytes integer # the Lua heap
+---@field c_bytes integer # tend's C allocations
+
 ---The options of tend.one_for_one, all_for_one and rest_for_one.
 ---@class tend.StrategyOpts
 ---@field max_retries? integer # restarts allowed in the window (>= -1, default -1: unlimited with no window, one per window with one)
@@ -101,6 +132,24 @@ local tend_TypedAction = {}
 ---@class tend.SupervisedSpec
 local tend_SupervisedSpec = {}
 
+---One child as tend.children lists it.
+---@class tend.ChildRow
+---@field path string # its path
+---@field ref tend.Ref # its ref
+---@field name? string # its registered name
+---@field state string # as in tend.ps()
+---@field restart "permanent"|"transient"|"temporary" # its restart type
+---@field restarts integer # its restarts
+---@field mailbox integer # messages queued
+---@field supervisor boolean # whether it has children of its own, a strategy or is a backoff supervisor
+
+---tend.count_children's counts.
+---@class tend.ChildCounts
+---@field specs integer # children
+---@field active integer # starting, running or restarting
+---@field supervisors integer # children that supervise
+---@field workers integer # the others
+
 ---The options of tend.pool.
 ---@class tend.PoolOpts
 ---@field size integer # the members, 1..size
@@ -128,6 +177,29 @@ local tend_SupervisedSpec = {}
 ---@field ref tend.Ref # the probe's actor
 ---@field last_sender? tend.Ref # the sender of the last message taken
 local tend_Probe = {}
+
+---An actor's state as tend.inspect sees it.
+---@class tend.State
+---@field path string # its path
+---@field state string # as in tend.ps()
+---@field behavior "function"|"hooks"|"none" # what its behavior is
+---@field vars table # its behavior's upvalues, or its hook table's fields
+---@field mailbox integer # messages queued
+---@field busy boolean # whether it is in a message
+---@field doing? string # what it waits on while busy (receive, sleep, ask, ...)
+---@field current any # the message it is in, when found
+---@field restarts integer # its restarts
+---@field timers integer # its pending timers
+---@field watchers tend.Ref[] # who watches it
+---@field watching tend.Ref[] # whom it watches
+---@field factory function # its factory
+
+---tend.reload's result.
+---@class tend.Reload
+---@field module string # the module
+---@field file string # its file
+---@field moving string[] # the paths of the actors that move at their next message
+---@field failed table[] # {path, reason} of those that cannot
 
 ---@class tend
 local tend = {}
@@ -284,7 +356,7 @@ function tend.log(level, fmt, ...) end
 ---The host's counters.
 ---
 ---spawned, messages, dead_letters, unhandled, failures, restarts, actors, timers, runnable, lua_bytes, c_bytes.
----@return table<string, integer> # the counters
+---@return tend.Stats # the counters
 function tend.stats() end
 
 ---Stops the tree (children first, post_stop hooks run), then exits with code.
@@ -300,7 +372,7 @@ function tend.tree() end
 ---The actors as rows, in tree order.
 ---
 ---state is starting, running, busy (with how long its message has run), suspended, restarting, stopping. ps() at the REPL prints them.
----@return table[] # one row an actor: path, state, restarts, mailbox, depth, ref
+---@return tend.PsRow[] # one row an actor
 function tend.ps() end
 
 ---Returned by a behavior: the actor stops normally.
@@ -580,13 +652,13 @@ function tend_Ctx:reset_backoff() end
 ---
 ---state as in ps(); restart "permanent", "transient" or "temporary"; name the registered name or nil; supervisor true for a child with children of its own, a strategy or a backoff supervisor.
 ---@param ref tend.Ref|string # the parent, its name or path
----@return table[]? # the rows, or nil for a dead ref
+---@return tend.ChildRow[]? # the rows, or nil for a dead ref
 ---@return string? # why nil
 function tend.children(ref) end
 
 ---Counts of ref's children (OTP's count_children); active: starting, running or restarting.
 ---@param ref tend.Ref|string # the parent
----@return table? # specs, active, supervisors, workers
+---@return tend.ChildCounts? # the counts, or nil for a dead ref
 ---@return string? # why nil
 function tend.count_children(ref) end
 
@@ -755,7 +827,7 @@ function tend_Probe:expect_no_msg(seconds) end
 ---The terminated message of a watched ref.
 ---@param ref tend.Ref # the watched actor
 ---@param timeout? number # seconds (default 3)
----@return table # {tend = "terminated", ref, reason, existence_confirmed}
+---@return tend.Terminated # the notice
 function tend_Probe:expect_terminated(ref, timeout) end
 
 ---The probe watches ref: it gets ref's terminated message.
@@ -792,14 +864,14 @@ function tend.testkit.within(min, max, fn) end
 ---
 ---Fields: vars (its behavior's upvalues, or a hook table's fields), mailbox, busy, doing, current (the message it is in), state, restarts, timers, watchers, watching, factory.
 ---@param ref tend.Ref|string # the actor
----@return table? # its state
+---@return tend.State? # its state
 function tend.inspect(ref) end
 
 ---Loads module mod again from disk; every live actor whose factory came from it moves to the new code at its next message.
 ---
 ---A hook table with code_change(self, old_state) carries state over; otherwise the actor fails with CodeChange and its supervisor restarts it with the new factory, its mailbox kept. A file that does not load changes nothing (the error says why).
 ---@param mod string # the module name, as require takes it
----@return table # module, file, moving (the actors that move), failed
+---@return tend.Reload # what moves and what cannot
 function tend.reload(mod) end
 
 -- (the second value: the classes with methods, for spec/types_spec.lua)

@@ -1,8 +1,16 @@
 -- The reference's entries for the REPL's helpers: globals of the prompt
--- only (`tend -i`), not of scripts (format: lua/tend/doc.lua).
+-- only (`tend -i`), not of scripts (format: lua/tend/doc.lua). Their
+-- examples are lines typed at the prompt.
+local EXAMPLES = {
+  help = [[help(tend.spawn)]], tree = [[tree()]], nodes = [[nodes()]], ps = [[ps()]], stats = [[stats()]],
+  describe = [[describe(tend.one_for_one { max_retries = 3, within = 10 })]], flush = [[flush()]],
+  watch = [[w = tend.spawn(function() return function() end end)
+watch(w)]], kill = [[kill(w)]], trace = [[trace(true)]], inspect = [[inspect(w)]], reload = [[reload("counter")]],
+}
+
 local function helper(name, sig, summary, text, params, returns)
   return { name = name, sig = sig, summary = summary, text = text or "", params = params or {},
-    returns = returns or {}, errors = {}, example = "" }
+    returns = returns or {}, errors = {}, example = EXAMPLES[name] }
 end
 
 return {

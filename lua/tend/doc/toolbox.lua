@@ -33,6 +33,25 @@ return {
       { "last_sender", "tend.Ref?", "the sender of the last message taken" },
     } },
 
+  { class = "tend.State", summary = "An actor's state as tend.inspect sees it.",
+    fields = {
+      { "path", "string", "its path" }, { "state", "string", "as in tend.ps()" },
+      { "behavior", "\"function\"|\"hooks\"|\"none\"", "what its behavior is" },
+      { "vars", "table", "its behavior's upvalues, or its hook table's fields" },
+      { "mailbox", "integer", "messages queued" }, { "busy", "boolean", "whether it is in a message" },
+      { "doing", "string?", "what it waits on while busy (receive, sleep, ask, ...)" },
+      { "current", "any", "the message it is in, when found" },
+      { "restarts", "integer", "its restarts" }, { "timers", "integer", "its pending timers" },
+      { "watchers", "tend.Ref[]", "who watches it" }, { "watching", "tend.Ref[]", "whom it watches" },
+      { "factory", "function", "its factory" },
+    } },
+  { class = "tend.Reload", summary = "tend.reload's result.",
+    fields = {
+      { "module", "string", "the module" }, { "file", "string", "its file" },
+      { "moving", "string[]", "the paths of the actors that move at their next message" },
+      { "failed", "table[]", "{path, reason} of those that cannot" },
+    } },
+
   -- names
   { name = "tend.register", sig = "tend.register(name, ref) -> ref",
     summary = "Gives a live actor a name (one per actor); tend.send, tend.ask and tend.whereis take it.",
@@ -196,7 +215,7 @@ probe:expect_msg({ n = 1 })]] },
   { name = "probe:expect_terminated", sig = "probe:expect_terminated(ref [, timeout]) -> msg",
     summary = "The terminated message of a watched ref.", text = "",
     params = { { "ref", "tend.Ref", "the watched actor" }, { "timeout", "number?", "seconds (default 3)" } },
-    returns = { { "table", "{tend = \"terminated\", ref, reason, existence_confirmed}" } }, errors = { "none in time" },
+    returns = { { "tend.Terminated", "the notice" } }, errors = { "none in time" },
     example = probe .. [[local w = tend.spawn(function() return function() end end)
 probe:watch(w) tend.stop(w)
 print(probe:expect_terminated(w).reason) --> normal]] },
@@ -235,7 +254,7 @@ print(probe:fish_for(function(m) return m == "x" end)) --> x]] },
     summary = "An actor's state (OTP sys:get_state) without disturbing it; nil when it is dead.",
     text = [[Fields: vars (its behavior's upvalues, or a hook table's fields), mailbox, busy, doing, current (the message it is in), state, restarts, timers, watchers, watching, factory.]],
     params = { { "ref", "tend.Ref|string", "the actor" } },
-    returns = { { "table?", "its state" } }, errors = {},
+    returns = { { "tend.State?", "its state" } }, errors = {},
     example = [[local c = tend.spawn(function(ctx, start) local n = start return function() n = n + 1 end end, { args = { 10 } })
 c:send("x") tend.sleep(0)
 print(tend.inspect(c).vars.n) --> 11]] },
@@ -243,7 +262,7 @@ print(tend.inspect(c).vars.n) --> 11]] },
     summary = "Loads module mod again from disk; every live actor whose factory came from it moves to the new code at its next message.",
     text = [[A hook table with code_change(self, old_state) carries state over; otherwise the actor fails with CodeChange and its supervisor restarts it with the new factory, its mailbox kept. A file that does not load changes nothing (the error says why).]],
     params = { { "mod", "string", "the module name, as require takes it" } },
-    returns = { { "table", "module, file, moving (the actors that move), failed" } }, errors = { "the module does not load" },
+    returns = { { "tend.Reload", "what moves and what cannot" } }, errors = { "the module does not load" },
     example = [[-- with counter.lua on package.path:
 -- tend.reload("counter")]] },
 }
