@@ -67,9 +67,11 @@ local function reference(groups)
   }
   for _, g in ipairs(groups) do
     local names = {}
-    for _, c in ipairs(g.classes) do names[#names + 1] = string.format("[%s](#%s)", c.class, slug(c.class)) end
-    for _, e in ipairs(g.entries) do names[#names + 1] = string.format("[%s](#%s)", e.name, slug(e.name)) end
-    out[#out + 1] = string.format("- [%s](#%s): %s", g.group.title, slug(g.group.title), table.concat(names, ", "))
+    local function link(s) names[#names + 1] = string.format("[%s](#%s)", s, slug(s)) end
+    for _, c in ipairs(g.classes) do link(c.class) end
+    for _, e in ipairs(g.entries) do link(e.name) end
+    out[#out + 1] = string.format("- [%s](#%s): %s", g.group.title, slug(g.group.title),
+      table.concat(names, ", "))
   end
   for _, g in ipairs(groups) do
     out[#out + 1] = ""
@@ -247,7 +249,8 @@ local function types(groups)
           lines[#lines + 1] = e.name .. (e.value == "string" and ' = ""' or " = {}") -- (a placeholder)
         elseif class then
           local params = signature(e, lines)
-          lines[#lines + 1] = string.format("function %s:%s(%s) end", lua_name(class), e.name:match(":(.*)$"), params)
+          lines[#lines + 1] = string.format("function %s:%s(%s) end", lua_name(class),
+            e.name:match(":(.*)$"), params)
         elseif not (modules[e.name]) then
           local params = signature(e, lines)
           lines[#lines + 1] = string.format("function %s(%s) end", e.name, params)
@@ -382,13 +385,16 @@ local function man()
   end
   out[#out + 1] = ".SH EXIT STATUS"
   out[#out + 1] = roff((table.concat(status, " "):gsub("%.?$", ".", 1)))
-  out[#out + 1] = roff("A script's tend.shutdown(N) exits with N; tend scenario and tend test exit 1 when a scenario or a spec failed.")
+  out[#out + 1] = roff("A script's tend.shutdown(N) exits with N; tend scenario and tend test " ..
+    "exit 1 when a scenario or a spec failed.")
   out[#out + 1] = ".SH EXAMPLES"
   local examples = {
     { "tend examples/pingpong.lua 100000", "run a script with its arguments" },
-    { "tend --virtual-time --seed 3 examples/backoff_sender.lua", "a run on the virtual clock, replayable with its seed" },
+    { "tend --virtual-time --seed 3 examples/backoff_sender.lua",
+      "a run on the virtual clock, replayable with its seed" },
     { "tend scenario examples/scenarios/poison_message.lua --seed 1", "a failure scenario and its timeline" },
-    { "tend scenario examples/scenarios/partition.lua --seeds 1..40", "many seeds; the failing ones are named" },
+    { "tend scenario examples/scenarios/partition.lua --seeds 1..40",
+      "many seeds; the failing ones are named" },
     { "tend test spec/", "run the specs" },
     { "tend --trace run.jsonl app.lua; tend timeline run.jsonl", "draw a run as an SVG timeline" },
     { "tend cluster 2 examples/nodes/hello.lua", "two nodes and a local nats-server" },

@@ -64,7 +64,9 @@ function TestDoc:test_the_types_and_classes_named_are_declared()
     -- the words of a type that are names (not fun, not string literals)
     local bare = t:gsub('"[^"]*"', ""):gsub("fun%(", "(")
     for word in bare:gmatch("[%a_][%w_.]*") do
-      if not known[word] and not bare:find(word .. ":", 1, true) then unknown[where .. ": " .. word] = true end
+      if not known[word] and not bare:find(word .. ":", 1, true) then -- (a fun's parameter)
+        unknown[where .. ": " .. word] = true
+      end
     end
   end
   for _, e in ipairs(doc.entries) do
@@ -99,7 +101,9 @@ function TestDoc:test_every_example_runs()
       if not ok then failed[#failed + 1] = e.name .. ": " .. tostring(err) end
       tend.sleep(0.2)
       for _, row in ipairs(tend.ps()) do
-        if row.depth == 1 and row.path:match("^/user/") and row.path ~= "/user/main" then tend.stop(row.ref) end
+        if row.depth == 1 and row.path:match("^/user/") and row.path ~= "/user/main" then
+          tend.stop(row.ref)
+        end
       end
       for _, n in ipairs(tend.registered()) do tend.unregister(n) end
       H.settle()
