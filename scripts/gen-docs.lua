@@ -81,7 +81,10 @@ local function reference(groups)
       out[#out + 1] = "### " .. c.class
       out[#out + 1] = ""
       out[#out + 1] = c.summary
-      if #c.fields > 0 then
+      if c.type then
+        out[#out + 1] = ""
+        out[#out + 1] = "A type: `" .. c.type .. "`."
+      elseif #c.fields > 0 then
         out[#out + 1] = ""
         out[#out + 1] = rows({ "field", "type", "what" }, c.fields)
       end
@@ -197,9 +200,16 @@ local function types(groups)
     declared[name] = true
   end
   for _, c in ipairs(doc.classes) do
+    if c.type then
+      out[#out + 1] = "---" .. c.summary
+      out[#out + 1] = "---@alias " .. c.class .. " " .. c.type
+      out[#out + 1] = ""
+      goto next
+    end
     class_head(c.class, c)
     if methods[c.class] then out[#out + 1] = "local " .. lua_name(c.class) .. " = {}" end
     out[#out + 1] = ""
+    ::next::
   end
   local with_methods = {}
   for class in pairs(methods) do with_methods[#with_methods + 1] = class end

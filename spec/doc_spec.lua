@@ -74,7 +74,8 @@ function TestDoc:test_the_types_and_classes_named_are_declared()
     for _, r in ipairs(e.returns) do look(r[1], e.name) end
   end
   for _, c in ipairs(doc.classes) do
-    for _, f in ipairs(c.fields) do look(f[2], c.class) end
+    for _, f in ipairs(c.fields or {}) do look(f[2], c.class) end
+    if c.type then look(c.type, c.class) end
   end
   lu.assertEquals(sorted(unknown), {})
 end

@@ -70,6 +70,7 @@ function TestTypes:test_every_class_a_type_names_is_declared()
   local text = read("types/tend.lua")
   local classes = {}
   for c in text:gmatch("%-%-%-@class ([%w_.]+)") do classes[c] = true end
+  for c in text:gmatch("%-%-%-@alias ([%w_.]+)") do classes[c] = true end
   local unknown = {}
   for line in text:gmatch("%-%-%-@[^\n]+") do
     for c in line:gmatch("(tend%.[%u][%w_]*)") do

@@ -16,6 +16,8 @@
 -- and an option table or an object, as a class:
 --   { class = "tend.SpawnOpts", summary = "...",
 --     fields = { { "name", "string?", "what it is" }, ... } }
+-- or a name for a type (an alias, no fields):
+--   { class = "tend.Factory", summary = "...", type = "tend.BackoffSpec|fun(ctx: tend.Ctx): any" }
 -- Types are lua-language-server's (string, integer, fun(msg: any): any,
 -- tend.Ref, T? for optional, A|B). Optional fields an entry may add:
 -- `class` (a method's class when its receiver is not in M.receivers),
@@ -51,7 +53,7 @@ M.receivers = {
 local FIELDS = { name = "string", sig = "string", summary = "string", text = "string",
   params = "table", returns = "table", errors = "table", example = "string",
   class = "string", alias = "table", vararg = "string", value = "string" }
-local CLASS_FIELDS = { class = "string", summary = "string", fields = "table", parent = "string" }
+local CLASS_FIELDS = { class = "string", summary = "string", fields = "table", type = "string" }
 
 -- Raises an error naming the group and the entry when e is not of the
 -- format above (a misspelt field, a missing summary, a bad row).
@@ -65,7 +67,7 @@ local function check(e, group, i)
     end
   end
   local needed = e.name and { "sig", "summary", "text", "params", "returns", "errors", "example" }
-    or { "summary", "fields" }
+    or e.type and { "summary" } or { "summary", "fields" }
   for _, k in ipairs(needed) do
     if e[k] == nil then error(where .. ": no " .. k, 0) end
   end

@@ -1,6 +1,8 @@
 -- The reference's entries for actors and messages: the tend.* basics, the
 -- ctx and ref methods, timers (format: lua/tend/doc.lua).
 return {
+  { class = "tend.Factory", summary = "What tend.spawn, ctx:spawn and tend.start_child take: a function that returns the behavior (it runs at the start and at each restart), a backoff supervisor's spec or a typed-supervision spec.",
+    type = "tend.BackoffSpec|tend.SupervisedSpec|fun(ctx: tend.Ctx, ...): any" },
   { class = "tend.SpawnOpts", summary = "The options of tend.spawn, ctx:spawn and tend.start_child; any other key is an error naming the nearest valid one.",
     fields = {
       { "name", "string?", "one step of the actor's path: 1-255 bytes, no / or NUL byte, not starting with $, not . or .." },
@@ -76,7 +78,7 @@ return {
   { name = "tend.spawn", sig = "tend.spawn(factory [, opts]) -> ref",
     summary = "Starts an actor under /user.",
     text = [[factory(ctx, args...) returns the actor's behavior (a function (msg, ctx) or a hook table, tend.Hooks); it runs again at each restart. Inside an actor, ctx:spawn makes a child of the running actor instead.]],
-    params = { { "factory", "fun(ctx: tend.Ctx, ...): any", "returns the behavior" },
+    params = { { "factory", "tend.Factory", "returns the behavior (or a backoff or typed spec)" },
       { "opts", "tend.SpawnOpts?", "name, args, mailbox, shutdown, children, restart, max_message_time, stash" } },
     returns = { { "tend.Ref", "the new actor's ref" } },
     errors = { "an option that is wrong or unknown (the message names the nearest valid one)", "a name already taken by a sibling" },
@@ -237,7 +239,7 @@ r:send("?")]] },
   { name = "ctx:spawn", sig = "ctx:spawn(factory [, opts]) -> ref",
     summary = "Starts a child of the running actor; it stops with its parent.",
     text = [[The parent's strategy (its spawn option children) supervises it.]],
-    params = { { "factory", "fun(ctx: tend.Ctx, ...): any", "returns the behavior" }, { "opts", "tend.SpawnOpts?", "as tend.spawn's" } },
+    params = { { "factory", "tend.Factory", "returns the behavior (or a backoff or typed spec)" }, { "opts", "tend.SpawnOpts?", "as tend.spawn's" } },
     returns = { { "tend.Ref", "the child" } }, errors = { "as tend.spawn's" },
     example = [[tend.spawn(function(ctx)
   ctx:spawn(function() return function() end end, { name = "child" })

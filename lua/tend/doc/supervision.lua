@@ -218,7 +218,7 @@ spec = spec:with_default_stopping_strategy()]]),
     example = [[print(tend.count_children(tend.self()).active)]] },
   { name = "tend.start_child", sig = "tend.start_child(sup, factory [, opts]) -> ref",
     summary = "Spawns a child of sup from outside it (OTP's start_child), as if sup had called ctx:spawn.", text = "",
-    params = { { "sup", "tend.Ref|string", "the parent" }, { "factory", "fun(ctx: tend.Ctx, ...): any", "the child's factory" },
+    params = { { "sup", "tend.Ref|string", "the parent" }, { "factory", "tend.Factory", "the child's factory" },
       { "opts", "tend.SpawnOpts?", "as tend.spawn's" } },
     returns = { { "tend.Ref", "the child" } }, errors = { "sup is a backoff supervisor or a task", "as tend.spawn's" },
     example = [[local sup = tend.spawn(function() return function() end end)
