@@ -368,7 +368,18 @@ local function man()
     options(opts),
     ".SH COMMANDS",
   }
-  for _, sub in ipairs { "test", "scenario", "timeline", "cluster" } do
+  -- the subcommands: the synopsis lines "tend [options] test ...",
+  -- "tend scenario ...": the first word after tend (and [options]) in
+  -- lower case that is not an argument
+  local subs, seen = {}, {}
+  for _, l in ipairs(synopsis) do
+    local sub = l:match("^tend %[options%] (%l+) ") or l:match("^tend (%l+) ")
+    if sub and not seen[sub] then
+      seen[sub] = true
+      subs[#subs + 1] = sub
+    end
+  end
+  for _, sub in ipairs(subs) do
     local text = lines_of(help_of(sub .. " --help"))
     out[#out + 1] = ".SS tend " .. sub
     out[#out + 1] = ".nf"
