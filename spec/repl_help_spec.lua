@@ -19,6 +19,9 @@ function TestReplHelp:test_help_on_one_function()
   lu.assertStrContains(help.text(tend.tcp.connect), "tend.tcp.connect{host, port")
   lu.assertStrContains(help.text(tend.http.get), "tend.http.get(")
   lu.assertStrContains(help.text(tend.chaos.partition), "tend.chaos.partition(a, b)")
+  lu.assertStrContains(help.text(tend.self().send), "ref:send(msg)\n") -- a method
+  lu.assertStrContains(help.text("tend.SpawnOpts"), "tend.SpawnOpts\n") -- an option table
+  lu.assertStrContains(help.text("tend.SpawnOpts"), "\n  - mailbox (tend.MailboxOpts?): ")
 end
 
 function TestReplHelp:test_every_tend_function_has_help()

@@ -43,10 +43,6 @@ local tend_Ref = {}
 ---@field sender? tend.Ref # the sender of the message being handled (nil when none)
 local tend_Ctx = {}
 
----A timer of ctx:after, ctx:every or tend.after.
----@class tend.Timer
-local tend_Timer = {}
-
 ---A structured error (tend.error, tend.raise, and every error tend raises).
 ---@class tend.Error
 ---@field kind string # what went wrong, as a name (Timeout, NoActor, ...)
@@ -175,6 +171,10 @@ local tend_SupervisedSpec = {}
 ---@field ceiling? integer # as tend.BackoffOpts's
 ---@field stay_at_ceiling? boolean # as tend.BackoffOpts's
 
+---A timer of ctx:after, ctx:every or tend.after.
+---@class tend.Timer
+local tend_Timer = {}
+
 ---A test probe (tend.testkit.probe): an actor whose messages a test awaits.
 ---@class tend.Probe
 ---@field ref tend.Ref # the probe's actor
@@ -297,14 +297,6 @@ function tend.unwatch(ref) end
 ---@param seconds number # how long, >= 0
 function tend.sleep(seconds) end
 
----Runs fn later as a short-lived task under /system.
----
----The task may sleep, ask and receive. The host does not end by itself while the timer is pending.
----@param seconds number # the delay
----@param fn fun() # what to run
----@return tend.Timer # cancel it with :cancel()
-function tend.after(seconds, fn) end
-
 ---The host clock in seconds (virtual under --virtual-time).
 ---@return number # seconds since the host started
 function tend.now() end
@@ -408,22 +400,6 @@ function tend_Ctx:stop(child) end
 ---@param value any # the reply
 function tend_Ctx:reply(value) end
 
----Sends msg to the running actor after seconds.
----
----The actor's timers are cancelled at its restart and its death.
----@param seconds number # the delay
----@param msg any # the message
----@return tend.Timer # cancel it with :cancel()
-function tend_Ctx:after(seconds, msg) end
-
----Sends msg to the running actor every seconds, until cancelled.
----
----While it is set the host does not end by itself.
----@param seconds number # the period
----@param msg any # the message
----@return tend.Timer # cancel it with :cancel()
-function tend_Ctx:every(seconds, msg) end
-
 ---Suspends the running actor; others run (as tend.sleep).
 ---@param seconds number # how long
 function tend_Ctx:sleep(seconds) end
@@ -468,14 +444,6 @@ function tend_Ref:name() end
 ---The actor's path, as /user/app/api.
 ---@return string # its path
 function tend_Ref:path() end
-
----Cancels the timer; true when it was still pending.
----@return boolean # whether it was pending
-function tend_Timer:cancel() end
-
----Whether the timer is still pending (an every stays so until cancelled).
----@return boolean # whether it is pending
-function tend_Timer:active() end
 
 -- Supervision
 
@@ -680,6 +648,38 @@ function tend.start_child(sup, factory, opts) end
 function tend.stop_child(sup, ref) end
 
 -- The toolbox
+
+---Runs fn later as a short-lived task under /system.
+---
+---The task may sleep, ask and receive. The host does not end by itself while the timer is pending.
+---@param seconds number # the delay
+---@param fn fun() # what to run
+---@return tend.Timer # cancel it with :cancel()
+function tend.after(seconds, fn) end
+
+---Sends msg to the running actor after seconds.
+---
+---The actor's timers are cancelled at its restart and its death.
+---@param seconds number # the delay
+---@param msg any # the message
+---@return tend.Timer # cancel it with :cancel()
+function tend_Ctx:after(seconds, msg) end
+
+---Sends msg to the running actor every seconds, until cancelled.
+---
+---While it is set the host does not end by itself.
+---@param seconds number # the period
+---@param msg any # the message
+---@return tend.Timer # cancel it with :cancel()
+function tend_Ctx:every(seconds, msg) end
+
+---Cancels the timer; true when it was still pending.
+---@return boolean # whether it was pending
+function tend_Timer:cancel() end
+
+---Whether the timer is still pending (an every stays so until cancelled).
+---@return boolean # whether it is pending
+function tend_Timer:active() end
 
 ---Gives a live actor a name (one per actor); tend.send, tend.ask and tend.whereis take it.
 ---

@@ -209,9 +209,22 @@ function M.render(e)
   return table.concat(out, "\n")
 end
 
--- The help text for v (a function, or its name as a string).
+-- A class of tend.doc (an option table, an object) as help prints it:
+-- what it is, then its fields or its type.
+function M.render_class(c)
+  local out = { c.class, wrap(c.summary, "  ", 74) }
+  if c.type then out[#out + 1] = wrap("type: " .. c.type, "  ", 74) end
+  for _, f in ipairs(c.fields or {}) do
+    out[#out + 1] = wrap(string.format("%s (%s): %s", f[1], f[2], f[3] or ""), "    ", 72):gsub("^    ", "  - ")
+  end
+  return table.concat(out, "\n")
+end
+
+-- The help text for v (a function, its name as a string, or the name of
+-- a class: help("tend.SpawnOpts")).
 function M.text(v, helpers)
   local doc = require "tend.doc"
+  if type(v) == "string" and doc.classes[v] then return M.render_class(doc.classes[v]) end
   local name = type(v) == "string" and v or name_of(v, helpers)
   for _, n in ipairs(name and { name, "tend." .. name } or {}) do
     if doc.by_name[n] then return M.render(doc.by_name[n]) end

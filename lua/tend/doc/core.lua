@@ -1,5 +1,5 @@
 -- The reference's entries for actors and messages: the tend.* basics, the
--- ctx and ref methods, timers (format: lua/tend/doc.lua).
+-- ctx and ref methods (format: lua/tend/doc.lua).
 return {
   { class = "tend.Factory", summary = "What tend.spawn, ctx:spawn and tend.start_child take: a function that returns the behavior (it runs at the start and at each restart), a backoff supervisor's spec or a typed-supervision spec.",
     type = "tend.BackoffSpec|tend.SupervisedSpec|fun(ctx: tend.Ctx, ...): any" },
@@ -37,7 +37,6 @@ return {
       { "parent", "tend.Ref?", "its parent's ref" },
       { "sender", "tend.Ref?", "the sender of the message being handled (nil when none)" },
     } },
-  { class = "tend.Timer", summary = "A timer of ctx:after, ctx:every or tend.after.", fields = {} },
   { class = "tend.Error", summary = "A structured error (tend.error, tend.raise, and every error tend raises).",
     fields = {
       { "kind", "string", "what went wrong, as a name (Timeout, NoActor, ...)" },
@@ -153,12 +152,6 @@ tend.watch(r) tend.unwatch(r)]] },
     params = { { "seconds", "number", "how long, >= 0" } }, returns = {}, errors = {},
     example = [[tend.sleep(0.5)
 print(tend.now())]] },
-  { name = "tend.after", sig = "tend.after(seconds, fn) -> timer",
-    summary = "Runs fn later as a short-lived task under /system.",
-    text = [[The task may sleep, ask and receive. The host does not end by itself while the timer is pending.]],
-    params = { { "seconds", "number", "the delay" }, { "fn", "fun()", "what to run" } },
-    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
-    example = [[tend.after(1, function() print("a second later") end)]] },
   { name = "tend.now", sig = "tend.now() -> seconds",
     summary = "The host clock in seconds (virtual under --virtual-time).", text = "",
     params = {}, returns = { { "number", "seconds since the host started" } }, errors = {},
@@ -259,21 +252,6 @@ end)]] },
     params = { { "value", "any", "the reply" } }, returns = {}, errors = {},
     example = [[local r = tend.spawn(function() return function(m, ctx) ctx:reply("pong") end end)
 print(tend.ask(r, "ping"))]] },
-  { name = "ctx:after", sig = "ctx:after(seconds, msg) -> timer",
-    summary = "Sends msg to the running actor after seconds.",
-    text = [[The actor's timers are cancelled at its restart and its death.]],
-    params = { { "seconds", "number", "the delay" }, { "msg", "any", "the message" } },
-    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
-    example = [[tend.spawn(function(ctx) ctx:after(1, "tick") return function(m) print(m) end end)]] },
-  { name = "ctx:every", sig = "ctx:every(seconds, msg) -> timer",
-    summary = "Sends msg to the running actor every seconds, until cancelled.",
-    text = [[While it is set the host does not end by itself.]],
-    params = { { "seconds", "number", "the period" }, { "msg", "any", "the message" } },
-    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
-    example = [[tend.spawn(function(ctx)
-  local t = ctx:every(1, "tick")
-  return function(m) t:cancel() end
-end)]] },
   { name = "ctx:sleep", sig = "ctx:sleep(seconds)",
     summary = "Suspends the running actor; others run (as tend.sleep).", text = "",
     params = { { "seconds", "number", "how long" } }, returns = {}, errors = {},
@@ -320,16 +298,4 @@ print(tend.ask(fwd, "via"))]] },
     summary = "The actor's path, as /user/app/api.", text = "",
     params = {}, returns = { { "string", "its path" } }, errors = {},
     example = [[print(tend.self():path()) --> /user/main]] },
-
-  -- timers
-  { name = "timer:cancel", sig = "timer:cancel() -> boolean",
-    summary = "Cancels the timer; true when it was still pending.", text = "",
-    params = {}, returns = { { "boolean", "whether it was pending" } }, errors = {},
-    example = [[local t = tend.after(5, function() end)
-t:cancel()]] },
-  { name = "timer:active", sig = "timer:active() -> boolean",
-    summary = "Whether the timer is still pending (an every stays so until cancelled).", text = "",
-    params = {}, returns = { { "boolean", "whether it is pending" } }, errors = {},
-    example = [[local t = tend.after(5, function() end)
-print(t:active()) t:cancel()]] },
 }

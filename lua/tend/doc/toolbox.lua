@@ -1,6 +1,6 @@
--- The reference's entries for the toolbox: names, pools, process groups,
--- the stash and receive timeouts, retry, the backoff queries, the test
--- kit, inspect and reload (format: lua/tend/doc.lua).
+-- The reference's entries for the toolbox: timers, names, pools, process
+-- groups, the stash and receive timeouts, retry, the backoff queries, the
+-- test kit, inspect and reload (format: lua/tend/doc.lua).
 local probe = [[local probe = tend.testkit.probe("p")
 ]]
 
@@ -27,6 +27,7 @@ return {
       { "ceiling", "integer?", "as tend.BackoffOpts's" },
       { "stay_at_ceiling", "boolean?", "as tend.BackoffOpts's" },
     } },
+  { class = "tend.Timer", summary = "A timer of ctx:after, ctx:every or tend.after.", fields = {} },
   { class = "tend.Probe", summary = "A test probe (tend.testkit.probe): an actor whose messages a test awaits.",
     fields = {
       { "ref", "tend.Ref", "the probe's actor" },
@@ -51,6 +52,39 @@ return {
       { "moving", "string[]", "the paths of the actors that move at their next message" },
       { "failed", "table[]", "{path, reason} of those that cannot" },
     } },
+
+  -- timers
+  { name = "tend.after", sig = "tend.after(seconds, fn) -> timer",
+    summary = "Runs fn later as a short-lived task under /system.",
+    text = [[The task may sleep, ask and receive. The host does not end by itself while the timer is pending.]],
+    params = { { "seconds", "number", "the delay" }, { "fn", "fun()", "what to run" } },
+    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
+    example = [[tend.after(1, function() print("a second later") end)]] },
+  { name = "ctx:after", sig = "ctx:after(seconds, msg) -> timer",
+    summary = "Sends msg to the running actor after seconds.",
+    text = [[The actor's timers are cancelled at its restart and its death.]],
+    params = { { "seconds", "number", "the delay" }, { "msg", "any", "the message" } },
+    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
+    example = [[tend.spawn(function(ctx) ctx:after(1, "tick") return function(m) print(m) end end)]] },
+  { name = "ctx:every", sig = "ctx:every(seconds, msg) -> timer",
+    summary = "Sends msg to the running actor every seconds, until cancelled.",
+    text = [[While it is set the host does not end by itself.]],
+    params = { { "seconds", "number", "the period" }, { "msg", "any", "the message" } },
+    returns = { { "tend.Timer", "cancel it with :cancel()" } }, errors = {},
+    example = [[tend.spawn(function(ctx)
+  local t = ctx:every(1, "tick")
+  return function(m) t:cancel() end
+end)]] },
+  { name = "timer:cancel", sig = "timer:cancel() -> boolean",
+    summary = "Cancels the timer; true when it was still pending.", text = "",
+    params = {}, returns = { { "boolean", "whether it was pending" } }, errors = {},
+    example = [[local t = tend.after(5, function() end)
+t:cancel()]] },
+  { name = "timer:active", sig = "timer:active() -> boolean",
+    summary = "Whether the timer is still pending (an every stays so until cancelled).", text = "",
+    params = {}, returns = { { "boolean", "whether it is pending" } }, errors = {},
+    example = [[local t = tend.after(5, function() end)
+print(t:active()) t:cancel()]] },
 
   -- names
   { name = "tend.register", sig = "tend.register(name, ref) -> ref",
