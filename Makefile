@@ -37,7 +37,7 @@ ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all deps demo test check tsan fuzz soak mutate bench format lint install clean \
-  timeline-shot
+  timeline-shot docs
 
 all: build/tend
 
@@ -172,9 +172,21 @@ lint: all
 	  --inline-suppr --suppress=toomanyconfigs --std=c11 \
 	  $(shell pkg-config --cflags lua5.4 libuv 2>/dev/null) -Isrc src spec/c
 
+# The reference (docs/reference.md), the lua-language-server annotations
+# (types/tend.lua) and the man page (docs/tend.1), made from lua/tend/doc/
+# and the command line's help by scripts/gen-docs.lua; committed, and
+# make test fails when they are stale (scripts/docs-check).
+docs: all
+	build/tend scripts/gen-docs.lua . build/tend
+
+# The binary, its man page, and the annotations a .luarc.json names
+# ("workspace.library": ["$(PREFIX)/share/tend/types"]).
 install: build/tend
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/tend/types
 	install -m 755 build/tend $(DESTDIR)$(PREFIX)/bin/tend
+	install -m 644 docs/tend.1 $(DESTDIR)$(PREFIX)/share/man/man1/tend.1
+	install -m 644 types/tend.lua $(DESTDIR)$(PREFIX)/share/tend/types/tend.lua
 
 clean:
 	rm -rf build

@@ -1,166 +1,18 @@
 -- tend.help: help on one function at the REPL (`help(tend.spawn)`, as
--- iex's h/1), and "did you mean" for a mistyped global, field or method.
+-- iex's h/1) from its entry in tend.doc, and "did you mean" for a
+-- mistyped global, field or method.
 local M = {}
 
--- One entry a function: its call and what it does.
-M.docs = {
-  ["tend.spawn"] = [=[tend.spawn(factory [, opts]) -> ref
-  Starts an actor under /user. factory(ctx, args...) returns its behavior
-  (a function (msg, ctx) or a hook table); it runs again at each restart.
-  opts: name, args, mailbox = {capacity, overflow}, shutdown, children
-  (the strategy for its children; supervisor is the old name), restart
-  ("permanent"|"transient"|"temporary"), max_message_time, stash.]=],
-  ["tend.send"] = [=[tend.send(ref, msg)
-  Sends msg to ref (also ref:send(msg)); inside an actor it is the sender.]=],
-  ["tend.ask"] = [=[tend.ask(ref, msg [, timeout]) -> reply
-  Sends msg and waits for the reply (ctx:reply); raises Timeout after
-  timeout seconds (default 5). Other actors run meanwhile.]=],
-  ["tend.receive"] = [=[tend.receive([timeout]) -> msg, sender
-  In a task (the main chunk, the REPL, tend.after): the next message sent
-  to it; nothing after timeout seconds (default: wait as long as it takes).]=],
-  ["tend.stop"] = [=[tend.stop(ref)
-  Stops an actor (children first, post_stop runs).]=],
-  ["tend.poison"] = [=[tend.poison(ref)
-  Queues a PoisonPill (Akka's): the actor processes the messages sent before
-  it, then stops normally (post_stop runs, watchers see reason "normal"), as
-  if its behavior had returned tend.stopped there; later messages are dead
-  letters. A task stops at once. A dead actor: nothing.]=],
-  ["tend.kill"] = [=[tend.kill(ref)
-  Queues a Kill: the actor fails with Killed when it reaches it.]=],
-  ["tend.alive"] = [=[tend.alive(ref) -> boolean
-  Whether the actor ref names still lives.]=],
-  ["tend.self"] = [=[tend.self() -> ref
-  The running actor's ref (the REPL is /user/repl).]=],
-  ["tend.sleep"] = [=[tend.sleep(seconds)
-  Suspends the running actor; others run. Virtual seconds under
-  --virtual-time.]=],
-  ["tend.after"] = [=[tend.after(seconds, fn) -> timer
-  Runs fn later as a short-lived task under /system (it may sleep, ask
-  and receive).]=],
-  ["tend.now"] = [=[tend.now() -> seconds
-  The host clock (virtual under --virtual-time).]=],
-  ["tend.random"] = [=[tend.random([m [, n]]) -> number
-  The seeded generator, as math.random.]=],
-  ["tend.seed"] = [=[tend.seed() -> integer
-  The seed of every random choice (--seed N).]=],
-  ["tend.error"] = [=[tend.error(kind [, message [, data]]) -> error value
-  A structured error: .kind .message .data (raise it with error()).]=],
-  ["tend.raise"] = [=[tend.raise(kind [, message [, data]])
-  Raises a structured error whose .where is the caller's position.]=],
-  ["tend.stats"] = [=[tend.stats() -> table
-  Counters: spawned messages dead_letters failures restarts actors timers
-  runnable lua_bytes c_bytes.]=],
-  ["tend.shutdown"] = [=[tend.shutdown([code])
-  Stops the tree (children first, post_stop hooks run), then exits with
-  code (0..255, default 0).]=],
-  ["tend.tree"] = [=[tend.tree() -> text
-  The supervision tree, one actor a line. tree() at the REPL prints it.]=],
-  ["tend.ps"] = [=[tend.ps() -> {{path, state, restarts, mailbox, depth, ref}, ...}
-  The actors as rows, in tree order. ps() at the REPL prints them.]=],
-  ["tend.watch"] = [=[tend.watch(ref [, msg]) -> ref
-  DeathWatch: the running actor gets {tend = "terminated", ref = ref,
-  reason = ..., existence_confirmed = ...} (or msg) when ref dies.
-  ctx:watch(ref [, msg]) inside an actor.]=],
-  ["tend.unwatch"] = [=[tend.unwatch(ref) -> ref
-  Stops watching ref; a notice not yet read is dropped.]=],
-  ["tend.describe"] = [=[tend.describe(strategy_or_backoff) -> text
-  What a strategy, a backoff spec or a typed action (restart_with_backoff,
-  ...) will do, in words.]=],
-  ["tend.log"] = [=[tend.log(level, fmt, ...)
-  "[time] level /path: text" on stderr (error|warn|info|debug).]=],
+-- The texts of the functions whose group of the reference (tend.doc) is
+-- not there yet: help uses an entry of tend.doc first, these otherwise.
+-- A group's texts go once its file lua/tend/doc/<group>.lua exists.
+M.pending = {
   ["tend.trace"] = [=[tend.trace(fn | true | false | { internal = bool })
   fn(event) gets every lifecycle event; true writes JSON lines to stderr.
   { internal = true } shows tend's own tasks too (as --trace-internal).
   At the REPL, trace(true) prints them as the scenario timeline does.]=],
   ["tend.trace_file"] = [=[tend.trace_file(path)
   Writes lifecycle events to path as JSON lines (as --trace).]=],
-  ["tend.one_for_one"] = [=[tend.one_for_one{max_retries, within, decider} -> strategy
-  Restarts only the failed child (OTP one_for_one).]=],
-  ["tend.all_for_one"] = [=[tend.all_for_one{max_retries, within, decider} -> strategy
-  A failure restarts every child (OTP one_for_all).]=],
-  ["tend.rest_for_one"] = [=[tend.rest_for_one{max_retries, within, decider} -> strategy
-  A failure restarts the child and those started after it.]=],
-  ["tend.decider"] = [=[tend.decider{Kind = "resume"|"restart"|"stop"|"escalate", ["*"] = ...}
-  A decider table for a strategy: error kind -> directive.]=],
-  ["tend.guardian_strategy"] = [=[tend.guardian_strategy(strategy)
-  Sets the strategy of the /user guardian.]=],
-  ["tend.supervise"] = [=[tend.supervise(factory):on_failure(kind, action) -> factory
-  Typed supervision: the actor handles its own failures by kind
-  (tend.restart, tend.resume, tend.stop_on_failure, restart_with_limit,
-  restart_with_backoff).]=],
-  ["tend.restart_with_limit"] = [=[tend.restart_with_limit(n, within) -> action
-  Typed: restart at most n times within seconds, then stop.]=],
-  ["tend.restart_with_backoff"] = [=[tend.restart_with_backoff(min, max, random_factor) -> action
-  Typed: restart after an exponential backoff.]=],
-  ["tend.retry"] = [=[tend.retry(fn, opts) -> fn's result
-  Calls fn until it returns, waiting a backoff between tries.]=],
-  ["tend.backoff.on_failure"] = [=[tend.backoff.on_failure(factory, opts) -> backoff spec
-  A backoff supervisor restarting its child after a failure, with delays
-  from min_backoff to max_backoff (random_factor jitter).]=],
-  ["tend.backoff.on_stop"] = [=[tend.backoff.on_stop(factory, opts) -> backoff spec
-  A backoff supervisor restarting its child after any stop.]=],
-  ["tend.backoff.delays"] = [=[tend.backoff.delays(opts, n) -> {delay, ...}
-  The first n delays a backoff config would use.]=],
-  ["tend.virtual_time"] = [=[tend.virtual_time() -> boolean
-  Whether the clock is virtual.]=],
-  ["tend.copy_messages"] = [=[tend.copy_messages() -> boolean
-  Whether messages are deep-copied at their send (--copy-messages).]=],
-  ["tend.inspect"] = [=[tend.inspect(ref) -> state | nil
-  An actor's state (OTP sys:get_state) without disturbing it: vars (its
-  behavior's upvalues, or a hook table's fields), mailbox, busy, doing,
-  current (the message it is in), state, restarts, timers, watchers,
-  watching, factory. nil when it is dead.]=],
-  ["tend.reload"] = [=[tend.reload(mod) -> {module, file, moving, failed}
-  Loads module mod again from disk; every live actor whose factory came
-  from it moves to the new code at its next message boundary (code_change
-  (self, old_state) carries state over, else a CodeChange restart).]=],
-  ["tend.backoff.retry"] = [=[tend.backoff.retry(fn, opts) -> fn's results
-  Calls fn; on an error waits the next backoff delay (only the caller
-  waits) and calls again, up to max_restarts retries, then raises
-  RetriesExhausted (.last, .attempts). Also tend.retry.]=],
-  ["tend.backoff.child"] = [=[tend.backoff.child(sup) -> ref or nil
-  The backoff supervisor's current child (Akka's GetCurrentChild).]=],
-  ["tend.backoff.restart_count"] = [=[tend.backoff.restart_count(sup) -> n
-  Restarts since the last reset (Akka's GetRestartCount).]=],
-  ["tend.backoff.reset"] = [=[tend.backoff.reset(sup)
-  The delays start over from the first (Akka's Reset).]=],
-  ["tend.register"] = [=[tend.register(name, ref)
-  Gives ref a name (one per actor; a taken name is an error); tend.send,
-  tend.ask and tend.whereis take it. It goes when the actor dies.]=],
-  ["tend.unregister"] = [=[tend.unregister(name) -> boolean
-  Takes the name away; false when nothing had it.]=],
-  ["tend.whereis"] = [=[tend.whereis(name_or_path) -> ref or nil
-  The live actor registered as name, or at a path like /user/app/api.]=],
-  ["tend.registered"] = [=[tend.registered() -> {name, ...}
-  The names registered now, sorted.]=],
-  ["tend.children"] = [=[tend.children(ref) -> {{path, ref, name, state, restart, restarts, mailbox, supervisor}, ...}
-  ref's children in start order (OTP's which_children).]=],
-  ["tend.count_children"] = [=[tend.count_children(ref) -> {specs, active, supervisors, workers}
-  Counts of ref's children (OTP's count_children).]=],
-  ["tend.start_child"] = [=[tend.start_child(sup, factory [, opts]) -> ref
-  Spawns a child of sup from outside it (OTP's start_child).]=],
-  ["tend.stop_child"] = [=[tend.stop_child(sup, ref)
-  Stops sup's child ref ("shutdown", final: OTP's terminate_child).]=],
-  ["tend.pool"] = [=[tend.pool{size, factory, args, strategy, routing, name, under} -> ref
-  A supervised pool of size members behind one ref; routing is
-  "round_robin", "random", "smallest_mailbox" or "broadcast".]=],
-  ["tend.pg.join"] = [=[tend.pg.join(group, ref_or_refs)
-  ref (an actor of this node) joins group (OTP's pg); it leaves when it
-  dies. Every node up is told.]=],
-  ["tend.pg.leave"] = [=[tend.pg.leave(group, ref_or_refs) -> true or false
-  ref leaves group; true when one of them was a member.]=],
-  ["tend.pg.members"] = [=[tend.pg.members(group) -> {ref, ...}
-  The live members of group on every node up, by node name, then in
-  join order on their node.]=],
-  ["tend.pg.local_members"] = [=[tend.pg.local_members(group) -> {ref, ...}
-  This node's live members of group, in join order.]=],
-  ["tend.pg.monitor"] = [=[tend.pg.monitor(group [, false]) -> {ref, ...}
-  The members now; then the calling actor gets {tend = "pg_join" or
-  "pg_leave", group, refs} at each change, on any node (OTP's pg:monitor).]=],
-  ["tend.pg.send"] = [=[tend.pg.send(group, msg) -> n
-  Sends msg to every member of group, on every node; returns how many.]=],
-  ["tend.pg.which_groups"] = [=[tend.pg.which_groups() -> {group, ...}
-  The groups with a live member on any node up.]=],
   ["tend.process"] = [=[tend.process{cmd, env, inherit_env, cwd, stdin, stdout, stderr, to, kill_signal, shutdown, process_group, ready, ready_timeout, shell, sim} -> factory
   A factory for an OS process actor: spawn it like any factory. Exit 0
   is a normal stop, else ProcessExit (.status) or ProcessSignal (.signal).
@@ -280,36 +132,27 @@ M.docs = {
   Drops name, when this node holds it.]=],
   ["tend.global.registered"] = [=[tend.global.registered() -> {names}
   The global names with a live holder, sorted.]=],
-  -- the REPL's own helpers
-  help = [=[help([fn])
-  Help on the REPL, or on one function: help(tend.spawn).]=],
-  tree = [=[tree([node]) -> text
-  Prints the supervision tree (of another node with a name) and returns it.]=],
-  nodes = [=[nodes() -> {names}
-  Prints this node's name and the nodes up; returns tend.node.list().]=],
-  ps = [=[ps() -> rows
-  Prints the actors, one a line, and returns the rows of tend.ps().]=],
-  stats = [=[stats() -> table
-  Prints the counters and returns tend.stats().]=],
-  flush = [=[flush()
-  Prints and drops the messages waiting for the REPL.]=],
-  watch = [=[watch(ref)
-  Prints a line when ref dies.]=],
-  inspect = [=[inspect(ref) -> state
-  An actor's state without stopping it: its behavior's upvalues (or its
-  hook table's fields), mailbox length, current message, restarts,
-  timers, watchers. Prints it and returns it.]=],
-  reload = [=[reload("mod")
-  Loads module mod again from disk; every live actor whose factory came
-  from it moves to the new code at its next message boundary.]=],
 }
 
+-- The method tables of the objects a user holds: receiver -> methods.
+local function method_tables()
+  local reg = debug.getregistry()
+  local ctx = reg["tend.Ctx"]
+  local out = { ctx = ctx and ctx.methods }
+  for recv, class in pairs(require("tend.doc").receivers) do
+    local mt = reg[class]
+    if mt and type(mt.__index) == "table" then out[recv] = mt.__index end
+  end
+  return out
+end
+
 -- The name a function is known by: "tend.x", "tend.backoff.x" (and the
--- other modules') or a REPL helper; nil when none.
+-- other modules'), "ctx:reply" (a method) or a REPL helper; nil when none.
 local function name_of(fn, helpers)
   local tend = require "tend"
+  local doc = require "tend.doc"
   for k, v in pairs(helpers or {}) do
-    if rawequal(v, fn) and M.docs[k] then return k end
+    if rawequal(v, fn) and doc.by_name[k] then return k end
   end
   for k, v in pairs(tend) do
     if rawequal(v, fn) then return "tend." .. k end
@@ -319,19 +162,74 @@ local function name_of(fn, helpers)
       if rawequal(v, fn) then return "tend." .. m .. "." .. k end
     end
   end
-  for _, m in ipairs({ "chaos", "simnet", "global" }) do -- loaded on first use: only when they are
-    for k, v in pairs(package.loaded["tend." .. m] or {}) do
-      if rawequal(v, fn) and M.docs["tend." .. m .. "." .. k] then return "tend." .. m .. "." .. k end
+  for _, m in ipairs({ "testkit", "chaos", "simnet", "global", "sim" }) do -- loaded on first use: only when they are
+    for k, v in pairs(rawget(tend, m) or package.loaded["tend." .. m] or {}) do
+      local name = "tend." .. m .. "." .. k
+      if rawequal(v, fn) and (doc.by_name[name] or M.pending[name]) then return name end
+    end
+  end
+  for recv, methods in pairs(method_tables()) do
+    for k, v in pairs(methods) do
+      if rawequal(v, fn) and doc.by_name[recv .. ":" .. k] then return recv .. ":" .. k end
     end
   end
   return nil
 end
 
--- The help text for v (a function, or its name as a string).
+-- Words of s wrapped at width, each line after indent.
+local function wrap(s, indent, width)
+  local lines, line = {}, nil
+  for word in s:gmatch("%S+") do
+    if line and #line + 1 + #word > width then
+      lines[#lines + 1] = indent .. line
+      line = word
+    else
+      line = line and (line .. " " .. word) or word
+    end
+  end
+  if line then lines[#lines + 1] = indent .. line end
+  return table.concat(lines, "\n")
+end
+
+-- An entry of tend.doc as help prints it: the call, what it does, the
+-- arguments, returns and errors.
+function M.render(e)
+  local out = { e.sig }
+  local prose = e.summary .. (e.text ~= "" and (" " .. e.text) or "")
+  out[#out + 1] = wrap(prose, "  ", 74)
+  for _, p in ipairs(e.params) do
+    out[#out + 1] = wrap(string.format("%s (%s): %s", p[1], p[2], p[3] or ""), "    ", 72):gsub("^    ", "  - ")
+  end
+  if #e.returns > 0 then
+    local r = {}
+    for i, x in ipairs(e.returns) do r[i] = string.format("%s (%s)", x[2] or "", x[1]) end
+    out[#out + 1] = wrap("returns " .. table.concat(r, ", "), "  ", 74)
+  end
+  if #e.errors > 0 then out[#out + 1] = wrap("raises " .. table.concat(e.errors, "; "), "  ", 74) end
+  return table.concat(out, "\n")
+end
+
+-- A class of tend.doc (an option table, an object) as help prints it:
+-- what it is, then its fields or its type.
+function M.render_class(c)
+  local out = { c.class, wrap(c.summary, "  ", 74) }
+  if c.type then out[#out + 1] = wrap("type: " .. c.type, "  ", 74) end
+  for _, f in ipairs(c.fields or {}) do
+    out[#out + 1] = wrap(string.format("%s (%s): %s", f[1], f[2], f[3] or ""), "    ", 72):gsub("^    ", "  - ")
+  end
+  return table.concat(out, "\n")
+end
+
+-- The help text for v (a function, its name as a string, or the name of
+-- a class: help("tend.SpawnOpts")).
 function M.text(v, helpers)
+  local doc = require "tend.doc"
+  if type(v) == "string" and doc.classes[v] then return M.render_class(doc.classes[v]) end
   local name = type(v) == "string" and v or name_of(v, helpers)
-  if name and M.docs[name] then return M.docs[name] end
-  if name and M.docs["tend." .. name] then return M.docs["tend." .. name] end
+  for _, n in ipairs(name and { name, "tend." .. name } or {}) do
+    if doc.by_name[n] then return M.render(doc.by_name[n]) end
+    if M.pending[n] then return M.pending[n] end
+  end
   if type(v) == "string" then -- "tend.chaos.freeze": the function at that path
     local f, first = nil, true
     for part in v:gmatch("[^.]+") do

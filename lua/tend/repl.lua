@@ -23,7 +23,8 @@ tend REPL: Lua 5.4 with actors running while you type.
   tree()        the supervision tree      ps()     the actors as rows
   nodes()       the nodes up (--node)     tree("b") node b's tree
   stats()       counters                  describe(strategy_or_backoff)
-  help(fn)      help on one function, as help(tend.spawn)
+  help(fn)      help on one function, as help(tend.spawn); help("ctx:reply"),
+                help("tend.SpawnOpts"); all of them: docs/reference.md
   reload("mod") load mod again; its actors move to the new code
   inspect(ref)  an actor's state (its behavior's upvalues or fields,
                 mailbox, current message, restarts, timers, watchers)
