@@ -29,7 +29,14 @@ Framing: "line" (a frame ends at "\n", a "\r" before it dropped; write
 adds "\n"), "length" (a 4-byte big-endian length, then the bytes;
 binary-safe), "raw" (each read as it came, at most 64 KiB). A host name is
 resolved at once (blocking, as gen_tcp:listen). Under --virtual-time it
-listens on the simulated network: host is a simulated host's name.]],
+listens on the simulated network: host is a simulated host's name.
+
+An idle connection costs about 1 KiB until the listener stops or the
+handler closes it (ctx:set_receive_timeout gives an idle timeout). At the
+process's limit of file descriptors a new connection is closed at once
+(counted in "refused") and one warn line per burst names the listener.
+tend.ps() rows of a listener have socket = "port=5432", of a connection
+socket = "peer=127.0.0.1:51234"; tree() shows it.]],
     params = { { "opts", "tend.TcpListenOpts", "where to listen and the handler" },
                { "spawn_opts", "tend.SpawnOpts?", "the listener's spawn options (name...)" } },
     returns = { { "tend.Ref", "the listener's ref" } },
@@ -82,7 +89,7 @@ Each start listens again on the port (a restart too). A failed listen
 (a taken port) is then an InitError of the listener, not the caller's
 error.]],
     params = { { "opts", "tend.TcpListenOpts", "as tend.tcp.listen's" } },
-    returns = { { "fun(ctx: tend.Ctx): table", "the listener's factory" } },
+    returns = { { "fun(ctx: tend.Ctx, ...): any", "the listener's factory" } },
     errors = { "an error naming a bad option, at once" },
     example = [[
 -- run: tend --virtual-time
@@ -253,9 +260,13 @@ HttpError. Header names are lowercased (a name sent twice has its values
 joined with ", "). Redirects are not followed (a 301 is a response with
 its location header). HTTPS verifies the peer against the system's CA
 store. The request sends User-Agent: tend/<version> (a User-Agent in
-headers replaces it) and no Expect: 100-continue. When the waiting actor
-dies or restarts mid-call, its request leaves curl at once. curl reuses
-connections and reads http_proxy and https_proxy from the environment.
+headers replaces it) and no Expect: 100-continue; after a 100 Continue only
+the final response's headers are kept. When the waiting actor dies or
+restarts mid-call, its request leaves curl at once. curl reuses
+connections (a reused one the server closed meanwhile is noticed and the
+call goes on a fresh one) and reads http_proxy and https_proxy from the
+environment. Not there: following redirects, cookies, streaming bodies,
+proxies set per call.
 
 Under --virtual-time the call never reaches the real network: it goes to
 a simulated server (tend.http.serve) on the simulated network, taking a
@@ -380,7 +391,11 @@ host, each with its own ports (port 0 picks a free one from 49152). An
 actor lives on the host given to it or its nearest ancestor, else
 "localhost"; a listener lives on the host it listens on, and so do its
 connections. Partitions, holds and latencies (tend.chaos) apply to the
-links between hosts.]],
+links between hosts. Bytes go in order per connection after the link's
+latency (0 unless set); writes are not slowed by the reader (the
+simulation keeps what is in flight). Everything runs on the virtual clock
+and draws from the seed, so a networked failure story replays byte for
+byte.]],
     params = { { "ref", "tend.Ref", "the actor (its subtree follows)" },
                { "host", "string", "the simulated host's name" } },
     returns = {},

@@ -15,15 +15,23 @@ refs carry their node (Ref(/user/kv@b)) and messages, asks, replies and
 DeathWatch work across nodes: messages travel as msgpack (functions,
 coroutines, userdata and cycles raise NotSerializable at the sender; over
 limit MessageTooLarge), in order between two actors; while a node is down
-messages to it are dropped and counted (tend.node.stats().dropped).
+messages to it are dropped and counted (tend.node.stats().dropped), each a
+node trace event "drop: node down". An ask fails at once (AskFailed) when
+the remote actor dies or its node is lost, or is not connected (cause
+"noconnection"); a remote actor's restart does not fail the asks it took
+(they time out). DeathWatch of a remote actor gets its reason, or
+"noconnection" when its node is lost; once that node is up again (the same
+incarnation) the same refs deliver and can be watched again.
 
 Each node publishes a heartbeat every timeout/4 seconds; a node is up from
 its first heartbeat and down after timeout seconds without one, or at once
 when this node loses NATS (local work goes on; the nodes are up again at
 their first heartbeat once the server is back, their refs working again).
 A restarted node is a new incarnation: refs to the old one are dead.
-Log lines name their node. Not under --virtual-time: simulate the nodes
-with tend.sim.nodes.]],
+Log lines name their node. A malformed message from a peer is logged and
+dropped, never a crash; /system/node restarts in place after a failure of
+its own (the other nodes never see this node down for it). Not under
+--virtual-time: simulate the nodes with tend.sim.nodes.]],
     params = { { "opts", "tend.NodeStartOpts", "the name and the server" } },
     returns = { { "string", "the node's name" } },
     errors = { "NatsError when the server cannot be reached (unless retry), or nats-server is not in PATH "
@@ -332,7 +340,9 @@ repair and latency on two node names act on the bus (what crosses a
 partition is dropped, as NATS keeps nothing for a subscriber it cannot
 reach); crash_node and restart_node kill and restart a node. A world
 started from the main chunk ends when that chunk returns; else call
-tend.sim.stop().]],
+tend.sim.stop(). The bus is one store-and-forward server, like one
+nats-server: a partition cuts two nodes apart, not a node from the store
+(every node still reaches tend.global).]],
     params = { { "nodes", "table<string, string|tend.SimNodeSpec>", "node name -> its script's path, or a spec" },
                { "opts", "tend.SimNodesOpts?", "timeout, latency, jitter, join, limit" } },
     returns = { { "string[]", "the node names, sorted" } },

@@ -38,7 +38,7 @@ groups when tend dies, however it dies. Under --virtual-time a real cmd is
 refused: give sim = function(p) ... end (tend.SimProcess), a simulated
 program whose supervision is the real one, deterministic for a seed.]],
     params = { { "opts", "tend.ProcessOpts", "the program and how to run it" } },
-    returns = { { "fun(ctx: tend.Ctx): table", "the factory" } },
+    returns = { { "fun(ctx: tend.Ctx, ...): any", "the factory" } },
     errors = { "an error naming the option, what was expected and what was given (an unknown option, "
         .. "a program not found or not executable, a cwd that is no directory, a non-string env value, "
         .. "a NUL byte in a string, a bad signal name, a ready.line with stdout \"inherit\", \"null\" or "
@@ -73,7 +73,8 @@ tend.shutdown(0)]],
       { "stderr", "string?", "as stdout (\"log\" writes warn lines); passed through to tend's stderr by default" },
       { "to", "tend.Ref?", "the actor that gets the output as messages (default: the parent; needed under tend.spawn)" },
       { "kill_signal", "string?", "the stop signal's name (default \"TERM\")" },
-      { "shutdown", "number?", "seconds between kill_signal and SIGKILL (default 5)" },
+      { "shutdown", "number?", "seconds between kill_signal and SIGKILL (default 5, as OTP's shutdown); "
+        .. "the actor's own shutdown is raised to cover it" },
       { "process_group", "boolean?", "default true: signals go to the whole group (sh -c's children too); "
         .. "false: to the pid only" },
       { "ready", "tend.ProcessReady?", "when the program is ready (default: once spawned)" },

@@ -14,7 +14,7 @@ listener and stops the stderr lines (a --trace file keeps being written).
 { internal = true } also shows tend's own short-lived tasks (each
 transfer of the simulated network, a chaos delay or freeze, the REPL's
 watch()), as --trace-internal does; hiding them takes lines out and changes
-nothing else. Under --virtual-time --seed N the events of a run are the
+nothing else (the anonymous $N numbers of later actors still count them). Under --virtual-time --seed N the events of a run are the
 same, byte for byte, run after run. At the REPL, trace(true) prints them
 as the scenario timeline does.]],
     params = { { "listener", "fun(event: tend.TraceEvent)|boolean|tend.TraceOpts",
