@@ -381,7 +381,7 @@ tend.sleep(1)   --> a runs at 0.0, b runs at 0.0]],
     summary = "The simulated nodes: \"up\", \"crashed\" or \"ended\", and their incarnation.",
     text = "",
     params = {},
-    returns = { { "tend.SimNodeState[]", "one row a node, by name" } },
+    returns = { { "tend.SimNodeState[]", "one row a node (the world's own first when it joined, then the nodes in name order)" } },
     errors = {},
     example = [[
 -- run: tend --virtual-time
