@@ -11,12 +11,12 @@ return {
 The caller is the parent (/user when it is a task such as the main chunk).
 Each connection accepted is a temporary child of the listener running
 handler(ctx, peer), a factory (peer is "127.0.0.1:51234"): the behavior it
-returns gets { tend = "data", data = ... } per line or frame, then
-{ tend = "closed", reason = ... } once (tend.TcpMessage), and the actor
-then stops; ctx:write(data) writes a frame, ctx:close() closes. After reason
+returns gets { tend = "data", data = ... } per line or frame, then { tend
+= "closed", reason = ... } once (tend.TcpMessage), and the actor then
+stops; ctx:write(data) writes a frame, ctx:close() closes. After reason
 "eof" (the peer ended its input) the connection can still be written while
-the handler handles that last message. A handler that raises closes its own
-connection only.
+the handler handles that last message. A handler that raises closes its
+own connection only.
 
 tend.ask(listener, "port") gives the port (port 0 picked a free one),
 "connections" the live connections, "refused" those refused (over
@@ -85,9 +85,8 @@ print(tend.receive(2).reason) --> closed]],
     sig = "tend.tcp.server{host, port, handler, framing, max_connections, backlog, max_line} -> factory",
     summary = "The listener of tend.tcp.listen as a factory, for tend.spawn, ctx:spawn or children.",
     text = [[
-Each start listens again on the port (a restart too). A failed listen
-(a taken port) is then an InitError of the listener, not the caller's
-error.]],
+Each start listens again on the port (a restart too). A failed listen (a
+taken port) is then an InitError of the listener, not the caller's error.]],
     params = { { "opts", "tend.TcpListenOpts", "as tend.tcp.listen's" } },
     returns = { { "fun(ctx: tend.Ctx, ...): any", "the listener's factory" } },
     errors = { "an error naming a bad option, at once" },
@@ -109,8 +108,8 @@ Frames and the closed message (tend.TcpMessage) go to the caller, or to
 `to` (sent by the connection). timeout (default 5 s) bounds the lookup and
 the handshake; a refusal or a failed lookup answers as soon as the OS says
 so. Names are resolved in libuv's thread pool. Only inside an actor (the
-main chunk is one). The connection closes when its owner dies; from the main
-chunk (a task) it lives under /user and watches it.
+main chunk is one). The connection closes when its owner dies; from the
+main chunk (a task) it lives under /user and watches it.
 
 Under --virtual-time it connects on the simulated network: from the host
 given by `from`, else the host the caller lives on (tend.simnet.place),
@@ -260,16 +259,16 @@ HttpError. Header names are lowercased (a name sent twice has its values
 joined with ", "). Redirects are not followed (a 301 is a response with
 its location header). HTTPS verifies the peer against the system's CA
 store. The request sends User-Agent: tend/<version> (a User-Agent in
-headers replaces it) and no Expect: 100-continue; after a 100 Continue only
-the final response's headers are kept. When the waiting actor dies or
+headers replaces it) and no Expect: 100-continue; after a 100 Continue
+only the final response's headers are kept. When the waiting actor dies or
 restarts mid-call, its request leaves curl at once. curl reuses
 connections (a reused one the server closed meanwhile is noticed and the
 call goes on a fresh one) and reads http_proxy and https_proxy from the
 environment. Not there: following redirects, cookies, streaming bodies,
 proxies set per call.
 
-Under --virtual-time the call never reaches the real network: it goes to
-a simulated server (tend.http.serve) on the simulated network, taking a
+Under --virtual-time the call never reaches the real network: it goes to a
+simulated server (tend.http.serve) on the simulated network, taking a
 round trip of the link from the caller's host; a URL no simulated server
 serves raises HttpError, reason "no simulated server".]],
     params = { { "opts", "tend.HttpRequestOpts", "the request" } },

@@ -27,8 +27,8 @@ Each node publishes a heartbeat every timeout/4 seconds; a node is up from
 its first heartbeat and down after timeout seconds without one, or at once
 when this node loses NATS (local work goes on; the nodes are up again at
 their first heartbeat once the server is back, their refs working again).
-A restarted node is a new incarnation: refs to the old one are dead.
-Log lines name their node. A malformed message from a peer is logged and
+A restarted node is a new incarnation: refs to the old one are dead. Log
+lines name their node. A malformed message from a peer is logged and
 dropped, never a crash; /system/node restarts in place after a failure of
 its own (the other nodes never see this node down for it). Not under
 --virtual-time: simulate the nodes with tend.sim.nodes.]],
@@ -193,8 +193,8 @@ tend.sim.stop()]],
     sig = "tend.spawn_on(node, \"module.factory\" [, opts]) -> ref",
     summary = "Loads module on node (require there) and spawns its factory there, under /system/remote/<this node>.",
     text = [[
-The module must be on the other node's package.path (a simulated node's
-is the world's; a real node's is its own process's: run it from the same
+The module must be on the other node's package.path (a simulated node's is
+the world's; a real node's is its own process's: run it from the same
 directory, or set LUA_PATH). opts are spawn options (args included: they
 travel as messages do), plus timeout, the wait (default 5 s). The caller
 waits like an ask. The remote actor stays when its origin node goes down.
@@ -239,14 +239,13 @@ os.remove(dir)]],
     summary = "A name every node sees (NATS JetStream key-value, bucket tend_global); the older registration wins.",
     text = [[
 A later registration of a name a live actor holds returns false and the
-holder's ref. The name goes when its actor dies. Each name is a lease
-(2 x the node timeout, at least 3 s) renewed by its node every lease/3 s,
-so a dead node's names expire. A name whose holder this node sees dead is
-taken over only when nobody renewed it for lease/2 s (the call waits that
-long): a holder alive behind a partition keeps it, and no second holder
-rises. Each lost claim is a node trace event on /global/<name>. On
-simulated nodes it runs on a simulated key-value store with the same
-leases.]],
+holder's ref. The name goes when its actor dies. Each name is a lease (2 x
+the node timeout, at least 3 s) renewed by its node every lease/3 s, so a
+dead node's names expire. A name whose holder this node sees dead is taken
+over only when nobody renewed it for lease/2 s (the call waits that long):
+a holder alive behind a partition keeps it, and no second holder rises.
+Each lost claim is a node trace event on /global/<name>. On simulated
+nodes it runs on a simulated key-value store with the same leases.]],
     params = { { "name", "string", "letters, digits, '_' or '-'" },
                { "ref", "tend.Ref", "a live actor (of any node)" } },
     returns = { { "boolean", "true when the name is now ref's" },
@@ -327,12 +326,12 @@ Each node (started in name order) has its own Lua state, tree, names and
 loaded modules, and runs its script (a file, or code, a chunk) as its
 /user/main once it is a node; the node API is unchanged (refs with their
 node, send, ask, DeathWatch, tend.node.*, tend.spawn_on, tend.global,
-tend.pg across nodes). The world steps every node on one virtual clock
-and draws every random choice from its seed, so a cluster's failure story
+tend.pg across nodes). The world steps every node on one virtual clock and
+draws every random choice from its seed, so a cluster's failure story
 replays byte for byte. A node's package.path is the world's. A node runs
 no real I/O (no NATS, no OS processes). Each node's events go to the
-world's trace with a "node" field; log lines name their node
-(/user/x@b); the timeline draws one band per node.
+world's trace with a "node" field; log lines name their node (/user/x@b);
+the timeline draws one band per node.
 
 With join = "name" the world takes part as a node of that name, so its
 actors can ask, watch and spawn on the others. tend.chaos.partition,

@@ -7,17 +7,17 @@ return {
       .. "process_group, ready, ready_timeout, shell, sim} -> factory",
     summary = "A factory for an OS process actor: spawn it like any factory.",
     text = [[
-Use the factory with tend.spawn, ctx:spawn, children, tend.backoff.on_failure
-/on_stop, tend.supervise and pools. The actor is `starting` (tend.ps) until
-the program is ready (opts.ready). Exit status 0 is a normal stop (so
-"permanent" restarts it and "transient" does not); a non-zero status is a
-failure of kind ProcessExit (err.status), death by a signal ProcessSignal
-(err.signal by name, err.core_dump). A program that cannot start (ENOENT,
-EACCES), one that exits before it is ready, and a ready timeout
-(ReadyTimeout, after the kill sequence) are an InitError whose cause names
-it. Stopping the actor sends kill_signal, waits up to shutdown seconds,
-then sends SIGKILL (logged at warn); what is left of the program's process
-group is killed when it exits.
+Use the factory with tend.spawn, ctx:spawn, children,
+tend.backoff.on_failure /on_stop, tend.supervise and pools. The actor is
+`starting` (tend.ps) until the program is ready (opts.ready). Exit status
+0 is a normal stop (so "permanent" restarts it and "transient" does not);
+a non-zero status is a failure of kind ProcessExit (err.status), death by
+a signal ProcessSignal (err.signal by name, err.core_dump). A program that
+cannot start (ENOENT, EACCES), one that exits before it is ready, and a
+ready timeout (ReadyTimeout, after the kill sequence) are an InitError
+whose cause names it. Stopping the actor sends kill_signal, waits up to
+shutdown seconds, then sends SIGKILL (logged at warn); what is left of the
+program's process group is killed when it exits.
 
 Its output goes to `to` as messages (tend.ProcessOutput; "lines" by
 default when `to` is given), or, without `to` nor stdout/stderr, passes
@@ -26,8 +26,8 @@ at "\n" (not included); a line over 64 KiB comes in 64 KiB pieces marked
 partial = true. Back-pressure: when the `to` actor's mailbox holds 1000
 messages or more tend stops reading the pipes until it is down to 500.
 
-Messages to the actor (tend.ProcessMessage): { write = data },
-{ close_stdin = true } (with stdin = "pipe"), { signal = "HUP" }, and
+Messages to the actor (tend.ProcessMessage): { write = data }, {
+close_stdin = true } (with stdin = "pipe"), { signal = "HUP" }, and
 tend.ask(ref, "pid"); a bad one is logged at warn and unhandled (the actor
 does not fail). tend.ps() rows have its pid; tree() shows pid=N. Trace
 events: spawn_os (pid, argv0), ready, exit (status or signal).

@@ -11,12 +11,13 @@ fn is called between turns with one table per event (a tend.TraceEvent);
 several listeners may be added, and each stays for the rest of the run.
 true writes the events as JSON lines on stderr too; false removes every
 listener and stops the stderr lines (a --trace file keeps being written).
-{ internal = true } also shows tend's own short-lived tasks (each
-transfer of the simulated network, a chaos delay or freeze, the REPL's
-watch()), as --trace-internal does; hiding them takes lines out and changes
-nothing else (the anonymous $N numbers of later actors still count them). Under --virtual-time --seed N the events of a run are the
-same, byte for byte, run after run. At the REPL, trace(true) prints them
-as the scenario timeline does.]],
+{ internal = true } also shows tend's own short-lived tasks (each transfer
+of the simulated network, a chaos delay or freeze, the REPL's watch()), as
+--trace-internal does; hiding them takes lines out and changes nothing
+else (the anonymous $N numbers of later actors still count them). Under
+--virtual-time --seed N the events of a run are the same, byte for byte,
+run after run. At the REPL, trace(true) prints them as the scenario
+timeline does.]],
     params = { { "listener", "fun(event: tend.TraceEvent)|boolean|tend.TraceOpts",
                  "a listener, true/false for stderr, or the options" } },
     returns = {},
@@ -37,14 +38,13 @@ tend.sleep(0.1)
     sig = "tend.trace_file(path) -> true | nil, message",
     summary = "Writes the lifecycle events to path as JSON lines from now on (as --trace).",
     text = [[
-One JSON object per line, keys always in the same order, times and
-delays in seconds with six decimals (a --trace file begins with a
-"trace" event naming the seed). A file already being written is closed
-first. The file is
-written in whole lines: when a write fails (a full disk) tend says so
+One JSON object per line, keys always in the same order, times and delays
+in seconds with six decimals (a --trace file begins with a "trace" event
+naming the seed). A file already being written is closed first. The file
+is written in whole lines: when a write fails (a full disk) tend says so
 once on stderr, cuts the file back to its last whole line, stops writing
-it (the actors go on), and the run ends with status 1 instead of 0.
-`tend timeline FILE` draws it as an SVG.]],
+it (the actors go on), and the run ends with status 1 instead of 0. `tend
+timeline FILE` draws it as an SVG.]],
     params = { { "path", "string", "the file (created or truncated)" } },
     returns = { { "true|nil", "true, or nil when the file cannot be opened" },
                 { "string?", "why: \"path: <the OS's text>\"" } },
@@ -121,8 +121,8 @@ tend.sleep(0.1)           --> start (twice: the restart)]],
     sig = "tend.chaos.kill(ref)",
     summary = "Fails ref with Killed now, wherever it is (tend.kill queues a Kill behind its mail instead).",
     text = [[
-On an OS process actor (real or simulated) its program is then stopped
-by the kill sequence. A chaos trace event.]],
+On an OS process actor (real or simulated) its program is then stopped by
+the kill sequence. A chaos trace event.]],
     params = { { "ref", "tend.Ref", "the actor" } },
     returns = {},
     errors = { "an error when ref is not an actor ref" },
@@ -138,10 +138,10 @@ print(tend.receive(1).reason.kind)   --> Killed]],
     sig = "tend.chaos.signal(ref, name)",
     summary = "Sends a signal to ref's OS process (its process group), real or simulated.",
     text = [[
-name is a signal name such as "TERM", "HUP" or "SEGV" ("SIG" may lead).
-A simulated process (tend.process{ sim = ... }) gets it as a real one
-would: its p:on_signal handler, else TERM, HUP, INT, SEGV... end it and
-CHLD, WINCH, URG are ignored. A dead actor: nothing. A chaos trace event.]],
+name is a signal name such as "TERM", "HUP" or "SEGV" ("SIG" may lead). A
+simulated process (tend.process{ sim = ... }) gets it as a real one would:
+its p:on_signal handler, else TERM, HUP, INT, SEGV... end it and CHLD,
+WINCH, URG are ignored. A dead actor: nothing. A chaos trace event.]],
     params = { { "ref", "tend.Ref", "a process actor (tend.process)" },
                { "name", "string", "the signal's name" } },
     returns = {},
@@ -192,8 +192,8 @@ The rule holds for the actor at that path (a ref, a path such as
 tend.chaos.heal(). pred(msg) picks the messages counted. Without options
 every matching message fails it (nth = 1). The failure is a structured
 error of kind `error` (default ChaosCrash), "injected by
-tend.chaos.crash_on", raised before the behavior sees the message; a
-chaos event "crash_on".]],
+tend.chaos.crash_on", raised before the behavior sees the message; a chaos
+event "crash_on".]],
     params = { { "ref_or_path", "tend.Ref|string", "the actor, its path, or \"*\"" },
                { "pred", "fun(msg: any): boolean", "which messages count" },
                { "opts", "tend.CrashOnOpts?", "nth, or p; error" } },
@@ -221,10 +221,10 @@ tend.sleep(0.1)   --> handled a, then handled b (the poison failed it; it restar
     text = [[
 from and to are refs, paths or "*" (any). Ask traffic is included: an
 ask's request goes from the asker to the target and its reply from the
-target to the asker, so a rule between the two delays them like any
-other message (a late reply makes the asker time out; one that comes
-after that is a dead letter). Each delayed message is a chaos event.
-Until tend.chaos.heal().]],
+target to the asker, so a rule between the two delays them like any other
+message (a late reply makes the asker time out; one that comes after that
+is a dead letter). Each delayed message is a chaos event. Until
+tend.chaos.heal().]],
     params = { { "from", "tend.Ref|string", "the sender, its path, or \"*\"" },
                { "to", "tend.Ref|string", "the recipient, its path, or \"*\"" },
                { "seconds", "number", "the delay, >= 0" } },
@@ -282,8 +282,8 @@ print(tend.ask(echo, "hi", 5), tend.now() - t0)   --> hi  3.0]],
     sig = "tend.chaos.heal()",
     summary = "Undoes every chaos rule: crash_on, delay and drop rules go, frozen actors thaw, links heal.",
     text = [[
-Also clears every partition, hold and latency of the simulated network
-and of the simulated nodes' bus. A chaos event "heal".]],
+Also clears every partition, hold and latency of the simulated network and
+of the simulated nodes' bus. A chaos event "heal".]],
     params = {},
     returns = {},
     errors = {},
