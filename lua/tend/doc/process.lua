@@ -8,7 +8,7 @@ return {
     summary = "A factory for an OS process actor: spawn it like any factory.",
     text = [[
 Use the factory with tend.spawn, ctx:spawn, children,
-tend.backoff.on_failure /on_stop, tend.supervise and pools. The actor is
+tend.backoff.on_failure or on_stop, tend.supervise and pools. The actor is
 `starting` (tend.ps) until the program is ready (opts.ready). Exit status
 0 is a normal stop (so "permanent" restarts it and "transient" does not);
 a non-zero status is a failure of kind ProcessExit (err.status), death by
