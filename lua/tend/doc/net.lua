@@ -403,7 +403,6 @@ byte.]],
 -- run: tend --virtual-time
 local tend = require "tend"
 tend.http.serve { host = "api", handler = function() return { body = "ok" } end }
-local me = tend.self()
 local web = tend.spawn(function()
   return function(msg, ctx) ctx:reply(tend.http.get("http://api/", { timeout = 1 }).body) end
 end)
@@ -429,5 +428,119 @@ end, { name = "a" })
 tend.simnet.place(a, "db")
 tend.sleep(0)
 print(tend.simnet.host_of(tend.whereis("/user/a/child")), tend.simnet.host_of(tend.self()))   --> db  localhost]],
+  },
+
+  ---------------------------------------------------------------- its plumbing
+  -- What tend.chaos and tend.http call under --virtual-time; reachable as
+  -- tend.simnet.*, so each has an entry saying what to call instead.
+  { name = "tend.simnet.partition",
+    sig = "tend.simnet.partition(a, b)",
+    summary = "The simulated network's half of tend.chaos.partition (hosts only); call tend.chaos.partition.",
+    text = "tend.chaos.partition also cuts two simulated nodes' bus when a and b name them.",
+    params = { { "a", "string|tend.Ref", "a host name, or an actor ref" },
+               { "b", "string|tend.Ref", "the other end" } },
+    returns = {},
+    errors = { "an error under the real clock, or when a or b is neither a host name nor an actor ref" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.partition("localhost", "db")
+tend.simnet.repair("localhost", "db")]],
+  },
+  { name = "tend.simnet.repair",
+    sig = "tend.simnet.repair(a, b)",
+    summary = "The simulated network's half of tend.chaos.repair (hosts only); call tend.chaos.repair.",
+    text = "",
+    params = { { "a", "string|tend.Ref", "a host name, or an actor ref" },
+               { "b", "string|tend.Ref", "the other end" } },
+    returns = {},
+    errors = { "an error under the real clock, or when a or b is neither a host name nor an actor ref" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.partition("localhost", "db")
+tend.simnet.repair("localhost", "db")]],
+  },
+  { name = "tend.simnet.hold",
+    sig = "tend.simnet.hold(a, b)",
+    summary = "What tend.chaos.hold calls; call tend.chaos.hold.",
+    text = "",
+    params = { { "a", "string|tend.Ref", "a host name, or an actor ref" },
+               { "b", "string|tend.Ref", "the other end" } },
+    returns = {},
+    errors = { "an error under the real clock, or when a or b is neither a host name nor an actor ref" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.hold("localhost", "db")
+tend.simnet.release("localhost", "db")]],
+  },
+  { name = "tend.simnet.release",
+    sig = "tend.simnet.release(a, b)",
+    summary = "What tend.chaos.release calls; call tend.chaos.release.",
+    text = "",
+    params = { { "a", "string|tend.Ref", "a host name, or an actor ref" },
+               { "b", "string|tend.Ref", "the other end" } },
+    returns = {},
+    errors = { "an error under the real clock, or when a or b is neither a host name nor an actor ref" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.hold("localhost", "db")
+tend.simnet.release("localhost", "db")]],
+  },
+  { name = "tend.simnet.latency",
+    sig = "tend.simnet.latency(a, b, seconds [, jitter])",
+    summary = "The simulated network's half of tend.chaos.latency (hosts only); call tend.chaos.latency.",
+    text = "",
+    params = { { "a", "string|tend.Ref", "a host name, or an actor ref" },
+               { "b", "string|tend.Ref", "the other end" },
+               { "seconds", "number", "the one-way delay, >= 0" },
+               { "jitter", "number?", "up to this much more, from the seed (default 0)" } },
+    returns = {},
+    errors = { "an error under the real clock, or when seconds or jitter is not a number >= 0" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.latency("localhost", "db", 0.01)]],
+  },
+  { name = "tend.simnet.heal",
+    sig = "tend.simnet.heal()",
+    summary = "Every link of the simulated network as new (what waited goes); tend.chaos.heal calls it.",
+    text = "tend.chaos.heal also removes the chaos rules on actors and heals the simulated nodes' bus.",
+    params = {},
+    returns = {},
+    errors = {},
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.partition("localhost", "db")
+tend.simnet.heal()]],
+  },
+  { name = "tend.simnet.http_serve",
+    sig = "tend.simnet.http_serve{host, port, handler}",
+    summary = "What tend.http.serve calls under --virtual-time; call tend.http.serve.",
+    text = "",
+    params = { { "opts", "tend.HttpServeOpts", "host, port, handler" } },
+    returns = {},
+    errors = { "an error when host is no name, port is not 1-65535 or handler is not a function" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.simnet.http_serve { host = "api", handler = function() return { body = "ok" } end }
+print(tend.http.get("http://api/").body)   --> ok]],
+  },
+  { name = "tend.simnet.http_request",
+    sig = "tend.simnet.http_request(opts) -> {status, headers, body}",
+    summary = "What tend.http.request does under --virtual-time, its options already checked; call tend.http.request.",
+    text = "",
+    params = { { "opts", "tend.HttpRequestOpts", "the request (unchecked here)" } },
+    returns = { { "tend.HttpResponse", "the response" } },
+    errors = { "HttpError (.reason \"no simulated server\", \"timed out\")" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.http.serve { host = "api", handler = function() return { body = "ok" } end }
+print(tend.simnet.http_request({ url = "http://api/" }).body)   --> ok]],
   },
 }

@@ -316,6 +316,24 @@ tend.global.register("api", tend.spawn(function() return function() end end))
 print(table.concat(tend.global.registered(), " "))   --> api web
 tend.sim.stop()]],
   },
+  { name = "tend.global.stop",
+    sig = "tend.global.stop()",
+    summary = "This node stops renewing its global names (they expire with their leases); tend.sim.stop calls it.",
+    text = [[
+The keeper (/system/global) stops. A later tend.global call starts it
+again. Not needed by a program: a node that ends stops it.]],
+    params = {},
+    returns = {},
+    errors = {},
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+tend.sim.nodes({ a = { code = "" } }, { join = "ctl" })
+tend.sleep(1)
+tend.global.register("web", tend.self())
+tend.global.stop()
+tend.sim.stop()]],
+  },
 
   ---------------------------------------------------------------- simulated nodes
   { name = "tend.sim.nodes",
