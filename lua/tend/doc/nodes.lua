@@ -373,7 +373,8 @@ local code = [=[
   print(tend.node.name() .. " runs at " .. tend.now())
 ]=]
 print(table.concat(tend.sim.nodes({ a = { code = code }, b = { code = code } }), " "))   --> a b
-tend.sleep(1)   --> a runs at 0.0, b runs at 0.0]],
+tend.sleep(1)   --> a runs at 0.0, b runs at 0.0
+tend.sim.stop()   -- (the main chunk's return would stop it too)]],
   },
   { class = "tend.SimNodeSpec",
     summary = "What a simulated node runs (tend.sim.nodes): script or code, not both.",
