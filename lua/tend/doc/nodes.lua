@@ -125,7 +125,7 @@ tend.sim.stop()]],
     text = [[
 A nodedown comes at once when the node is not up now (Erlang's
 monitor_node). monitor(name, false) stops it.]],
-    params = { { "name", "string", "the node" }, { "on", "false?", "false: stop monitoring" } },
+    params = { { "name", "string", "the node" }, { "on", "boolean?", "false: stop monitoring" } },
     returns = {},
     errors = { "NodeError when this process is no node", "an error outside an actor or when name is not a string" },
     example = [[

@@ -46,7 +46,7 @@ once on stderr, cuts the file back to its last whole line, stops writing
 it (the actors go on), and the run ends with status 1 instead of 0. `tend
 timeline FILE` draws it as an SVG.]],
     params = { { "path", "string", "the file (created or truncated)" } },
-    returns = { { "true|nil", "true, or nil when the file cannot be opened" },
+    returns = { { "boolean?", "true, or nil when the file cannot be opened" },
                 { "string?", "why: \"path: <the OS's text>\"" } },
     errors = { "an error when path is not a string" },
     example = [[
