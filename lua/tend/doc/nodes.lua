@@ -399,7 +399,8 @@ tend.sim.stop()   -- (the main chunk's return would stop it too)]],
     summary = "The simulated nodes: \"up\", \"crashed\" or \"ended\", and their incarnation.",
     text = "",
     params = {},
-    returns = { { "tend.SimNodeState[]", "one row a node (the world's own first when it joined, then the nodes in name order)" } },
+    returns = { { "tend.SimNodeState[]",
+                  "one row a node (the world's own first when it joined, then the nodes in name order)" } },
     errors = {},
     example = [[
 -- run: tend --virtual-time

@@ -71,8 +71,9 @@ os.remove(path)]],
     summary = "One lifecycle event, as tend.trace's listeners get it and a --trace file holds it.",
     fields = {
       { "t", "number", "the host clock's time, in seconds" },
-      { "ev", "string", "trace, spawn, start, fail, directive, restart, backoff, reset, give_up, stop, "
-        .. "terminated, escalate, dead_letter, stash_drop, chaos, node, spawn_os, ready or exit" },
+      { "ev", "\"trace\"|\"spawn\"|\"start\"|\"fail\"|\"directive\"|\"restart\"|\"backoff\"|"
+        .. "\"reset\"|\"give_up\"|\"stop\"|\"terminated\"|\"escalate\"|\"dead_letter\"|\"stash_drop\"|"
+        .. "\"chaos\"|\"node\"|\"spawn_os\"|\"ready\"|\"exit\"", "the event" },
       { "path", "string?", "the actor's path (/net/<host> or /node/<name> for a chaos event on them)" },
       { "node", "string?", "the simulated node the event happened on" },
       { "incarnation", "number?", "start, restart: the instance's number (1 for the first)" },
