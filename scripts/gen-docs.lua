@@ -91,6 +91,10 @@ local function reference(groups)
         out[#out + 1] = ""
         out[#out + 1] = rows({ "field", "type", "what" }, c.fields)
       end
+      if c.parent then
+        out[#out + 1] = ""
+        out[#out + 1] = string.format("And every field of [%s](#%s).", c.parent, slug(c.parent))
+      end
     end
     for _, e in ipairs(g.entries) do
       out[#out + 1] = ""
@@ -195,7 +199,7 @@ local function types(groups)
   end
   local function class_head(name, c)
     if c then out[#out + 1] = "---" .. c.summary end
-    out[#out + 1] = "---@class " .. name
+    out[#out + 1] = "---@class " .. name .. (c and c.parent and (" : " .. c.parent) or "")
     for _, f in ipairs(c and c.fields or {}) do
       local t, opt = optional(f[2])
       out[#out + 1] = string.format("---@field %s%s %s # %s", f[1], opt and "?" or "", t, f[3] or "")

@@ -38,6 +38,14 @@ function M.live(repl)
   local probe = tend.testkit.probe()
   methods.probe = getmetatable(probe).__index
   probe:stop()
+  if tend.virtual_time() then -- a simulated program's p (tend.process{sim = ...})
+    local me = tend.self()
+    tend.spawn(tend.process { sim = function(p) me:send({ sim = p }) end })
+    local got = tend.receive(1)
+    methods.p = {}
+    for k, v in pairs(got.sim) do methods.p[k] = v end
+    tend.sleep(0) -- its program ends
+  end
   for recv, t in pairs(methods) do
     for k, v in pairs(t) do
       if type(v) == "function" and not k:match("^__") then names[recv .. ":" .. k] = true end

@@ -41,7 +41,7 @@ function TestReplHelp:test_every_tend_function_has_help()
 end
 
 function TestReplHelp:test_help_by_name_reaches_every_module_function()
-  lu.assertStrMatches(help.text("tend.chaos.freeze"), "tend%.chaos%.freeze%(ref, seconds%)\n  defined at .*chaos%.lua:%d+")
+  lu.assertStrMatches(help.text("tend.chaos.freeze"), "tend%.chaos%.freeze%(ref, seconds%)\n  ref processes nothing.*")
   lu.assertStrMatches(help.text("tend.testkit.probe"), "tend%.testkit%.probe%(%[name%]%) %-> probe\n.*")
 end
 

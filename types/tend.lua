@@ -204,6 +204,226 @@ local tend_Probe = {}
 ---@field moving string[] # the paths of the actors that move at their next message
 ---@field failed table[] # {path, reason} of those that cannot
 
+---The option table of tend.trace.
+---@class tend.TraceOpts
+---@field internal boolean # show tend's own tasks' events too (as --trace-internal)
+
+---One lifecycle event, as tend.trace's listeners get it and a --trace file holds it.
+---@class tend.TraceEvent
+---@field t number # the host clock's time, in seconds
+---@field ev "trace"|"spawn"|"start"|"fail"|"directive"|"restart"|"backoff"|"reset"|"give_up"|"stop"|"terminated"|"escalate"|"dead_letter"|"stash_drop"|"chaos"|"node"|"spawn_os"|"ready"|"exit" # the event
+---@field path? string # the actor's path (/net/<host> or /node/<name> for a chaos event on them)
+---@field node? string # the simulated node the event happened on
+---@field incarnation? number # start, restart: the instance's number (1 for the first)
+---@field kind? string # fail: the error kind
+---@field message? string # fail: the error message
+---@field directive? string # directive: resume, restart, stop or escalate (and what a limit made of it)
+---@field clause? string # directive: the decider clause that matched (a kind, *, default, function, backoff, permanent)
+---@field window? table # directive: the restart window's use {used, allowed, within}
+---@field count? number # directive, restart, backoff: the restart count
+---@field delay? number # backoff: the delay in seconds
+---@field draw? number # backoff: the random draw of the jitter
+---@field algorithm? string # backoff: the delay formula
+---@field reason? string # stop, terminated: why (normal, shutdown, an error kind...)
+---@field detail? string # chaos, node: what was done; reset: its cause; trace: "seed N"
+---@field to? string # chaos: the other end of a link (a path)
+---@field pid? integer # spawn_os, exit: the OS process id
+---@field argv0? string # spawn_os: the program
+---@field status? integer # exit: the exit status
+---@field signal? string # exit: the signal that killed it, by name
+
+---The options of tend.chaos.flaky.
+---@class tend.FlakyOpts
+---@field p? number # the probability that a call fails, in [0, 1] (default 0.5)
+---@field error? string # the error kind raised (default "ChaosError")
+
+---The options of tend.chaos.crash_on.
+---@class tend.CrashOnOpts
+---@field nth? integer # every Nth matching message fails the actor (default 1)
+---@field p? number # instead of nth: each matching message fails it with this probability
+---@field error? string # the error kind (default "ChaosCrash")
+
+---The options of tend.process{...} (any other key is an error).
+---@class tend.ProcessOpts
+---@field cmd? string[]|string # argv {program, args...} (program looked up in PATH when it has no /); with shell = true a string run by /bin/sh -c. Needed unless sim runs under --virtual-time
+---@field shell? boolean # cmd is a shell command line (default false)
+---@field env? table<string, string> # variables added to tend's environment
+---@field inherit_env? boolean # false: env is the whole environment (default true)
+---@field cwd? string # the working directory (must exist)
+---@field stdin? "null"|"pipe" # default "null"; "pipe" lets {write = ...} and {close_stdin = true} work
+---@field stdout? string # "lines", "chunks", "log" (info lines), "inherit", "null", or a file path with a / (appended). Default: "lines" with `to`, else passed through to tend's stdout
+---@field stderr? string # as stdout ("log" writes warn lines); passed through to tend's stderr by default
+---@field to? tend.Ref # the actor that gets the output as messages (default: the parent; needed under tend.spawn)
+---@field kill_signal? string # the stop signal's name (default "TERM")
+---@field shutdown? number # seconds between kill_signal and SIGKILL (default 5, as OTP's shutdown); the actor's own shutdown is raised to cover it
+---@field process_group? boolean # default true: signals go to the whole group (sh -c's children too); false: to the pid only
+---@field ready? tend.ProcessReady # when the program is ready (default: once spawned)
+---@field ready_timeout? number # seconds to wait for ready (default 30), then ReadyTimeout
+---@field sim? fun(p: tend.SimProcess) # the simulated program, used under --virtual-time
+
+---When a process actor is ready (tend.process's ready option): one of the three.
+---@class tend.ProcessReady
+---@field line? string # a Lua pattern a stdout line matches
+---@field tcp? integer # a port a connect to 127.0.0.1 succeeds on
+---@field after? number # seconds after the spawn
+
+---A message to a process actor (or tend.ask(ref, "pid") -> its pid).
+---@class tend.ProcessMessage
+---@field write? string # bytes for its stdin (stdin = "pipe")
+---@field close_stdin? boolean # true: close its stdin (the program reads end of file)
+---@field signal? string # a signal name such as "HUP", sent to the program (its group)
+
+---A message from a process actor to `to`; its sender is the process actor.
+---@class tend.ProcessOutput
+---@field tend "stdout"|"stderr" # which stream
+---@field line? string # a line without its "\n" (stdout/stderr = "lines")
+---@field chunk? string # what one read gave ("chunks")
+---@field partial? boolean # true on each 64 KiB piece of a longer line
+
+---The options of tend.process.run (any other key is an error).
+---@class tend.ProcessRunOpts
+---@field timeout? number # seconds before the kill sequence (default none)
+---@field input? string # written to stdin, which is then closed
+---@field shell? boolean # cmd is a shell command line (a string cmd implies it)
+---@field env? table<string, string> # variables added to tend's environment
+---@field inherit_env? boolean # false: env is the whole environment (default true)
+---@field cwd? string # the working directory
+---@field stdout? string # "collect" (default: into the result), "log", "inherit", "null" or a file path with a /
+---@field stderr? string # as stdout
+---@field kill_signal? string # the timeout's signal (default "TERM")
+---@field shutdown? number # seconds between kill_signal and SIGKILL (default 5)
+---@field process_group? boolean # signals go to its whole group (default true)
+
+---What tend.process.run returns.
+---@class tend.ProcessResult
+---@field status? integer # the exit status (nil when a signal killed it)
+---@field signal? string # the signal that killed it, by name
+---@field core_dump? boolean # whether it dumped core
+---@field stdout? string # what it wrote on stdout (when collected)
+---@field stderr? string # what it wrote on stderr (when collected)
+---@field timed_out boolean # whether the timeout stopped it
+---@field pid integer # its process id
+
+---The simulated program `p` a sim function gets (under --virtual-time), with the methods p:print... .
+---@class tend.SimProcess
+---@field pid integer # its pid: made up, deterministic
+local tend_SimProcess = {}
+
+---The options of tend.tcp.listen and tend.tcp.server (any other key is an error).
+---@class tend.TcpListenOpts
+---@field handler fun(ctx: tend.Ctx, peer: string): any # the factory of each connection's actor
+---@field host? string # the address or name to listen on (default "127.0.0.1"; a simulated host under --virtual-time)
+---@field port? integer # 0..65535 (default 0: a free one)
+---@field framing? "line"|"length"|"raw" # how bytes become messages (default "line")
+---@field max_connections? integer # live connections at most; more are accepted and closed (default 1024)
+---@field backlog? integer # the listen backlog, 1-65535 (default 128)
+---@field max_line? integer # the longest line or frame in bytes (default 65536)
+
+---What a connection's reader gets (the handler, or tend.tcp.connect's caller or `to`).
+---@class tend.TcpMessage
+---@field tend "data"|"closed" # a frame, or the end (the last message)
+---@field data? string # data: the line (without "\n") or frame
+---@field reason? string # closed: "eof" (the peer closed or shut down its side), "closed" (closed here, or the owner stopped), "reset", "frame_too_long", or the OS's text
+
+---The options of tend.tcp.connect (any other key is an error).
+---@class tend.TcpConnectOpts
+---@field host string # the address or name to connect to (a simulated host under --virtual-time)
+---@field port integer # 1..65535
+---@field framing? "line"|"length"|"raw" # how bytes become messages (default "line")
+---@field timeout? number # seconds for the lookup and the handshake (default 5)
+---@field max_line? integer # the longest line or frame in bytes (default 65536)
+---@field to? tend.Ref # the actor that gets the data and closed messages (default the caller)
+---@field from? string # under --virtual-time: the simulated host the connection comes from (default the caller's host)
+
+---The options of tend.http.request (any other key is an error).
+---@class tend.HttpRequestOpts
+---@field url string # an http:// or https:// URL
+---@field method? string # "GET" (default), "HEAD", "POST", "PUT", "PATCH", "DELETE" or "OPTIONS", any case
+---@field headers? table<string, string> # name = value (names HTTP tokens; no CR, LF or NUL in values)
+---@field body? string # sent as is (a POST without one sends an empty body)
+---@field timeout? number # seconds for the whole call (default 30)
+---@field max_body? integer # the largest response body in bytes (default 16 MiB)
+
+---What tend.http.request and tend.http.get return.
+---@class tend.HttpResponse
+---@field status integer # the status code (200, 404...)
+---@field headers table<string, string> # the headers, names lowercased
+---@field body string # the body
+
+---The options of tend.http.get.
+---@class tend.HttpGetOpts
+---@field headers? table<string, string> # request headers
+---@field timeout? number # seconds for the whole call (default 30)
+---@field max_body? integer # the largest response body in bytes (default 16 MiB)
+
+---The options of tend.http.serve.
+---@class tend.HttpServeOpts
+---@field host string # the simulated host's name
+---@field port? integer # 1-65535 (default 80)
+---@field handler fun(req: tend.HttpServerRequest): table # returns {status, headers, body}
+
+---The request a simulated server's handler gets.
+---@class tend.HttpServerRequest
+---@field method string # as given (default "GET")
+---@field url string # the whole URL
+---@field path string # the path and query ("/" at least)
+---@field headers table<string, string> # the request headers as given
+---@field body string # the body ("" when none)
+
+---The options of tend.node.start (any other key is an error).
+---@class tend.NodeStartOpts
+---@field name string # the node's name: letters, digits, '_' or '-'
+---@field nats string # "nats://host:port", or "local" (a nats-server child)
+---@field timeout? number # seconds without a heartbeat before a node is down (default 15; as --node-timeout)
+---@field retry? boolean # retry an unreachable server with backoff, 0.25 s doubling to 5 s (as --nats-retry); default: NatsError at once
+---@field limit? integer # the largest message in bytes (default 1 MiB, NATS's max_payload)
+
+---The options of tend.node.peer.
+---@class tend.NodePeerOpts
+---@field script? string # the script the node runs (else code)
+---@field args? string[] # the script's arguments
+---@field code? string # a chunk it runs with -e instead of a script (default "")
+---@field timeout? number # its node timeout (default this node's)
+---@field wait? number # seconds to wait until it is up (default 10)
+---@field process_name? string # the name of the process actor (/user/<process_name>)
+---@field log_level? string # its --log-level (default "warn")
+
+---What tend.node.monitor delivers.
+---@class tend.NodeEvent
+---@field tend "nodeup"|"nodedown" # the change
+---@field node string # the node's name
+
+---What tend.node.stats returns.
+---@class tend.NodeStats
+---@field sent integer # messages sent to other nodes
+---@field received integer # messages received from other nodes
+---@field dropped integer # messages dropped because their node was down
+---@field proxies integer # refs to other nodes' actors held now
+
+---The options of tend.spawn_on: tend.spawn's options, and timeout.
+---@class tend.SpawnOnOpts : tend.SpawnOpts
+---@field timeout? number # seconds to wait for the other node's answer (default 5)
+
+---What a simulated node runs (tend.sim.nodes): script or code, not both.
+---@class tend.SimNodeSpec
+---@field script? string # the path of its script
+---@field code? string # a chunk instead of a file
+---@field args? table # its arguments (arg and ...)
+
+---The options of tend.sim.nodes (any other key is an error).
+---@class tend.SimNodesOpts
+---@field timeout? number # the node timeout, seconds without a heartbeat before a node is down (default 15)
+---@field latency? number # seconds on every link of the bus (default 0)
+---@field jitter? number # up to this much more per transfer, from the seed (default 0)
+---@field join? string # the world takes part as a node of this name
+---@field limit? integer # the largest message in bytes (default 1 MiB)
+
+---A row of tend.sim.list.
+---@class tend.SimNodeState
+---@field name string # the node's name
+---@field state "up"|"crashed"|"ended" # its state
+---@field inc integer # its incarnation (1, then one more at each restart_node)
+
 ---@class tend
 local tend = {}
 
@@ -216,6 +436,31 @@ tend.pg = {}
 
 ---@class tend.testkit
 tend.testkit = {}
+
+---@class tend.chaos
+tend.chaos = {}
+
+---@class tend.process
+---@overload fun(opts: tend.ProcessOpts): fun(ctx: tend.Ctx, ...): any
+tend.process = {}
+
+---@class tend.tcp
+tend.tcp = {}
+
+---@class tend.http
+tend.http = {}
+
+---@class tend.simnet
+tend.simnet = {}
+
+---@class tend.node
+tend.node = {}
+
+---@class tend.global
+tend.global = {}
+
+---@class tend.sim
+tend.sim = {}
 
 -- Actors and messages
 
@@ -877,12 +1122,634 @@ function tend.inspect(ref) end
 ---@return tend.Reload # what moves and what cannot
 function tend.reload(mod) end
 
+-- Failure scenarios
+
+---Listens to the lifecycle events: fn(event) gets each one, true writes them to stderr.
+---
+---fn is called between turns with one table per event (a tend.TraceEvent);
+---several listeners may be added, and each stays for the rest of the run.
+---true writes the events as JSON lines on stderr too; false removes every
+---listener and stops the stderr lines (a --trace file keeps being written).
+---{ internal = true } also shows tend's own short-lived tasks (each transfer
+---of the simulated network, a chaos delay or freeze, the REPL's watch()), as
+-----trace-internal does; hiding them takes lines out and changes nothing
+---else (the anonymous $N numbers of later actors still count them). Under
+-----virtual-time --seed N the events of a run are the same, byte for byte,
+---run after run. At the REPL, trace(true) prints them as the scenario
+---timeline does.
+---@param listener fun(event: tend.TraceEvent)|boolean|tend.TraceOpts # a listener, true/false for stderr, or the options
+function tend.trace(listener) end
+
+---Writes the lifecycle events to path as JSON lines from now on (as --trace).
+---
+---One JSON object per line, keys always in the same order, times and delays
+---in seconds with six decimals (a --trace file begins with a "trace" event
+---naming the seed). A file already being written is closed first. The file
+---is written in whole lines: when a write fails (a full disk) tend says so
+---once on stderr, cuts the file back to its last whole line, stops writing
+---it (the actors go on), and the run ends with status 1 instead of 0. `tend
+---timeline FILE` draws it as an SVG.
+---@param path string # the file (created or truncated)
+---@return boolean? # true, or nil when the file cannot be opened
+---@return string? # why: "path: <the OS's text>"
+function tend.trace_file(path) end
+
+---Fails ref now, as if its behavior had raised err.
+---
+---err is an error kind or a tend.error value (default kind ChaosCrash). The
+---actor's supervisor decides as for any failure. A chaos trace event.
+---@param ref tend.Ref # the actor
+---@param err? string|table # an error kind or a tend.error value (default "ChaosCrash")
+function tend.chaos.crash(ref, err) end
+
+---Fails ref with Killed now, wherever it is (tend.kill queues a Kill behind its mail instead).
+---
+---On an OS process actor (real or simulated) its program is then stopped by
+---the kill sequence. A chaos trace event.
+---@param ref tend.Ref # the actor
+function tend.chaos.kill(ref) end
+
+---Sends a signal to ref's OS process (its process group), real or simulated.
+---
+---name is a signal name such as "TERM", "HUP" or "SEGV" ("SIG" may lead). A
+---simulated process (tend.process{ sim = ... }) gets it as a real one would:
+---its p:on_signal handler, else TERM, HUP, INT, SEGV... end it and CHLD,
+---WINCH, URG are ignored. A dead actor: nothing. A chaos trace event.
+---@param ref tend.Ref # a process actor (tend.process)
+---@param name string # the signal's name
+function tend.chaos.signal(ref, name) end
+
+---Wraps fn so that each call raises an error with probability p, else calls fn.
+---
+---The draws come from the seeded generator, so a seed replays which calls
+---fail. Each injected failure is a chaos event ("flaky") and raises a
+---structured error of kind `error` (default ChaosError) with the message
+---"injected by tend.chaos.flaky".
+---@param fn function # the function to wrap
+---@param opts? tend.FlakyOpts # p and error
+---@return function # the wrapper: same arguments and results as fn
+function tend.chaos.flaky(fn, opts) end
+
+---The actor fails on every Nth message pred accepts, or on each with probability P.
+---
+---The rule holds for the actor at that path (a ref, a path such as
+---"/user/db", or "*" for every actor), across its restarts, until
+---tend.chaos.heal(). pred(msg) picks the messages counted. Without options
+---every matching message fails it (nth = 1). The failure is a structured
+---error of kind `error` (default ChaosCrash), "injected by
+---tend.chaos.crash_on", raised before the behavior sees the message; a chaos
+---event "crash_on".
+---@param ref_or_path tend.Ref|string # the actor, its path, or "*"
+---@param pred fun(msg: any): boolean # which messages count
+---@param opts? tend.CrashOnOpts # nth, or p; error
+function tend.chaos.crash_on(ref_or_path, pred, opts) end
+
+---Messages from `from` to `to` arrive seconds later.
+---
+---from and to are refs, paths or "*" (any). Ask traffic is included: an
+---ask's request goes from the asker to the target and its reply from the
+---target to the asker, so a rule between the two delays them like any other
+---message (a late reply makes the asker time out; one that comes after that
+---is a dead letter). Each delayed message is a chaos event. Until
+---tend.chaos.heal().
+---@param from tend.Ref|string # the sender, its path, or "*"
+---@param to tend.Ref|string # the recipient, its path, or "*"
+---@param seconds number # the delay, >= 0
+function tend.chaos.delay(from, to, seconds) end
+
+---Each message from `from` to `to` is lost with probability p (a dead letter).
+---
+---from and to are refs, paths or "*"; ask traffic included (a dropped
+---request or reply makes the asker time out). The draws come from the seeded
+---generator. Each drop is a chaos event. Until tend.chaos.heal().
+---@param from tend.Ref|string # the sender, its path, or "*"
+---@param to tend.Ref|string # the recipient, its path, or "*"
+---@param p number # the probability, in [0, 1]
+function tend.chaos.drop(from, to, p) end
+
+---ref processes nothing for seconds (its mailbox fills), then goes on.
+---
+---seconds may be math.huge: frozen until tend.chaos.heal(). Chaos events
+---"freeze" and "thaw"; the timeline draws the freeze as a blue bar.
+---@param ref tend.Ref # the actor
+---@param seconds number # how long, > 0 (<= 1e9, or math.huge)
+function tend.chaos.freeze(ref, seconds) end
+
+---Undoes every chaos rule: crash_on, delay and drop rules go, frozen actors thaw, links heal.
+---
+---Also clears every partition, hold and latency of the simulated network and
+---of the simulated nodes' bus. A chaos event "heal".
+function tend.chaos.heal() end
+
+---Under --virtual-time: nothing crosses between hosts a and b until tend.chaos.repair(a, b).
+---
+---a and b are simulated host names, or actor refs (the hosts they live on:
+---tend.simnet.place). Bytes already written and written meanwhile wait (TCP
+---would retransmit them) and go, in order, at the repair; a connect or an
+---HTTP call waits for the repair until its timeout, then fails with "timed
+---out" at exactly its timeout. On two simulated nodes (tend.sim.nodes) it
+---cuts the bus between them instead: what crosses is dropped (each a node
+---trace event "drop: partitioned"), heartbeats stop and each side sees the
+---other down after the node timeout. A chaos event on /net/<host> (or
+---/node/<name>).
+---@param a string|tend.Ref # a host name (or node name), or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.chaos.partition(a, b) end
+
+---Ends a partition between a and b: what waited goes, in order.
+---
+---On two simulated nodes: the bus between them carries again (what was
+---dropped stays lost); they see each other up at the next heartbeat.
+---@param a string|tend.Ref # a host name (or node name), or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.chaos.repair(a, b) end
+
+---Under --virtual-time: holds everything between hosts a and b until tend.chaos.release(a, b).
+---
+---turmoil's hold: the same stall as a partition, named for a delay that is
+---meant to end (for datagrams turmoil's partition drops and hold keeps; TCP
+---keeps both). Simulated network hosts only (not nodes' buses).
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.chaos.hold(a, b) end
+
+---Ends a hold between a and b: what was held goes, in order.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.chaos.release(a, b) end
+
+---Under --virtual-time: each transfer between hosts a and b takes seconds, plus a seeded 0..jitter.
+---
+---Applies each way; a connection keeps its order (a later write never
+---overtakes an earlier one). A connect and an HTTP call take a round trip.
+---On two simulated nodes: the bus link between them. tend.chaos.heal()
+---clears it.
+---@param a string|tend.Ref # a host name (or node name), or an actor ref
+---@param b string|tend.Ref # the other end
+---@param seconds number # the one-way delay, >= 0
+---@param jitter? number # up to this much more, drawn uniformly from the seed (default 0)
+function tend.chaos.latency(a, b, seconds, jitter) end
+
+---Ends a TCP connection (real or simulated) abruptly: both ends get closed with reason "reset".
+---
+---conn is a client's connection ref (tend.tcp.connect) or a handler's
+---ctx.self. A real socket sends an RST.
+---@param conn tend.Ref # a live connection's ref
+function tend.chaos.reset(conn) end
+
+---A simulated node (tend.sim.nodes) dies at once, as with kill -9.
+---
+---Its host closes: nothing runs there any more (no post_stop runs); the
+---other nodes see it down after the node timeout. A chaos event on
+---/node/<name>. tend.chaos.restart_node starts it again.
+---@param name string # the node's name
+function tend.chaos.crash_node(name) end
+
+---A simulated node that crashed or ended runs its script again, as a new incarnation.
+---
+---Refs to the old incarnation stay dead. A chaos event on /node/<name>.
+---@param name string # the node's name
+function tend.chaos.restart_node(name) end
+
+-- OS processes
+
+---Runs cmd and waits for it by yielding (other actors run): os.execute and io.popen for actors.
+---
+---cmd is a list {program, args...}, or a string run by /bin/sh -c. stdout
+---and stderr are collected whole unless opts say "inherit", "null", "log" or
+---a file. With timeout, the program gets the kill sequence when it is up
+---(kill_signal, then SIGKILL after shutdown seconds) and timed_out is true.
+---Real programs only: under --virtual-time it is an error (spawn a
+---tend.process{ sim = ... } instead).
+---@param cmd string[]|string # argv, or a shell command line
+---@param opts? tend.ProcessRunOpts # timeout, input, env, cwd...
+---@return tend.ProcessResult # how it ended and what it wrote
+function tend.process.run(cmd, opts) end
+
+---Whether ref is an actor running a simulated process (tend.process{ sim = ... }).
+---@param ref tend.Ref # an actor
+---@return boolean # true for a live or past simulated process actor
+function tend.process.is_sim(ref) end
+
+---Writes one stdout line (the arguments joined with tabs).
+---
+---It goes where the process's stdout goes (to `to`, the log, or through to
+---tend's stdout), and it can make the process ready (ready.line).
+---@param ... any
+function tend_SimProcess:print(...) end
+
+---Writes one stderr line (the arguments joined with tabs).
+---@param ... any
+function tend_SimProcess:eprint(...) end
+
+---The simulated program waits, in virtual seconds.
+---
+---Only in the sim function itself, not in a signal handler.
+---@param seconds number # how long, >= 0
+function tend_SimProcess:sleep(seconds) end
+
+---The next { write = data } sent to the process; nil after { close_stdin = true }.
+---
+---Only in the sim function itself; it waits for the write.
+---@return string? # the data written, or nil at end of input
+function tend_SimProcess:read() end
+
+---The simulated program exits with status (default 0); returning from sim is exit 0.
+---@param status? integer # 0-255 (default 0)
+function tend_SimProcess:exit(status) end
+
+---The simulated program is killed by a signal (a ProcessSignal failure).
+---@param signal string # a signal name such as "SEGV"
+function tend_SimProcess:die(signal) end
+
+---fn(name) handles every signal sent to the simulated program but KILL and STOP.
+---
+---Without a handler TERM, HUP, INT, SEGV... kill it and CHLD, WINCH, URG are
+---ignored. A handler runs at once and cannot sleep or read; it may call
+---p:exit. While the actor stops, the program does not advance: its handler
+---decides, else SIGKILL after shutdown seconds.
+---@param fn fun(name: string) # the handler
+function tend_SimProcess:on_signal(fn) end
+
+-- Network
+
+---Listens at once (in the caller) and spawns the listener, owning that socket, as a child of the caller.
+---
+---The caller is the parent (/user when it is a task such as the main chunk).
+---Each connection accepted is a temporary child of the listener running
+---handler(ctx, peer), a factory (peer is "127.0.0.1:51234"): the behavior it
+---returns gets { tend = "data", data = ... } per line or frame, then { tend
+---= "closed", reason = ... } once (tend.TcpMessage), and the actor then
+---stops; ctx:write(data) writes a frame, ctx:close() closes. After reason
+---"eof" (the peer ended its input) the connection can still be written while
+---the handler handles that last message. A handler that raises closes its
+---own connection only.
+---
+---tend.ask(listener, "port") gives the port (port 0 picked a free one),
+---"connections" the live connections, "refused" those refused (over
+---max_connections, or with the process out of file descriptors: accepted and
+---closed at once). Reading stops while the reader's mailbox holds 1000
+---messages or more and starts again at 500. A line or frame over max_line
+---ends the connection with reason "frame_too_long".
+---
+---Framing: "line" (a frame ends at "\n", a "\r" before it dropped; write
+---adds "\n"), "length" (a 4-byte big-endian length, then the bytes;
+---binary-safe), "raw" (each read as it came, at most 64 KiB). A host name is
+---resolved at once (blocking, as gen_tcp:listen). Under --virtual-time it
+---listens on the simulated network: host is a simulated host's name.
+---
+---An idle connection costs about 1 KiB until the listener stops or the
+---handler closes it (ctx:set_receive_timeout gives an idle timeout). At the
+---process's limit of file descriptors a new connection is closed at once
+---(counted in "refused") and one warn line per burst names the listener.
+---tend.ps() rows of a listener have socket = "port=5432", of a connection
+---socket = "peer=127.0.0.1:51234"; tree() shows it.
+---@param opts tend.TcpListenOpts # where to listen and the handler
+---@param spawn_opts? tend.SpawnOpts # the listener's spawn options (name...)
+---@return tend.Ref # the listener's ref
+function tend.tcp.listen(opts, spawn_opts) end
+
+---The listener of tend.tcp.listen as a factory, for tend.spawn, ctx:spawn or children.
+---
+---Each start listens again on the port (a restart too). A failed listen (a
+---taken port) is then an InitError of the listener, not the caller's error.
+---@param opts tend.TcpListenOpts # as tend.tcp.listen's
+---@return fun(ctx: tend.Ctx, ...): any # the listener's factory
+function tend.tcp.server(opts) end
+
+---Connects; the caller waits (others run) and gets the connection's ref, a child of the caller.
+---
+---Frames and the closed message (tend.TcpMessage) go to the caller, or to
+---`to` (sent by the connection). timeout (default 5 s) bounds the lookup and
+---the handshake; a refusal or a failed lookup answers as soon as the OS says
+---so. Names are resolved in libuv's thread pool. Only inside an actor (the
+---main chunk is one). The connection closes when its owner dies; from the
+---main chunk (a task) it lives under /user and watches it.
+---
+---Under --virtual-time it connects on the simulated network: from the host
+---given by `from`, else the host the caller lives on (tend.simnet.place),
+---else "localhost"; a connect takes one round trip, and no listener there is
+---"connection refused" after it.
+---@param opts tend.TcpConnectOpts # where to and how
+---@return tend.Ref # the connection's ref (for tend.tcp.write, close, peer)
+function tend.tcp.connect(opts) end
+
+---Sends data on a connection, framed (line: data.."\n"; length: a 4-byte prefix; raw: as is).
+---
+---A write goes to the kernel at once when it takes it, else it is queued;
+---while more than 1 MiB is queued the writer waits (yields) until it is down
+---to 256 KiB (where it cannot wait it raises Overloaded after queueing).
+---Once the connection has ended it returns false, "closed" (gen_tcp's
+---{error, closed}). In a handler: ctx:write(data).
+---@param conn tend.Ref # a connection's ref
+---@param data string # the bytes (write("a\nb") on a line connection is two lines)
+---@return boolean # true, or false once the connection ended
+---@return string? # "closed" with false
+function tend.tcp.write(conn, data) end
+
+---Sends what is queued, then closes; the reader gets closed with reason "closed".
+---
+---Queued writes go out first, for at most 5 s: what a peer that does not
+---read has not taken by then is dropped and the connection is reset (a warn
+---line says how many bytes). A ref that is no connection (or closed):
+---nothing. In a handler: ctx:close().
+---@param conn tend.Ref # a connection's ref
+function tend.tcp.close(conn) end
+
+---The other end of a connection.
+---@param conn tend.Ref # a connection's ref
+---@return string # "address:port"
+function tend.tcp.peer(conn) end
+
+---The socket behind a connection ref (its transport's object, as tend.chaos.reset uses), or nil.
+---@param conn tend.Ref # a connection's ref
+---@return userdata|table|nil # the socket (a real or a simulated one), nil for no connection
+function tend.tcp.socket_of(conn) end
+
+---In a TCP connection's handler: writes a frame to the peer (tend.tcp.write on its own connection).
+---@param data string # the bytes
+---@return boolean # true, or false once the connection ended
+---@return string? # "closed" with false
+function tend_Ctx:write(data) end
+
+---In a TCP connection's handler: sends what is queued, then closes the connection.
+---
+---The handler then gets closed, reason "closed" (Akka's Closed), and stops.
+function tend_Ctx:close() end
+
+---An HTTP(S) call through libcurl; the caller waits (others run).
+---
+---A 404 or 500 is a response; only a call that got no response raises
+---HttpError. Header names are lowercased (a name sent twice has its values
+---joined with ", "). Redirects are not followed (a 301 is a response with
+---its location header). HTTPS verifies the peer against the system's CA
+---store. The request sends User-Agent: tend/<version> (a User-Agent in
+---headers replaces it) and no Expect: 100-continue; after a 100 Continue
+---only the final response's headers are kept. When the waiting actor dies or
+---restarts mid-call, its request leaves curl at once. curl reuses
+---connections (a reused one the server closed meanwhile is noticed and the
+---call goes on a fresh one) and reads http_proxy and https_proxy from the
+---environment. Not there: following redirects, cookies, streaming bodies,
+---proxies set per call.
+---
+---Under --virtual-time the call never reaches the real network: it goes to a
+---simulated server (tend.http.serve) on the simulated network, taking a
+---round trip of the link from the caller's host; a URL no simulated server
+---serves raises HttpError, reason "no simulated server".
+---@param opts tend.HttpRequestOpts # the request
+---@return tend.HttpResponse # the response
+function tend.http.request(opts) end
+
+---tend.http.request with method GET.
+---@param url string # an http:// or https:// URL
+---@param opts? tend.HttpGetOpts # headers, timeout, max_body
+---@return tend.HttpResponse # the response
+function tend.http.get(url, opts) end
+
+---A simulated HTTP server on the simulated network (only under --virtual-time).
+---
+---handler(req) returns { status, headers, body } (status 200 and an empty
+---body by default; a non-table result is the body); a handler that raises
+---gives a 500 with its message as the body. It runs in the caller, at the
+---server's moment. A later serve on the same host and port replaces the
+---handler. For a real server use tend.tcp.listen{ framing = "raw", ... }.
+---@param opts tend.HttpServeOpts # host, port, handler
+function tend.http.serve(opts) end
+
+---How many real HTTP requests are in flight now.
+---@return integer # the number
+function tend.http.in_flight() end
+
+---Under --virtual-time: ref and its subtree live on the simulated host (connects go from there).
+---
+---Hosts are names, any string; "localhost", "127.0.0.1" and "::1" are one
+---host, each with its own ports (port 0 picks a free one from 49152). An
+---actor lives on the host given to it or its nearest ancestor, else
+---"localhost"; a listener lives on the host it listens on, and so do its
+---connections. Partitions, holds and latencies (tend.chaos) apply to the
+---links between hosts. Bytes go in order per connection after the link's
+---latency (0 unless set); writes are not slowed by the reader (the
+---simulation keeps what is in flight). Everything runs on the virtual clock
+---and draws from the seed, so a networked failure story replays byte for
+---byte.
+---@param ref tend.Ref # the actor (its subtree follows)
+---@param host string # the simulated host's name
+function tend.simnet.place(ref, host) end
+
+---The simulated host an actor lives on (its own place, or its nearest ancestor's, else "localhost").
+---@param ref? tend.Ref # the actor (nil: "localhost")
+---@return string # the host's name
+function tend.simnet.host_of(ref) end
+
+---The simulated network's half of tend.chaos.partition (hosts only); call tend.chaos.partition.
+---
+---tend.chaos.partition also cuts two simulated nodes' bus when a and b name them.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.simnet.partition(a, b) end
+
+---The simulated network's half of tend.chaos.repair (hosts only); call tend.chaos.repair.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.simnet.repair(a, b) end
+
+---What tend.chaos.hold calls; call tend.chaos.hold.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.simnet.hold(a, b) end
+
+---What tend.chaos.release calls; call tend.chaos.release.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+function tend.simnet.release(a, b) end
+
+---The simulated network's half of tend.chaos.latency (hosts only); call tend.chaos.latency.
+---@param a string|tend.Ref # a host name, or an actor ref
+---@param b string|tend.Ref # the other end
+---@param seconds number # the one-way delay, >= 0
+---@param jitter? number # up to this much more, from the seed (default 0)
+function tend.simnet.latency(a, b, seconds, jitter) end
+
+---Every link of the simulated network as new (what waited goes); tend.chaos.heal calls it.
+---
+---tend.chaos.heal also removes the chaos rules on actors and heals the simulated nodes' bus.
+function tend.simnet.heal() end
+
+---What tend.http.serve calls under --virtual-time; call tend.http.serve.
+---@param opts tend.HttpServeOpts # host, port, handler
+function tend.simnet.http_serve(opts) end
+
+---What tend.http.request does under --virtual-time, its options already checked; call tend.http.request.
+---@param opts tend.HttpRequestOpts # the request (unchecked here)
+---@return tend.HttpResponse # the response
+function tend.simnet.http_request(opts) end
+
+-- Nodes
+
+---Makes this process node `name` on the NATS server at `nats` (as --node NAME --nats URL).
+---
+---nats is "nats://host:port", or "local": a nats-server child under /system
+---on a loopback port it picks, with JetStream in a private directory
+---($TMPDIR/tend-nats-XXXXXX) removed at exit, and GOMAXPROCS=1. Once a node,
+---refs carry their node (Ref(/user/kv@b)) and messages, asks, replies and
+---DeathWatch work across nodes: messages travel as msgpack (functions,
+---coroutines, userdata and cycles raise NotSerializable at the sender; over
+---limit MessageTooLarge), in order between two actors; while a node is down
+---messages to it are dropped and counted (tend.node.stats().dropped), each a
+---node trace event "drop: node down". An ask fails at once (AskFailed) when
+---the remote actor dies or its node is lost, or is not connected (cause
+---"noconnection"); a remote actor's restart does not fail the asks it took
+---(they time out). DeathWatch of a remote actor gets its reason, or
+---"noconnection" when its node is lost; once that node is up again (the same
+---incarnation) the same refs deliver and can be watched again.
+---
+---Each node publishes a heartbeat every timeout/4 seconds; a node is up from
+---its first heartbeat and down after timeout seconds without one, or at once
+---when this node loses NATS (local work goes on; the nodes are up again at
+---their first heartbeat once the server is back, their refs working again).
+---A restarted node is a new incarnation: refs to the old one are dead. Log
+---lines name their node. A malformed message from a peer is logged and
+---dropped, never a crash; /system/node restarts in place after a failure of
+---its own (the other nodes never see this node down for it). Not under
+-----virtual-time: simulate the nodes with tend.sim.nodes.
+---@param opts tend.NodeStartOpts # the name and the server
+---@return string # the node's name
+function tend.node.start(opts) end
+
+---Starts another node of this program on this node's NATS server (OTP's peer:start).
+---
+---It runs `tend --node name --nats URL script args` (or `-e code`, default
+---an empty chunk) as an OS process actor under /user (restart "temporary",
+---stdout and stderr inherited) and returns once that node is up. Stopping
+---the process actor stops the node; tend.chaos.signal(ref, "KILL") kills it.
+---@param name string # the new node's name: letters, digits, '_' or '-'
+---@param opts? tend.NodePeerOpts # what it runs
+---@return tend.Ref # the OS process actor running the node
+function tend.node.peer(name, opts) end
+
+---This node's name, or nil when this process is no node.
+---@return string? # the name
+function tend.node.name() end
+
+---The other nodes seen up, sorted (Erlang's nodes()).
+---@return string[] # their names
+function tend.node.list() end
+
+---The calling actor gets {tend = "nodeup" | "nodedown", node = name} at each change of that node.
+---
+---A nodedown comes at once when the node is not up now (Erlang's
+---monitor_node). monitor(name, false) stops it.
+---@param name string # the node
+---@param on? boolean # false: stop monitoring
+function tend.node.monitor(name, on) end
+
+---Counters of this node's traffic with the others.
+---@return tend.NodeStats # the counters (all 0 when this process is no node)
+function tend.node.stats() end
+
+---The supervision tree of node name (this node's by default), as text.
+---
+---At the REPL, tree("b") prints it.
+---@param name? string # the node (default this one)
+---@return string # the tree, one actor a line
+function tend.node.tree(name) end
+
+---Loads module on node (require there) and spawns its factory there, under /system/remote/<this node>.
+---
+---The module must be on the other node's package.path (a simulated node's is
+---the world's; a real node's is its own process's: run it from the same
+---directory, or set LUA_PATH). opts are spawn options (args included: they
+---travel as messages do), plus timeout, the wait (default 5 s). The caller
+---waits like an ask. The remote actor stays when its origin node goes down.
+---On this node's own name it is a local tend.spawn.
+---@param node string # the node's name
+---@param factory string # "module.factory": module is required, its field factory spawned
+---@param opts? tend.SpawnOnOpts # spawn options, and timeout
+---@return tend.Ref # the remote actor's ref (Ref(/system/remote/<this node>/<name>@node))
+function tend.spawn_on(node, factory, opts) end
+
+---A name every node sees (NATS JetStream key-value, bucket tend_global); the older registration wins.
+---
+---A later registration of a name a live actor holds returns false and the
+---holder's ref. The name goes when its actor dies. Each name is a lease (2 x
+---the node timeout, at least 3 s) renewed by its node every lease/3 s, so a
+---dead node's names expire. A name whose holder this node sees dead is taken
+---over only when nobody renewed it for lease/2 s (the call waits that long):
+---a holder alive behind a partition keeps it, and no second holder rises.
+---Each lost claim is a node trace event on /global/<name>. On simulated
+---nodes it runs on a simulated key-value store with the same leases.
+---@param name string # letters, digits, '_' or '-'
+---@param ref tend.Ref # a live actor (of any node)
+---@return boolean # true when the name is now ref's
+---@return tend.Ref? # with false: the holder
+function tend.global.register(name, ref) end
+
+---The actor registered as name on any node, or nil.
+---
+---The answer is cached until its actor or its node is gone, then read again.
+---@param name string # the name
+---@return tend.Ref? # the holder
+function tend.global.whereis(name) end
+
+---Drops name, when this node holds it (else only the local cache).
+---@param name string # the name
+function tend.global.unregister(name) end
+
+---The global names with a live holder, sorted.
+---@return string[] # the names
+function tend.global.registered() end
+
+---This node stops renewing its global names (they expire with their leases); tend.sim.stop calls it.
+---
+---The keeper (/system/global) stops. A later tend.global call starts it
+---again. Not needed by a program: a node that ends stops it.
+function tend.global.stop() end
+
+---Under --virtual-time: several nodes in this process, each a host of its own, over a simulated bus.
+---
+---Each node (started in name order) has its own Lua state, tree, names and
+---loaded modules, and runs its script (a file, or code, a chunk) as its
+---/user/main once it is a node; the node API is unchanged (refs with their
+---node, send, ask, DeathWatch, tend.node.*, tend.spawn_on, tend.global,
+---tend.pg across nodes). The world steps every node on one virtual clock and
+---draws every random choice from its seed, so a cluster's failure story
+---replays byte for byte. A node's package.path is the world's. A node runs
+---no real I/O (no NATS, no OS processes). Each node's events go to the
+---world's trace with a "node" field; log lines name their node (/user/x@b);
+---the timeline draws one band per node.
+---
+---With join = "name" the world takes part as a node of that name, so its
+---actors can ask, watch and spawn on the others. tend.chaos.partition,
+---repair and latency on two node names act on the bus (what crosses a
+---partition is dropped, as NATS keeps nothing for a subscriber it cannot
+---reach); crash_node and restart_node kill and restart a node. A world
+---started from the main chunk ends when that chunk returns; else call
+---tend.sim.stop(). The bus is one store-and-forward server, like one
+---nats-server: a partition cuts two nodes apart, not a node from the store
+---(every node still reaches tend.global).
+---@param nodes table<string, string|tend.SimNodeSpec> # node name -> its script's path, or a spec
+---@param opts? tend.SimNodesOpts # timeout, latency, jitter, join, limit
+---@return string[] # the node names, sorted
+function tend.sim.nodes(nodes, opts) end
+
+---The simulated nodes: "up", "crashed" or "ended", and their incarnation.
+---@return tend.SimNodeState[] # one row a node (the world's own first when it joined, then the nodes in name order)
+function tend.sim.list() end
+
+---Every simulated node stops (as tend.shutdown there); the world leaves and the bus is healed.
+---
+---The nodes' heartbeats would otherwise keep the virtual clock going for
+---ever. A world started from the main chunk is stopped when that chunk
+---returns, so a script need not call it.
+function tend.sim.stop() end
+
 -- (the second value: the classes with methods, for spec/types_spec.lua)
 return tend, {
   ["tend.BackoffSpec"] = tend_BackoffSpec,
   ["tend.Ctx"] = tend_Ctx,
   ["tend.Probe"] = tend_Probe,
   ["tend.Ref"] = tend_Ref,
+  ["tend.SimProcess"] = tend_SimProcess,
   ["tend.SupervisedSpec"] = tend_SupervisedSpec,
   ["tend.Timer"] = tend_Timer,
   ["tend.TypedAction"] = tend_TypedAction,

@@ -16,6 +16,7 @@
 -- and an option table or an object, as a class:
 --   { class = "tend.SpawnOpts", summary = "...",
 --     fields = { { "name", "string?", "what it is" }, ... } }
+-- (with `parent = "tend.X"` when it has every field of tend.X besides its own)
 -- or a name for a type (an alias, no fields):
 --   { class = "tend.Factory", summary = "...", type = "tend.BackoffSpec|fun(ctx: tend.Ctx): any" }
 -- Types are lua-language-server's (string, integer, fun(msg: any): any,
@@ -48,12 +49,14 @@ M.groups = {
 M.receivers = {
   ref = "tend.Ref", ctx = "tend.Ctx", timer = "tend.Timer", probe = "tend.Probe",
   spec = "tend.BackoffSpec", action = "tend.TypedAction", supervised = "tend.SupervisedSpec",
+  p = "tend.SimProcess",
 }
 
 local FIELDS = { name = "string", sig = "string", summary = "string", text = "string",
   params = "table", returns = "table", errors = "table", example = "string",
   class = "string", alias = "table", vararg = "string", value = "string" }
-local CLASS_FIELDS = { class = "string", summary = "string", fields = "table", type = "string" }
+local CLASS_FIELDS = { class = "string", summary = "string", fields = "table", type = "string",
+  parent = "string" }
 
 -- Raises an error naming the group and the entry when e is not of the
 -- format above (a misspelt field, a missing summary, a bad row).
