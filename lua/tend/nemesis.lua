@@ -220,6 +220,9 @@ local function inject(path, by, e)
   emit(path, by, e, false)
   local ok, undo = quietly(apply, e)
   rows = nil
+  if not ok then -- (a verb refused it: a target of the wrong kind)
+    core.log("warn", "%s: %s %s: %s", by, e.fault, e.target or (e.a .. " " .. e.b), tostring(undo))
+  end
   if not (ok and undo and e.heal_after) then return end
   active = active + 1
   for _, fn in ipairs(M.listeners) do fn(active) end
