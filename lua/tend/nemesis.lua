@@ -234,9 +234,6 @@ local function inject(path, by, e)
   end)
 end
 
--- How many faults are injected and not healed (tend.eventually).
-function M.active() return active end
-
 -- Waits until the virtual time t (seconds), to the nanosecond.
 local function sleep_until(t)
   local d = math.floor(t * 1e9 + 0.5) - internal.now_ns()
@@ -436,7 +433,9 @@ function M.nemesis(opts)
     replacement = {} -- (the later nemeses: none)
     return start("nemesis", run_list(list, "schedule"))
   end
-  local u = generator(core.seed() ~ ((started + 1) * 0x2545F4914F6CDD1D))
+  local seed = core.seed()
+  if math.type(seed) ~= "integer" then seed = math.floor(seed % 2 ^ 53) end
+  local u = generator(seed ~ ((started + 1) * 0x2545F4914F6CDD1D))
   return start("nemesis", function(path)
     local t = o.from or ms(core.now())
     while true do
