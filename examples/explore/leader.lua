@@ -3,7 +3,8 @@
 -- one node runs its duty at a time. The nemesis partitions pairs of nodes
 -- and crashes nodes (each healed 1-5 s later); a candidate's naive "the
 -- leader is gone, I lead" cache (examples/explore/leader_node.lua) breaks
--- the invariant behind a partition longer than the node timeout.
+-- the invariant behind a partition longer than the node timeout, or after
+-- the leader's crash (one crash_node at t=8.775 is enough with seed 4).
 -- Run: tend scenario examples/explore/leader.lua --seed 3
 --      tend explore examples/explore/leader.lua --seeds 1..100 --shrink
 -- With `-- fixed` the nodes run the fixed candidate.

@@ -4,7 +4,9 @@
 -- The bug (a cache a person would write): when the leader it follows is
 -- gone (its node looks down), a candidate does not ask the store again;
 -- the first of the nodes it sees up takes over on its own word. Behind a
--- partition the old leader is not gone: two nodes then run /user/duty.
+-- partition the old leader is not gone; after a crash its lease still
+-- runs, and another node claims the name when it ends: either way two
+-- nodes then run /user/duty.
 -- With "fixed" as its argument it claims through the store again, and
 -- steps down when its node loses the name.
 local tend = require "tend"
