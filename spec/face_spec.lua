@@ -15,7 +15,10 @@ local INTERNAL = {
   "backoff_check", "backoff_child", "backoff_delay_generator", "backoff_delays", "backoff_mt",
   "backoff_reset", "backoff_restart_count",
   -- tend.chaos
-  "chaos_crash", "chaos_deliver", "chaos_event", "chaos_filters", "chaos_freeze", "chaos_thaw",
+  "chaos_crash", "chaos_deliver", "chaos_event", "chaos_filters", "chaos_freeze", "chaos_quiet",
+  "chaos_thaw",
+  -- tend.invariant and tend.eventually (lua/tend/invariant.lua)
+  "pass_hook",
   -- tend.inspect and tend.reload (lua/tend/code.lua)
   "code_actor", "code_install", "code_requeue",
   -- tend.http
