@@ -243,6 +243,20 @@ local tend_Probe = {}
 ---@field p? number # instead of nth: each matching message fails it with this probability
 ---@field error? string # the error kind (default "ChaosCrash")
 
+---The options of tend.chaos.nemesis; any other key is an error naming it.
+---@class tend.NemesisOpts
+---@field faults string[] # what it may inject: crash, kill, stop, freeze, delay, drop, flaky, signal, partition, latency, reset, crash_node, restart_node, partition_nodes
+---@field targets string[] # actor paths, path patterns ("/user/workers/*": one segment), host names, node names
+---@field every? number[] # {min, max}: seconds between injections, drawn in that range (default {1, 5})
+---@field heal_after? number[] # {min, max}: a fault it can undo is undone that much later (default: never)
+---@field from? number # virtual time of the first draw (default: now)
+---@field to? number # no injection after this virtual time (default: never)
+---@field delay? number[] # the range of a delay fault's seconds (default {0.05, 1})
+---@field p? number[] # the range of a drop or flaky fault's probability (default {0.5, 1})
+---@field latency? number[] # the range of a latency fault's latency (default {0.05, 0.5})
+---@field jitter? number[] # the range of a latency fault's jitter (default {0, 0.05})
+---@field signals? string[] # the signals a signal fault draws from (default {"TERM", "KILL"})
+
 ---The options of tend.process{...} (any other key is an error).
 ---@class tend.ProcessOpts
 ---@field cmd? string[]|string # argv {program, args...} (program looked up in PATH when it has no /); with shell = true a string run by /bin/sh -c. Needed unless sim runs under --virtual-time
@@ -1310,6 +1324,66 @@ function tend.chaos.crash_node(name) end
 ---Refs to the old incarnation stay dead. A chaos event on /node/<name>.
 ---@param name string # the node's name
 function tend.chaos.restart_node(name) end
+
+---The rule that tend.chaos.crash_on, delay or drop returned goes; the others stay.
+---
+---A rule already gone is no error. tend.chaos.heal() lifts every rule at once.
+---@param rule table # what crash_on, delay or drop returned
+function tend.chaos.lift(rule) end
+
+---A frozen actor takes messages again now (what it queued meanwhile first).
+---
+---A chaos event "thaw". An actor that is not frozen: nothing happens.
+---@param ref tend.Ref # the actor
+function tend.chaos.thaw(ref) end
+
+---Starts /system/nemesis: faults drawn from a generator of its own, on targets drawn from targets, healed later.
+---
+---At each time drawn in every it draws a fault, a target the fault can act on
+---(a live actor a pattern matches, two of them, two hosts or nodes, a node)
+---and the fault's parameters, injects it through the tend.chaos verbs, and
+---undoes it heal_after later when the fault can be undone. Its generator
+---(splitmix64) is seeded from the run's seed and is the nemesis's alone, so
+---replacing it by its schedule (--chaos-schedule, tend explore --shrink)
+---leaves every other random choice of the run as it was. Each injection and
+---each heal is one "chaos" trace event with by = "nemesis" and what replays
+---it (fault, target or a and b, parameters, heal_after). Under `tend scenario
+-----chaos-schedule LIST.lua` it runs that list instead.
+---@param opts tend.NemesisOpts # what, where, when
+---@return tend.Ref # /system/nemesis
+function tend.chaos.nemesis(opts) end
+
+---Starts /system/schedule: each entry injected at its virtual time t, healed heal_after later.
+---
+---An entry is a nemesis's injection event without ev, path and by:
+---{ t = 12.5, fault = "partition", a = "n1", b = "n2", heal_after = 3 },
+---{ t = 4, fault = "crash", target = "/user/w" }. Its events carry
+---by = "schedule". A minimal scenario that tend explore --shrink writes is
+---the scenario with its nemesis replaced by such a list.
+---@param list table[] # the injections: {t, fault, target | a, b, parameters, heal_after}
+---@return tend.Ref # /system/schedule
+function tend.chaos.schedule(list) end
+
+---fn() must hold after every scheduler pass in which the virtual time moved, and at the end.
+---
+---fn returns true; false, nil or an error fails the run with InvariantFailed
+---naming the invariant, the time and fn's message (tend scenario prints
+---`failure: InvariantFailed "name" at t=...`). Checked under the virtual
+---clock; keep fn cheap (it runs often: docs/costs.md gives its price).
+---@param name string # what it says, for the failure
+---@param fn? fun(): boolean, string # true while the property holds
+function tend.invariant(name, fn) end
+
+---fn() must return true within `within` seconds, else the run fails with EventuallyFailed.
+---
+---Counted from the call, or with opts.after_heal = true from the last heal of
+---a nemesis or schedule (each heal restarts the wait). Checked after every
+---pass in which the virtual time moved.
+---@param name string # what it says, for the failure
+---@param fn fun(): boolean # true once the property holds
+---@param within number # seconds > 0
+---@param opts? table # {after_heal = true}
+function tend.eventually(name, fn, within, opts) end
 
 -- OS processes
 

@@ -463,4 +463,147 @@ local a = tend.sim.list()[1]
 print(a.name, a.state, a.inc)   --> a  up  2
 tend.sim.stop()]],
   },
+  { name = "tend.chaos.lift",
+    sig = "tend.chaos.lift(rule)",
+    summary = "The rule that tend.chaos.crash_on, delay or drop returned goes; the others stay.",
+    text = [[
+A rule already gone is no error. tend.chaos.heal() lifts every rule at once.]],
+    params = { { "rule", "table", "what crash_on, delay or drop returned" } },
+    returns = {},
+    errors = {},
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+local echo = tend.spawn(function() return function(msg, ctx) ctx:reply(msg) end end)
+local rule = tend.chaos.delay(tend.self(), echo, 2)
+local t0 = tend.now()
+tend.ask(echo, "slow")
+print(tend.now() - t0)         --> 2.0
+tend.chaos.lift(rule)
+t0 = tend.now()
+tend.ask(echo, "fast")
+print(tend.now() - t0)         --> 0.0]],
+  },
+  { name = "tend.chaos.thaw",
+    sig = "tend.chaos.thaw(ref)",
+    summary = "A frozen actor takes messages again now (what it queued meanwhile first).",
+    text = [[
+A chaos event "thaw". An actor that is not frozen: nothing happens.]],
+    params = { { "ref", "tend.Ref", "the actor" } },
+    returns = {},
+    errors = { "an error when ref is not an actor ref" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+local echo = tend.spawn(function() return function(msg, ctx) ctx:reply(msg) end end)
+tend.chaos.freeze(echo, math.huge)
+tend.after(1.5, function() tend.chaos.thaw(echo) end)
+local t0 = tend.now()
+print(tend.ask(echo, "hi", 5), tend.now() - t0)   --> hi  1.5]],
+  },
+  { class = "tend.NemesisOpts",
+    summary = "The options of tend.chaos.nemesis; any other key is an error naming it.",
+    fields = {
+      { "faults", "string[]", "what it may inject: crash, kill, stop, freeze, delay, drop, flaky, signal, partition, latency, reset, crash_node, restart_node, partition_nodes" },
+      { "targets", "string[]", "actor paths, path patterns (\"/user/workers/*\": one segment), host names, node names" },
+      { "every", "number[]?", "{min, max}: seconds between injections, drawn in that range (default {1, 5})" },
+      { "heal_after", "number[]?", "{min, max}: a fault it can undo is undone that much later (default: never)" },
+      { "from", "number?", "virtual time of the first draw (default: now)" },
+      { "to", "number?", "no injection after this virtual time (default: never)" },
+      { "delay", "number[]?", "the range of a delay fault's seconds (default {0.05, 1})" },
+      { "p", "number[]?", "the range of a drop or flaky fault's probability (default {0.5, 1})" },
+      { "latency", "number[]?", "the range of a latency fault's latency (default {0.05, 0.5})" },
+      { "jitter", "number[]?", "the range of a latency fault's jitter (default {0, 0.05})" },
+      { "signals", "string[]?", "the signals a signal fault draws from (default {\"TERM\", \"KILL\"})" },
+    } },
+  { name = "tend.chaos.nemesis",
+    sig = "tend.chaos.nemesis{faults, targets, every, heal_after, from, to, ...} -> ref",
+    summary = "Starts /system/nemesis: faults drawn from a generator of its own, on targets drawn from targets, healed later.",
+    text = [[
+At each time drawn in every it draws a fault, a target the fault can act on
+(a live actor a pattern matches, two of them, two hosts or nodes, a node)
+and the fault's parameters, injects it through the tend.chaos verbs, and
+undoes it heal_after later when the fault can be undone. Its generator
+(splitmix64) is seeded from the run's seed and is the nemesis's alone, so
+replacing it by its schedule (--chaos-schedule, tend explore --shrink)
+leaves every other random choice of the run as it was. Each injection and
+each heal is one "chaos" trace event with by = "nemesis" and what replays
+it (fault, target or a and b, parameters, heal_after). Under `tend scenario
+--chaos-schedule LIST.lua` it runs that list instead.]],
+    params = { { "opts", "tend.NemesisOpts", "what, where, when" } },
+    returns = { { "tend.Ref", "/system/nemesis" } },
+    errors = { "an error naming the option, what was expected and what was given" },
+    example = [[
+-- run: tend --virtual-time --seed 1
+local tend = require "tend"
+tend.trace(function(e)
+  if e.ev == "chaos" and e.by == "nemesis" and not e.heal then print(e.t, e.fault, e.target) end
+end)
+tend.spawn(function() return function() end end, { name = "w" })
+tend.chaos.nemesis { faults = { "crash" }, targets = { "/user/w" }, every = { 1, 2 }, to = 5 }
+tend.sleep(6)]],
+  },
+  { name = "tend.chaos.schedule",
+    sig = "tend.chaos.schedule(list) -> ref",
+    summary = "Starts /system/schedule: each entry injected at its virtual time t, healed heal_after later.",
+    text = [[
+An entry is a nemesis's injection event without ev, path and by:
+{ t = 12.5, fault = "partition", a = "n1", b = "n2", heal_after = 3 },
+{ t = 4, fault = "crash", target = "/user/w" }. Its events carry
+by = "schedule". A minimal scenario that tend explore --shrink writes is
+the scenario with its nemesis replaced by such a list.]],
+    params = { { "list", "table[]", "the injections: {t, fault, target | a, b, parameters, heal_after}" } },
+    returns = { { "tend.Ref", "/system/schedule" } },
+    errors = { "an error naming the entry and the field that is wrong" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+local w = tend.spawn(function() return function(msg, ctx) ctx:reply(msg) end end, { name = "w" })
+tend.chaos.schedule { { t = 1, fault = "freeze", target = "/user/w", heal_after = 2 } }
+tend.sleep(1.5)
+local t0 = tend.now()
+print(tend.ask(w, "hi", 5), tend.now() - t0)   --> hi  1.5]],
+  },
+  { name = "tend.invariant",
+    sig = "tend.invariant(name, fn)",
+    summary = "fn() must hold after every scheduler pass in which the virtual time moved, and at the end.",
+    text = [[
+fn returns true; false, nil or an error fails the run with InvariantFailed
+naming the invariant, the time and fn's message (tend scenario prints
+`failure: InvariantFailed "name" at t=...`). Checked under the virtual
+clock; keep fn cheap (it runs often: docs/costs.md gives its price).]],
+    params = { { "name", "string", "what it says, for the failure" },
+               { "fn", "fun(): boolean, string?", "true while the property holds" } },
+    returns = {},
+    errors = { "an error when name is not a string or fn not a function" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+local total = 100
+tend.invariant("the total is 100", function() return total == 100 end)
+tend.sleep(1)
+print("holds at", tend.now())   --> holds at  1.0]],
+  },
+  { name = "tend.eventually",
+    sig = "tend.eventually(name, fn, within [, opts])",
+    summary = "fn() must return true within `within` seconds, else the run fails with EventuallyFailed.",
+    text = [[
+Counted from the call, or with opts.after_heal = true from the last heal of
+a nemesis or schedule (each heal restarts the wait). Checked after every
+pass in which the virtual time moved.]],
+    params = { { "name", "string", "what it says, for the failure" },
+               { "fn", "fun(): boolean", "true once the property holds" },
+               { "within", "number", "seconds > 0" },
+               { "opts", "table?", "{after_heal = true}" } },
+    returns = {},
+    errors = { "an error naming the argument that is wrong" },
+    example = [[
+-- run: tend --virtual-time
+local tend = require "tend"
+local up = false
+tend.after(2, function() up = true end)
+tend.eventually("it comes up", function() return up end, 5)
+tend.sleep(3)
+print("up:", up)   --> up:  true]],
+  },
 }
