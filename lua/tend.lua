@@ -48,6 +48,9 @@ local node = require "tend.node"
 tend.node = { start = node.start, name = node.name, list = node.list, monitor = node.monitor,
   stats = node.stats, tree = node.tree, peer = function(...) return require("tend.nats").peer(...) end }
 tend.spawn_on = node.spawn_on
+local invariant = require "tend.invariant"
+tend.invariant = invariant.invariant
+tend.eventually = invariant.eventually
 
 -- tend.testkit, tend.chaos, tend.simnet, tend.global and tend.sim (the
 -- simulated nodes, lua/tend/simnodes.lua) load on first use.

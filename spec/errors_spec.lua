@@ -269,7 +269,7 @@ function TestErrors:test_tend_kinds_names_the_kinds_of_errkind_h_and_refuses_oth
     lu.assertEquals(v, name)
     n = n + 1
   end
-  lu.assertEquals(n, 34)
+  lu.assertEquals(n, 37)
   lu.assertErrorMsgContains("tend.kinds: no error kind 'Timout'", function() return K.Timout end)
   -- the default decider's words come from the same list
   lu.assertStrContains(tend.describe(tend.one_for_one {}),

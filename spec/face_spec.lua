@@ -14,7 +14,10 @@ local INTERNAL = {
   "backoff_check", "backoff_child", "backoff_delay_generator", "backoff_delays", "backoff_mt",
   "backoff_reset", "backoff_restart_count",
   -- tend.chaos
-  "chaos_crash", "chaos_deliver", "chaos_event", "chaos_filters", "chaos_freeze", "chaos_thaw",
+  "chaos_crash", "chaos_deliver", "chaos_event", "chaos_filters", "chaos_freeze", "chaos_quiet",
+  "chaos_thaw",
+  -- tend.invariant and tend.eventually (lua/tend/invariant.lua)
+  "pass_hook",
   -- tend.inspect and tend.reload (lua/tend/code.lua)
   "code_actor", "code_install", "code_requeue",
   -- tend.http
@@ -65,13 +68,21 @@ function TestFace:test_every_name_of_tend_core_is_exported_or_internal()
   lu.assertEquals(sorted(gone), {}, "internal names no longer in tend.core")
 end
 
--- The README's names tend.X and tend.M.X (not a path like runtime/tend.h;
--- beyond a module's own name, tend.core, tend.pretty: require
--- "tend.pretty").
+-- The names tend.X and tend.M.X of the README and its chapters
+-- (docs/guide/*.md; not a path like runtime/tend.h; beyond a module's own
+-- name, tend.core, tend.pretty: require "tend.pretty").
 local function readme_names()
-  local f = assert(io.open("README.md", "r"))
-  local text = f:read("a")
-  f:close()
+  local files = { "README.md" }
+  for _, name in ipairs(require("tend.internal").list_dir("docs/guide") or {}) do
+    if name:match("%.md$") then files[#files + 1] = "docs/guide/" .. name end
+  end
+  local parts = {}
+  for _, path in ipairs(files) do
+    local f = assert(io.open(path, "r"))
+    parts[#parts + 1] = f:read("a")
+    f:close()
+  end
+  local text = table.concat(parts, "\n")
   local top, nested = {}, {}
   for name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)") do top[name] = true end
   for m, name in text:gmatch("%f[%w_./]tend%.([%a_][%w_]*)%.([%a_][%w_]*)") do

@@ -158,17 +158,21 @@ function M.crash_on(target, pred, opts)
   if opts.p ~= nil and (type(opts.p) ~= "number" or opts.p < 0 or opts.p > 1) then
     error("tend.chaos.crash_on: option 'p': expected a number in [0, 1], got " .. tostring(opts.p), 2)
   end
-  crash_rules[#crash_rules + 1] = { path = path, pred = pred, nth = opts.nth,
+  local rule = { path = path, pred = pred, nth = opts.nth,
     p = opts.p or 1, kind = opts.error or K.ChaosCrash, seen = 0 }
+  crash_rules[#crash_rules + 1] = rule
   install()
+  return rule
 end
 
 -- delay(from, to, seconds): messages from `from` to `to` arrive later.
 function M.delay(from, to, seconds)
   check_seconds("tend.chaos.delay", "seconds", seconds) -- (never: drop)
-  link_rules[#link_rules + 1] = { from = path_of(from, "from", "tend.chaos.delay"),
+  local rule = { from = path_of(from, "from", "tend.chaos.delay"),
     to = path_of(to, "to", "tend.chaos.delay"), delay = seconds }
+  link_rules[#link_rules + 1] = rule
   install()
+  return rule
 end
 
 -- drop(from, to, p): each such message is lost with probability p.
@@ -176,24 +180,50 @@ function M.drop(from, to, p)
   if type(p) ~= "number" or p < 0 or p > 1 then
     error("tend.chaos.drop: p: expected a number in [0, 1], got " .. tostring(p), 2)
   end
-  link_rules[#link_rules + 1] = { from = path_of(from, "from", "tend.chaos.drop"),
+  local rule = { from = path_of(from, "from", "tend.chaos.drop"),
     to = path_of(to, "to", "tend.chaos.drop"), p = p }
+  link_rules[#link_rules + 1] = rule
+  install()
+  return rule
+end
+
+-- lift(rule): the rule crash_on, delay or drop returned goes (the others
+-- stay); a rule already gone is no error.
+function M.lift(rule)
+  for _, list in ipairs { crash_rules, link_rules } do
+    for i = #list, 1, -1 do
+      if list[i] == rule then table.remove(list, i) end
+    end
+  end
   install()
 end
 
 -- freeze(ref, seconds): ref processes nothing for that long (its mailbox
--- fills), then goes on.
+-- fills), then goes on; math.huge: until thaw(ref) or heal().
 function M.freeze(ref, seconds)
   check_seconds("tend.chaos.freeze", "seconds", seconds, true, true) -- huge: until heal
   check_ref(ref, "tend.chaos.freeze")
   core.chaos_event(ref, string.format("freeze %.3f s", seconds))
   core.chaos_freeze(ref)
   frozen[#frozen + 1] = ref
+  if seconds == math.huge then return end
   internal.after(seconds, function()
     core.chaos_thaw(ref)
     core.chaos_event(ref, "thaw")
   end)
 end
+
+-- thaw(ref): a frozen ref takes messages again now.
+function M.thaw(ref)
+  check_ref(ref, "tend.chaos.thaw")
+  core.chaos_thaw(ref)
+  core.chaos_event(ref, "thaw")
+end
+
+-- nemesis{...} and schedule(list): faults drawn from a generator of their
+-- own, or a list of them (lua/tend/nemesis.lua).
+function M.nemesis(opts) return require("tend.nemesis").nemesis(opts) end
+function M.schedule(list) return require("tend.nemesis").schedule(list) end
 
 -- heal(): every rule goes, every frozen actor thaws.
 -- The network (the simulated one, under --virtual-time; turmoil's verbs):

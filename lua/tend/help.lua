@@ -228,6 +228,21 @@ M.docs = {
   ["tend.sim.stop"] = [=[tend.sim.stop()
   Every simulated node stops (as tend.shutdown there); the world leaves
   the cluster and the bus is healed.]=],
+  ["tend.chaos.nemesis"] = [=[tend.chaos.nemesis{faults, targets, every, heal_after, from, to, ...} -> ref
+  /system/nemesis injects a fault drawn from faults (crash kill stop freeze
+  delay drop flaky signal partition latency reset crash_node restart_node
+  partition_nodes) on a target drawn from targets (paths, "/user/w/*",
+  hosts, nodes) every {min, max} seconds, healed heal_after {min, max}
+  later; from generator of its own (the seed's). Each is a chaos event.]=],
+  ["tend.chaos.schedule"] = [=[tend.chaos.schedule{{t, fault, target | a, b, heal_after, ...}, ...} -> ref
+  /system/schedule injects each fault at virtual time t and heals it
+  heal_after seconds later (a nemesis's injections, replayed).]=],
+  ["tend.invariant"] = [=[tend.invariant(name, fn)
+  fn() must return true after every scheduler pass in which the virtual
+  time moved, and at the end; else the run fails with InvariantFailed.]=],
+  ["tend.eventually"] = [=[tend.eventually(name, fn, within [, {after_heal = true}])
+  fn() must return true within `within` seconds (of the last heal of a
+  nemesis, with after_heal); else the run fails with EventuallyFailed.]=],
   ["tend.chaos.repair"] = [=[tend.chaos.repair(a, b)
   Ends a partition: what waited goes, in order.]=],
   ["tend.chaos.hold"] = [=[tend.chaos.hold(a, b)

@@ -1,14 +1,22 @@
 -- tend.scenario: `tend scenario FILE [--seed N] [--seeds A..B] [--svg OUT]
--- [--trace OUT] [--only EV,...] [--path /user/x] [-- ARGS...]`. Runs FILE
--- under the virtual clock (the host is started so), then prints a readable
--- timeline, one line per event, and a summary; exits 1 if the scenario
--- raised (a failed check is an error), N if it ended with tend.shutdown(N).
+-- [--trace OUT] [--only EV,...] [--path /user/x] [--chaos-schedule LIST.lua]
+-- [-- ARGS...]`. Runs FILE under the virtual clock (the host is started
+-- so), then prints a readable timeline, one line per event, and a
+-- summary; exits 1 if the scenario raised (a failed check is an error), an
+-- invariant failed (tend.invariant, tend.eventually), nothing could happen
+-- any more while it waited (NoProgress) or a failure escalated past the
+-- guardian, N if it ended with tend.shutdown(N). A failing run prints
+-- `failure: <Kind> "<invariant name or message>" at t=<t>`.
+-- --chaos-schedule: every tend.chaos.nemesis of the run applies the list
+-- LIST.lua returns instead of drawing (lua/tend/nemesis.lua).
 -- With --seeds it runs every seed as its own process and prints one line
 -- per seed (a failing one with its reason).
 local core = require "tend.core"
 local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
 local seeds = require "tend.seeds" -- a seed's run in a process of its own
+local invariant = require "tend.invariant"
+local nemesis = require "tend.nemesis"
 local timeline = require "tend.timeline"
 local tend = require "tend"
 
@@ -137,7 +145,7 @@ local function parse(args)
       break
     end
     local takes = a == "--svg" or a == "--seeds" or a == "--only" or a == "--path"
-      or a == "--seed" or a == "--trace"
+      or a == "--seed" or a == "--trace" or a == "--chaos-schedule"
     if a == "--trace-internal" then
       i = i + 1
     else
@@ -193,8 +201,62 @@ function M.run(file, ...)
     io.stderr:write("tend scenario: " .. err .. "\n")
     return core.shutdown(1)
   end
-  local events = {}
-  core.trace(function(e) events[#events + 1] = e end)
+  if o["chaos-schedule"] then
+    local ok, list = pcall(dofile, o["chaos-schedule"])
+    if ok and type(list) ~= "table" then ok, list = false, "it returned " .. type(list) .. ", not a list" end
+    if ok then ok, list = pcall(nemesis.replace, list) end
+    if not ok then
+      return fail_usage("--chaos-schedule: expected a file returning a list of injections: " ..
+        tostring(list))
+    end
+  end
+  local events, finished = {}, false
+  -- The end of the run: the timeline, the failure (a `failure:` line),
+  -- the summary, then the host exits with code.
+  local wall0 = internal.wall_clock()
+  local function finish(code, why, failure)
+    if finished then return end
+    finished = true
+    local drawn = {}
+    for _, e in ipairs(events) do
+      if selected(o, e) then
+        drawn[#drawn + 1] = e
+        if (o.events or shown)[e.ev] then
+          print(string.format("t=%-10.3f %-32s %-10s %s", e.t,
+            e.path .. (e.node and ("@" .. e.node) or ""), e.ev, describe(e)))
+        end
+      end
+    end
+    if why then print("scenario failed: " .. why) end
+    if failure then
+      print(string.format('failure: %s "%s" at t=%.3f', failure.kind, failure.name, failure.t))
+    end
+    summary(events, core.seed(), code ~= 0)
+    io.stderr:write(string.format("wall time %.3f s for %.3f s of virtual time\n",
+      internal.wall_clock() - wall0, core.now()))
+    if o.svg then
+      local written, werr = timeline.write(o.svg, timeline.render(drawn,
+        "tend scenario " .. file .. " - seed " .. core.seed()))
+      if not written then
+        io.stderr:write("tend scenario: cannot write " .. o.svg .. ": " .. tostring(werr) .. "\n")
+        return core.shutdown(1)
+      end
+    end
+    core.shutdown(code)
+  end
+  core.trace(function(e)
+    events[#events + 1] = e
+    if e.ev == "fail" and e.path == "/user" and not finished then -- past the guardian
+      local msg = tostring(e.message):gsub("^failure of ", "")
+      finish(1, tostring(e.kind) .. ": " .. msg,
+        { kind = e.kind or K.Error, name = msg:match("^[^\n]*"), t = e.t })
+    end
+  end)
+  invariant.on_failure = function(f)
+    finish(1, string.format('%s: "%s" at t=%.3f: %s', f.kind, f.name, f.t, f.message), f)
+  end
+  invariant.waiting = function() return not finished end
+  invariant.hook()
   -- tend.shutdown(code) in the file's main chunk ends the scenario there:
   -- the timeline and the summary still print, then the host exits with code
   local real_shutdown, main, ended = tend.shutdown, core.self(), nil
@@ -207,41 +269,32 @@ function M.run(file, ...)
     error(ended, 0)
   end
   _G.arg = table.move(o.rest, 1, #o.rest, 1, { [0] = file })
-  local wall0 = internal.wall_clock()
+  local raised
   local ok, why = xpcall(chunk, function(e)
     if e == ended then return e end
+    raised = e
     return report(e)
   end, table.unpack(o.rest))
   tend.shutdown = real_shutdown
+  if finished then return end -- (an invariant or an escalation ended it)
   core.sleep(0) -- the events of the last turns reach the trace function
+  if finished then return end
   local code = ended and ended.code or (ok and 0 or 1)
-  local drawn = {}
-  for _, e in ipairs(events) do
-    if selected(o, e) then
-      drawn[#drawn + 1] = e
-      if (o.events or shown)[e.ev] then
-        print(string.format("t=%-10.3f %-32s %-10s %s", e.t,
-          e.path .. (e.node and ("@" .. e.node) or ""), e.ev, describe(e)))
-      end
-    end
-  end
+  if ok or ended then invariant.check() end -- (its failure finishes)
+  if finished then return end
   if ended then -- tend.shutdown(code): a failure unless code is 0
-    if code ~= 0 then print("scenario failed: tend.shutdown(" .. code .. ")") end
-  elseif not ok then
-    print("scenario failed: " .. tostring(why))
-  end
-  summary(events, core.seed(), code ~= 0)
-  io.stderr:write(string.format("wall time %.3f s for %.3f s of virtual time\n",
-    internal.wall_clock() - wall0, core.now()))
-  if o.svg then
-    local written, werr = timeline.write(o.svg, timeline.render(drawn,
-      "tend scenario " .. file .. " - seed " .. core.seed()))
-    if not written then
-      io.stderr:write("tend scenario: cannot write " .. o.svg .. ": " .. tostring(werr) .. "\n")
-      return core.shutdown(1)
+    if code ~= 0 then
+      return finish(code, "tend.shutdown(" .. code .. ")",
+        { kind = "Shutdown", name = file .. ": tend.shutdown(" .. code .. ")", t = core.now() })
     end
+    return finish(code)
+  elseif not ok then
+    local kind = type(raised) == "table" and type(raised.kind) == "string" and raised.kind or K.Error
+    local msg = type(raised) == "table" and raised.message ~= nil
+      and tostring(raised.where or "") .. tostring(raised.message) or tostring(raised)
+    return finish(1, tostring(why), { kind = kind, name = msg:match("^[^\n]*"), t = core.now() })
   end
-  core.shutdown(code)
+  finish(code)
 end
 
 return M

@@ -149,12 +149,39 @@ static int l_chaos_thaw(lua_State *L) {
   return 0;
 }
 
-/* core.chaos_event(ref_or_path, detail [, to]): a "chaos" trace event. */
+static int quiet; /* > 0 while the nemesis applies a verb: one event */
+
+#define MAX_FIELDS 16
+
+/* core.chaos_event(ref_or_path, detail [, to [, fields]]): a "chaos"
+ * trace event; fields: {key1, value1, key2, value2, ...} (strings,
+ * numbers, booleans) it carries after the others, in that order. Nothing while
+ * quiet, unless fields are given. */
 static int l_chaos_event(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_event e = TEND_EVENT_INIT(TEND_EV_CHAOS, NULL);
-  lua_settop(L, 3);
+  lua_settop(L, 4);
+  if (quiet > 0 && lua_isnoneornil(L, 4)) return 0;
   e.to = lua_isstring(L, 3) ? lua_tostring(L, 3) : NULL;
+  tend_event_field fields[MAX_FIELDS];
+  if (lua_istable(L, 4)) {
+    lua_Integer n = luaL_len(L, 4);
+    luaL_argcheck(L, n % 2 == 0 && n / 2 <= MAX_FIELDS, 4,
+                  "expected at most 16 key, value pairs");
+    for (lua_Integer i = 1; i < n; i += 2) {
+      tend_event_field *f = &fields[e.nfields++];
+      lua_rawgeti(L, 4, i);
+      f->key = luaL_checkstring(L, -1);
+      lua_rawgeti(L, 4, i + 1);
+      int type = lua_type(L, -1);
+      const char *v = type == LUA_TBOOLEAN
+                          ? (lua_toboolean(L, -1) ? "true" : "false")
+                          : luaL_checkstring(L, -1); /* (on the stack) */
+      f->text = type == LUA_TSTRING ? v : NULL;
+      f->num_text = type == LUA_TSTRING ? NULL : v;
+    }
+    e.fields = fields;
+  }
   tend_ref *r = tend_ref_test(L, 1);
   if (r) {
     lua_getfield(L, 1, "path");
@@ -169,13 +196,19 @@ static int l_chaos_event(lua_State *L) {
   return 0;
 }
 
+/* core.chaos_quiet(on): while on, the verbs' own events are not traced
+ * (the nemesis traces one event per fault it applies). */
+static int l_chaos_quiet(lua_State *L) {
+  quiet += lua_toboolean(L, 1) ? 1 : -1;
+  if (quiet < 0) quiet = 0;
+  return 0;
+}
+
 void tend_open_chaos(lua_State *L) {
-  static const luaL_Reg fns[] = {{"chaos_filters", l_chaos_filters},
-                                 {"chaos_deliver", l_chaos_deliver},
-                                 {"chaos_crash", l_chaos_crash},
-                                 {"chaos_freeze", l_chaos_freeze},
-                                 {"chaos_thaw", l_chaos_thaw},
-                                 {"chaos_event", l_chaos_event},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"chaos_filters", l_chaos_filters}, {"chaos_deliver", l_chaos_deliver},
+      {"chaos_crash", l_chaos_crash},     {"chaos_freeze", l_chaos_freeze},
+      {"chaos_thaw", l_chaos_thaw},       {"chaos_event", l_chaos_event},
+      {"chaos_quiet", l_chaos_quiet},     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

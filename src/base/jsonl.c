@@ -170,6 +170,11 @@ void tend_jsonl_int(tend_jsonl *b, const char *key, int64_t x) {
   put_int(b, x);
 }
 
+void tend_jsonl_raw(tend_jsonl *b, const char *key, const char *text) {
+  put_key(b, key);
+  put_str(b, text);
+}
+
 void tend_jsonl_seconds(tend_jsonl *b, const char *key, int64_t ns) {
   put_key(b, key);
   put_seconds(b, ns);

@@ -34,6 +34,8 @@ static inline void tend_jsonl_string(tend_jsonl *b, const char *key,
   if (s) tend_jsonl_put_string(b, key, s, strlen(s));
 }
 void tend_jsonl_int(tend_jsonl *b, const char *key, int64_t x);
+/* "key": text, as it is (a number the caller wrote: no quotes). */
+void tend_jsonl_raw(tend_jsonl *b, const char *key, const char *text);
 /* Nanoseconds as seconds with 6 decimals (rounded to the microsecond). */
 void tend_jsonl_seconds(tend_jsonl *b, const char *key, int64_t ns);
 /* A fraction in [0, 1) with 6 decimals. */

@@ -73,7 +73,10 @@ static const char usage_scenario[] =
     "usage: tend scenario FILE [options] [-- ARGS...]\n"
     "Runs FILE under the virtual clock, then prints its timeline (one line\n"
     "an event) and a summary. Exits 0 when it passed, 1 when it raised (a\n"
-    "failed assert), N when it ended with tend.shutdown(N).\n"
+    "failed assert), an invariant failed, nothing could happen any more while\n"
+    "it waited, or a failure escalated past the guardian (then it prints\n"
+    "`failure: Kind \"name or message\" at t=T`), N when it ended with\n"
+    "tend.shutdown(N).\n"
     "  --seed N        the seed of every random choice (default: the time)\n"
     "  --seeds A..B    run each seed from A to B in its own process: one\n"
     "                  line a seed, a failing seed with its reason\n"
@@ -85,6 +88,8 @@ static const char usage_scenario[] =
     "                  start, stop, spawn, dead_letter, stash_drop, trace,\n"
     "                  spawn_os, ready, exit)\n"
     "  --path /user/x  show only the events of /user/x and below\n"
+    "  --chaos-schedule LIST.lua  every tend.chaos.nemesis applies the list\n"
+    "                  of injections LIST.lua returns instead of drawing\n"
     "  -- ARGS...      the rest goes to FILE's `arg` and `...`\n"
     "  --help          print this help\n";
 

@@ -323,6 +323,10 @@ void tend_host_set_filters(tend_host *h, tend_receive_filter receive,
   h->receive_filter = receive;
   h->send_filter = send;
 }
+void tend_host_set_pass_hook(tend_host *h, tend_pass_hook hook) {
+  h->pass_hook = hook;
+  h->pass_at = tend_clock_now(&h->clock);
+}
 tend_actor *tend_host_endpoint(tend_host *h, uint32_t id, uint32_t gen) {
   void *e = id ? tend_slots_get(&h->ids, id, gen) : NULL;
   if (e && ((tend_actor *)e)->kind == TEND_ENTITY_PROMISE)

@@ -174,6 +174,11 @@ typedef int (*tend_receive_filter)(lua_State *L, tend_host *h, tend_actor *a,
 /* Installs the filters (NULL: none). */
 void tend_host_set_filters(tend_host *h, tend_receive_filter receive,
                            tend_send_filter send);
+/* tend.invariant's hook: called after each turn in which the clock moved
+ * (stalled 0), and when nothing can happen any more before the host ends
+ * (stalled 1: no actor can run, no timer is armed). NULL: none. */
+typedef void (*tend_pass_hook)(tend_host *h, int stalled);
+void tend_host_set_pass_hook(tend_host *h, tend_pass_hook hook);
 /* The actor at one end of a message: (id, gen)'s, or the asker of the
  * pending ask (id, gen); NULL for none. */
 tend_actor *tend_host_endpoint(tend_host *h, uint32_t id, uint32_t gen);

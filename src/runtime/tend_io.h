@@ -39,6 +39,15 @@ typedef enum tend_event_kind {
   TEND_EV_KINDS
 } tend_event_kind;
 
+/* A field of its own an event carries after the others (a nemesis's
+ * fault, target, parameters): text, or a number or a boolean written as
+ * num_text ("12.5", "true"). */
+typedef struct tend_event_field {
+  const char *key;
+  const char *text;     /* a string value, or NULL */
+  const char *num_text; /* a number's or boolean's JSON text, or NULL */
+} tend_event_field;
+
 typedef struct tend_event {
   tend_event_kind ev;    /* what happened */
   tend_actor *actor;     /* where it happened, or NULL */
@@ -62,6 +71,8 @@ typedef struct tend_event {
   const char *argv0;     /* spawn_os: the program, or NULL */
   int64_t status;        /* exit: the status, or -1 */
   const char *signal;    /* exit: the signal's name, or NULL */
+  const tend_event_field *fields; /* chaos: nfields more, in this order */
+  int nfields;
 } tend_event;
 
 #define TEND_EVENT_INIT(kind, a)                                           \

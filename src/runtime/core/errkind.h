@@ -55,7 +55,11 @@
   XX(NATS_ERROR, "NatsError", RESTART, 1)                                    \
   /* tend.chaos: crash's and crash_on's default, flaky's */                  \
   XX(CHAOS_CRASH, "ChaosCrash", RESTART, 0)                                  \
-  XX(CHAOS_ERROR, "ChaosError", RESTART, 0)
+  XX(CHAOS_ERROR, "ChaosError", RESTART, 0)                                  \
+  /* a run's checks (tend.invariant, tend.eventually; no progress) */        \
+  XX(INVARIANT_FAILED, "InvariantFailed", RESTART, 0)                        \
+  XX(EVENTUALLY_FAILED, "EventuallyFailed", RESTART, 0)                      \
+  XX(NO_PROGRESS, "NoProgress", RESTART, 0)
 
 typedef enum tend_error_kind {
 #define TEND_ERR_ENUM(id, name, directive, brief) TEND_ERR_##id,

@@ -80,6 +80,13 @@ static void to_json(tend_jsonl *b, int64_t t, const char *node,
   tend_jsonl_string(b, "argv0", e->argv0);
   if (e->status >= 0) tend_jsonl_int(b, "status", e->status);
   tend_jsonl_string(b, "signal", e->signal);
+  for (int i = 0; i < e->nfields; i++) {
+    const tend_event_field *f = &e->fields[i];
+    if (f->num_text)
+      tend_jsonl_raw(b, f->key, f->num_text);
+    else
+      tend_jsonl_string(b, f->key, f->text);
+  }
   tend_jsonl_end(b);
 }
 
@@ -186,6 +193,16 @@ static void push_table(lua_State *L, double t, const char *node,
     lua_setfield(L, -2, "status");
   }
   STR("signal", e->signal);
+  for (int i = 0; i < e->nfields; i++) {
+    const tend_event_field *f = &e->fields[i];
+    if (f->num_text && (*f->num_text == 't' || *f->num_text == 'f'))
+      lua_pushboolean(L, *f->num_text == 't');
+    else if (f->num_text)
+      lua_pushnumber(L, strtod(f->num_text, NULL));
+    else
+      lua_pushstring(L, f->text);
+    lua_setfield(L, -2, f->key);
+  }
 #undef STR
 #undef NUM
 }

@@ -85,6 +85,8 @@ void tend_host_turn(tend_host *h) {
   tend_timers_fire_due(h);
   tend_sched_run(h);
   tend_event_flush(h->L, h);
+  if (h->pass_hook && h->pass_at != tend_clock_now(&h->clock))
+    h->pass_hook(h, 0);                 /* (it sets pass_at) */
   if (h->stdout_closed && !h->shutdown) /* a print met EPIPE */
     tend_host_shutdown(h, 128 + SIGPIPE);
   if (h->front.turn) h->front.turn(h);
@@ -339,7 +341,8 @@ int tend_host_run(tend_host *h) {
     if (h->shutdown == TEND_SHUTDOWN_FORCED) break;
     if (h->user == NULL && h->system == NULL) break;
     if (!h->shutdown) { /* nothing can happen any more: stop the tree */
-      tend_host_shutdown(h, h->exit_code);
+      if (h->pass_hook) h->pass_hook(h, 1);
+      if (!h->shutdown) tend_host_shutdown(h, h->exit_code);
       continue;
     }
     if (!h->runq_head && !tend_timer_heap_top(&h->timers)) {

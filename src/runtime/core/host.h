@@ -174,6 +174,8 @@ struct tend_host {
   tend_front front;                   /* the command line's hooks */
   tend_send_filter send_filter;       /* tend.chaos, or NULL */
   tend_receive_filter receive_filter; /* tend.chaos, or NULL */
+  tend_pass_hook pass_hook;           /* tend.invariant, or NULL */
+  int64_t pass_at;                    /* the clock at its last call */
 
   tend_process *processes; /* OS process records (process.c) */
   int life_fd[2];          /* [1]: the pipe to the group watcher, once
