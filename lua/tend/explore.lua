@@ -178,7 +178,7 @@ function M.run(file, ...)
       if not rr.ok then
         rr.seed = next_print
         failures[#failures + 1] = rr
-        print(string.format("seed %d: %s", rr.seed, rr.reason))
+        print(string.format("seed %d: %s", rr.seed, rr.failure or rr.reason))
       end
       next_print = next_print + 1
     end
@@ -198,7 +198,8 @@ function M.run(file, ...)
       return core.shutdown(1)
     end
     for _, g in ipairs(list) do
-      shrink.run { file = file, seed = g.first.seed, signature = g.signature, args = o.args,
+      shrink.run { file = file, seed = g.first.seed, signature = g.signature, t = g.first.t,
+        args = o.args,
         out = o.out, jobs = o.jobs, limit = M.RUN_LIMIT }
     end
   end

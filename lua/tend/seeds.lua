@@ -51,12 +51,10 @@ function M.signature(kind, name)
   return kind .. " at " .. where(name)
 end
 
--- The reason a run failed, in one line: its `failure:` line, what its
--- scenario said after "scenario failed: ", else the last line it wrote to
--- stderr.
+-- The reason a run failed, in one line: what its scenario said after
+-- "scenario failed: ", else the last line it wrote to stderr.
 local function reason_of(out, err)
-  local why = out:match("\nfailure: ([^\n]*)") or out:match("^failure: ([^\n]*)")
-    or out:match("scenario failed: ([^\n]*)")
+  local why = out:match("scenario failed: ([^\n]*)")
   if why then return why end
   local last
   for line in (err or ""):gmatch("[^\n]+") do
@@ -65,12 +63,15 @@ local function reason_of(out, err)
   return last or "no result"
 end
 
--- What a run's output says: { ok = true } or { ok = false, reason = one
--- line, signature = ..., t = the failure's virtual time or nil }.
+-- What a run's output says: { ok = true, result = its summary's } or
+-- { ok = false, reason = one line, failure = its failure line after
+-- "failure: " or nil, signature = ..., t = the failure's virtual time or
+-- nil }.
 function M.outcome(ok, out, err)
   if ok then return { ok = true, result = out:match("result: ([^\n]*)") or "ok" } end
   local r = { ok = false, reason = reason_of(out, err) }
   local line = out:match("\nfailure: ([^\n]*)") or out:match("^failure: ([^\n]*)")
+  r.failure = line
   local kind, name, t
   if line then kind, name, t = line:match('^(%S+) "(.*)" at t=(%S+)$') end
   if kind then

@@ -16,12 +16,16 @@ local M = {}
 M.STEPS = 6 -- bisection steps per time moved (a 64th of its span)
 
 ------------------------------------------------------------ the schedule
+-- The fields of a trace event that are not the injection's: where and by
+-- whom, and the line the timeline prints.
+local envelope = { ev = true, path = true, by = true, detail = true }
+
 -- An injection event of the trace as a schedule entry: the event minus
--- ev, path and by (the interface of tend.chaos.schedule).
+-- ev, path and by (the interface of tend.chaos.schedule), and its detail.
 local function entry(e)
   local x = {}
   for k, v in pairs(e) do
-    if k ~= "ev" and k ~= "path" and k ~= "by" and v ~= timeline.null then x[k] = v end
+    if not envelope[k] and v ~= timeline.null then x[k] = v end
   end
   return x
 end
@@ -240,9 +244,9 @@ local function base(file)
 end
 
 ------------------------------------------------------------ the run
--- Shrinks seed c.seed of c.file, failing with c.signature: c.args (the
--- scenario's arguments), c.out (the directory), c.jobs, c.limit (wall
--- seconds a run may take). Prints what it did; returns the path of the
+-- Shrinks seed c.seed of c.file, failing with c.signature (at c.t, if
+-- known): c.args (the scenario's arguments), c.out (the directory),
+-- c.jobs, c.limit (wall seconds a run may take). Prints what it did; returns the path of the
 -- minimal scenario, or nil.
 function M.run(c)
   local name = string.format("%s.seed%d", base(c.file), c.seed)
@@ -298,10 +302,10 @@ function M.run(c)
   if count == 0 then return say("no tend.chaos.nemesis call found in %s", c.file) end
   local path = stem .. ".min.lua"
   local header = string.format("-- Minimal scenario written by `tend explore --shrink` from %s, seed %d:\n" ..
-    "-- it fails with %s.\n-- %d of the nemesis's %d injections removed, the rest as early and\n" ..
-    "-- their heals as soon as it still fails (%d runs).\n" ..
-    "-- Replay: tend scenario %s --seed %d\n", c.file, c.seed, c.signature,
-    #all - #min, #all, runs, path, c.seed)
+    "-- it fails with %s.\n-- %d of the nemesis's %d injections removed (the seed failed%s with all\n" ..
+    "-- of them), the rest as early and their heals as soon as it still fails\n" ..
+    "-- (%d runs). Replay: tend scenario %s --seed %d\n", c.file, c.seed, c.signature,
+    #all - #min, #all, c.t and string.format(" at t=%.3f", c.t) or "", runs, path, c.seed)
   local ok, werr = write(path, header .. body)
   if not ok then return say("cannot write %s: %s", path, tostring(werr)) end
   local r = seeds.run_blocking(seeds.argv(path, c.seed,
