@@ -172,8 +172,19 @@ function TestExplore:test_rewrite_replaces_the_nemesis_call()
     '    targets = { "/user/w/*" }, note = "}" }\nprint("after")\n'
   local out, n = shrink.rewrite(src, { { t = 1.5, fault = "crash", target = "/user/w/2" } })
   lu.assertEquals(n, 1)
-  lu.assertEquals(out, 'local tend = require "tend"\n  tend.chaos.schedule({\n' ..
-    '    { t = 1.5, fault = "crash", target = "/user/w/2" },\n  })\nprint("after")\n')
+  lu.assertEquals(out, 'local tend = require "tend"\n  tend.chaos.schedule({ ' ..
+    '{ t = 1.5, fault = "crash", target = "/user/w/2" } })\n\nprint("after")\n')
+  out = shrink.rewrite("tend.chaos.nemesis{\n  a = 1,\n  b = 2,\n}\n", { { t = 1.5 } })
+  lu.assertEquals(out, "tend.chaos.schedule({\n  { t = 1.5 },\n})\n\n")
+  -- a longer list than the call's lines goes on one line, a shorter one is
+  -- followed by blank lines: the lines after the call keep their numbers
+  local two = { { t = 1, fault = "crash", target = "/a" }, { t = 2, fault = "kill", target = "/b" } }
+  out = shrink.rewrite("x.nemesis{}\nerror()\n", two)
+  lu.assertEquals(out, 'x.schedule({ { t = 1, fault = "crash", target = "/a" }, ' ..
+    '{ t = 2, fault = "kill", target = "/b" } })\nerror()\n')
+  out = shrink.rewrite("x.nemesis{\n\n\n\n}\nerror()\n", two)
+  lu.assertEquals(select(2, out:gsub("\n", "")), 6)
+  lu.assertStrContains(out, "},\n})\n\nerror()\n")
   local _, none = shrink.rewrite("print(1)\n", {})
   lu.assertEquals(none, 0)
 end
@@ -200,6 +211,17 @@ for _ = 1, 30 do
 end
 ]]
 
+-- The minimal scenario's text loads the rewritten source under the
+-- original's name, in a long string its text cannot close.
+function TestExplore:test_scenario_text_keeps_the_chunk_name()
+  local text = shrink.scenario_text("-- h\n", "dir/x.lua", "error('a]]b')\n")
+  lu.assertEquals(text, "-- h\nreturn assert(load([=[\nerror('a]]b')\n]=], \"@dir/x.lua\"))(...)\n")
+  local chunk = assert(load(text))
+  local ok, err = pcall(chunk)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "dir/x.lua:1: a]]b")
+end
+
 -- The shrunk file: the nemesis replaced by the one crash that matters, as
 -- early as it still fails; replayed, it fails the same way, byte for
 -- byte, every time; its trace and timeline are beside it.
@@ -222,8 +244,11 @@ function TestExplore:test_shrink_writes_a_minimal_scenario_that_replays()
   lu.assertStrContains(text, "-- it fails with InvariantFailed \"the total is 200\".\n" ..
     "-- 1 of the nemesis's 2 injections removed (the seed failed at t=4.146 with all\n")
   lu.assertStrContains(text, "Replay: tend scenario " .. min .. " --seed 1\n")
-  lu.assertStrContains(text, 'tend.chaos.schedule({\n  { t = 2.008, fault = "crash", ' ..
-    'target = "/user/a" },\n})\n')
+  -- the call took two lines: the schedule takes two, on one line
+  lu.assertStrContains(text, 'tend.chaos.schedule({ { t = 2.008, fault = "crash", ' ..
+    'target = "/user/a" } })\n\nfor _ = 1, 30 do\n')
+  lu.assertStrContains(text, 'return assert(load([[\nlocal tend = require "tend"\n')
+  lu.assertStrContains(text, ']], "@' .. path .. '"))(...)\n')
   lu.assertNil(text:find("nemesis{", 1, true))
   local runs = {}
   for i = 1, 2 do

@@ -221,8 +221,19 @@ local function closing(src, i)
   end
 end
 
+-- The list as a table constructor of at most `lines` newlines: one
+-- entry a line when that fits, else all on one line.
+local function fitted(list, ind, lines)
+  local text = M.list_source(list, ind)
+  if select(2, text:gsub("\n", "")) <= lines then return text end
+  local parts = {}
+  for i, x in ipairs(list) do parts[i] = M.entry_source(x) end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
 -- src with each call X.nemesis{...} or X.nemesis(...) replaced by
--- X.schedule(LIST); returns the new source and how many calls it replaced.
+-- X.schedule(LIST), on as many lines as the call (the lines after it keep
+-- their numbers); returns the new source and how many calls it replaced.
 function M.rewrite(src, list)
   local out, pos, count = {}, 1, 0
   while true do
@@ -231,12 +242,25 @@ function M.rewrite(src, list)
     local stop = closing(src, e)
     if not stop then break end
     local ind = src:sub(1, s):match("([ \t]*)[^\n]*$") or ""
+    local lines = select(2, src:sub(s, stop):gsub("\n", ""))
+    local call = prefix .. "schedule(" .. fitted(list, ind, lines) .. ")"
     out[#out + 1] = src:sub(pos, s - 1)
-    out[#out + 1] = prefix .. "schedule(" .. M.list_source(list, ind) .. ")"
+    out[#out + 1] = call .. string.rep("\n", lines - select(2, call:gsub("\n", "")))
     count, pos = count + 1, stop + 1
   end
   out[#out + 1] = src:sub(pos)
   return table.concat(out), count
+end
+
+-- The minimal scenario's text: the header, then the rewritten source run
+-- under the original's chunk name (its errors name the same file and
+-- lines, and a file it loads beside itself is found).
+function M.scenario_text(header, file, body)
+  local eq = ""
+  while body:find("]" .. eq .. "]", 1, true) do eq = eq .. "=" end
+  if body:sub(1, 1) == "#" then body = "--" .. body end -- a #! line
+  return header .. "return assert(load([" .. eq .. "[\n" .. body .. "]" .. eq .. "], " ..
+    string.format("%q", "@" .. file) .. "))(...)\n"
 end
 
 local function base(file)
@@ -304,9 +328,12 @@ function M.run(c)
   local header = string.format("-- Minimal scenario written by `tend explore --shrink` from %s, seed %d:\n" ..
     "-- it fails with %s.\n-- %d of the nemesis's %d injections removed (the seed failed%s with all\n" ..
     "-- of them), the rest as early and their heals as soon as it still fails\n" ..
-    "-- (%d runs). Replay: tend scenario %s --seed %d\n", c.file, c.seed, c.signature,
-    #all - #min, #all, c.t and string.format(" at t=%.3f", c.t) or "", runs, path, c.seed)
-  local ok, werr = write(path, header .. body)
+    "-- (%d runs). Replay: tend scenario %s --seed %d\n" ..
+    "-- Below: %s with its nemesis replaced by the schedule, run under its\n" ..
+    "-- own name (the same file and lines in errors; run it from where you ran explore).\n",
+    c.file, c.seed, c.signature, #all - #min, #all, c.t and string.format(" at t=%.3f", c.t) or "",
+    runs, path, c.seed, c.file)
+  local ok, werr = write(path, M.scenario_text(header, c.file, body))
   if not ok then return say("cannot write %s: %s", path, tostring(werr)) end
   local r = seeds.run_blocking(seeds.argv(path, c.seed,
     { trace = stem .. ".min.jsonl", svg = stem .. ".min.svg", args = c.args }))
