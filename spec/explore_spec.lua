@@ -45,9 +45,11 @@ function TestExplore:test_failing_seeds_in_seed_order_and_grouped_by_signature()
   lu.assertEquals(out1, out)
 end
 
+-- (the arguments after -- reach every run)
 function TestExplore:test_all_seeds_passing_exit_0()
-  local path = H.script("local tend = require 'tend'\ntend.sleep(tend.random(1, 5))\n")
-  local out, err, code = H.run({ "explore", path, "--runs", "12", "--jobs", "3" })
+  local path = H.script("local tend = require 'tend'\nassert(... == 'x' and arg[2] == 'y')\n" ..
+    "tend.sleep(tend.random(1, 5))\n")
+  local out, err, code = H.run({ "explore", path, "--runs", "12", "--jobs", "3", "--", "x", "y" })
   lu.assertEquals(code, 0, err)
   lu.assertStrContains(out, "-- summary: 12 of 12 seeds run (1..12), 0 failed")
   lu.assertStrContains(out, "all 12 seeds passed")

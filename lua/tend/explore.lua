@@ -154,7 +154,7 @@ function M.run(file, ...)
   end
   local t0 = internal.wall_clock()
   local tty = internal.isatty(2)
-  local results, failures, next_print, done, ran = {}, {}, o.from, 0, 0
+  local results, failures, next_print, done, ran, failed = {}, {}, o.from, 0, 0, 0
   local function go(i)
     if o.max_time and internal.wall_clock() - t0 >= o.max_time then return false end
     ran = math.min(o.to, firsts[i] + size - 1) - o.from + 1
@@ -170,6 +170,7 @@ function M.run(file, ...)
       if results[k].ok and not run then
         results[k] = { ok = false, reason = "no result from its batch", signature = "Error at batch" }
       end
+      if not results[k].ok then failed = failed + 1 end
     end
     done = done + (last - firsts[i] + 1)
     if tty then io.stderr:write("\r\27[K") end
@@ -182,7 +183,7 @@ function M.run(file, ...)
       end
       next_print = next_print + 1
     end
-    progress(tty, done, total, #failures, t0)
+    progress(tty, done, total, failed, t0)
   end, go)
   if tty then io.stderr:write("\r\27[K") end
   if #failures == 0 then

@@ -95,9 +95,10 @@ static const char usage_scenario[] =
 
 static const char usage_explore[] =
     "usage: tend explore FILE [options] [-- ARGS...]\n"
-    "Runs the scenario FILE once per seed, each in its own `tend scenario`\n"
-    "process, prints one line per failing seed and a summary grouped by\n"
-    "failure signature. Exits 0 when every seed passed, 1 when one failed.\n"
+    "Runs the scenario FILE once per seed (each seed as `tend scenario FILE\n"
+    "--seed N` runs it, in parallel processes), prints one line per failing\n"
+    "seed and a summary grouped by failure signature. Exits 0 when every\n"
+    "seed passed, 1 when one failed, 2 on a bad option.\n"
     "  --seeds A..B    the seeds to run (default 1..100)\n"
     "  --runs N        the seeds 1..N\n"
     "  --jobs J        processes at once (default: the processors)\n"
