@@ -98,15 +98,15 @@ end
 
 local function run_seeds(file, from, to, extra)
   local bad = {}
-  for seed = from, to do
-    local r = seeds.run_blocking(seeds.argv(file, seed, extra))
+  -- one process for them all, a child forked per seed (tend.seeds)
+  seeds.each_blocking(seeds.argv(file, string.format("%d..%d", from, to), extra), function(seed, r)
     if r.ok then
       print(string.format("seed %d: %s", seed, r.result))
     else
       print(string.format("seed %d: FAILED: %s", seed, r.reason))
       bad[#bad + 1] = seed
     end
-  end
+  end)
   if #bad > 0 then
     local list = {}
     for i, s in ipairs(bad) do list[i] = tostring(s) end

@@ -82,6 +82,22 @@ function M.outcome(ok, out, err)
   return r
 end
 
+-- Runs the batch argv (a --fork-seeds run), blocking, and calls
+-- each(seed, outcome) as each seed's record arrives, in seed order.
+function M.each_blocking(argv, each)
+  local p = io.popen(M.shell(argv) .. " 2>&1", "r")
+  while true do
+    local h = p:read("l")
+    if not h then break end
+    local seed, len = h:match("^@@seed (%-?%d+) %a+ %-?%d+ (%d+)$")
+    if not seed then break end
+    local text = p:read(tonumber(len)) or ""
+    local runs = M.batch(h .. "\n" .. text, 0)
+    each(math.tointeger(tonumber(seed)), runs[1].outcome)
+  end
+  return p:close()
+end
+
 -- Runs argv (blocking: the scenario runner's host is on the virtual clock,
 -- where tend.process would be simulated); returns its outcome.
 function M.run_blocking(argv)
