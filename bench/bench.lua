@@ -423,6 +423,19 @@ elseif bench == "costs" then
   cost("pending timer", "bytes", (bytes() - b0) / m)
   for _, r in ipairs(kept) do tend.stop(r) end
   for _, r in ipairs { sink, server, client, ticker, sup, watcher, armer } do tend.stop(r) end
+  -- an invariant: the pass hook and a check returning true, per pass in
+  -- which the clock moved (each tend.sleep(0) is one; last: it stays)
+  local passes = math.max(1, n // 4)
+  t0 = wall()
+  for _ = 1, passes do tend.sleep(0) end
+  local plain = wall() - t0
+  local checks = 0
+  tend.invariant("bench", function() checks = checks + 1 return true end)
+  t0 = wall()
+  for _ = 1, passes do tend.sleep(0) end
+  local checked = wall() - t0
+  assert(checks >= passes, "a check per pass")
+  cost("invariant check per pass (hook, fn returns true)", "ns", (checked - plain) * 1e9 / passes)
 
 elseif bench == "trace" then
   -- N messages to a dead actor: each is a dead_letter event; run with

@@ -40,10 +40,15 @@ end
 -- Checks every invariant and eventually now (the pass hook, the end).
 function M.check()
   if failed then return end
-  for _, c in ipairs(checks) do
-    local ok, why = holds(c.fn)
-    if not ok then return fail(K.InvariantFailed, c.name, why) end
+  for i = 1, #checks do
+    local c = checks[i]
+    local ok, r = pcall(c.fn)
+    if not (ok and r == true) then
+      return fail(K.InvariantFailed, c.name, not ok
+        and tostring(type(r) == "table" and r.message or r) or "returned " .. tostring(r))
+    end
   end
+  if #waits == 0 then return end
   local now = internal.now_ns()
   for _, w in ipairs(waits) do
     if not w.done and w.deadline then
@@ -57,10 +62,10 @@ function M.check()
   end
 end
 
+local check = M.check
 local function on_pass(stalled)
-  if not stalled then return M.check() end
-  M.check()
-  if M.waiting and M.waiting() then
+  check()
+  if stalled and M.waiting and M.waiting() then
     local why = "/user/main waits and nothing can happen any more"
     fail(K.NoProgress, why, why)
   end

@@ -68,13 +68,19 @@ local function spared(path)
     or path:match("^/system/nemesis") or path:match("^/system/schedule")
 end
 
+-- The actors' rows (tend.ps), read once a step (cleared by inject).
+local rows
+local function live()
+  rows = rows or core.ps()
+  return rows
+end
+
 -- The live actors whose path matches one of the patterns, in tree order.
 local function actors(patterns)
   local out = {}
-  local rows
   for _, p in ipairs(patterns) do
     if p:sub(1, 1) == "/" then
-      rows = rows or core.ps()
+      live()
       local lp = glob(p)
       for _, r in ipairs(rows) do
         if not spared(r.path) and r.path:match(lp) and not out[r.path] then
@@ -126,7 +132,7 @@ end
 
 -- The ref of the live actor at path, or nil.
 local function ref_at(path)
-  for _, r in ipairs(core.ps()) do
+  for _, r in ipairs(live()) do
     if r.path == path then return r.ref end
   end
   return nil
@@ -213,6 +219,7 @@ end
 local function inject(path, by, e)
   emit(path, by, e, false)
   local ok, undo = quietly(apply, e)
+  rows = nil
   if not (ok and undo and e.heal_after) then return end
   active = active + 1
   for _, fn in ipairs(M.listeners) do fn(active) end
@@ -251,39 +258,41 @@ end
 
 -- ------------------------------------------------------------ checking
 
-local function bad(fn, what, expected, got)
+-- Raises "fn: what: expected ..., got ..." at the caller of the API
+-- (level: bad's callers between, 4 by default).
+local function bad(fn, what, expected, got, level)
   local shown = type(got) == "string" and string.format("%q", got)
     or type(got) == "number" and tostring(got) or type(got)
-  error(string.format("%s: %s: expected %s, got %s", fn, what, expected, shown), 4)
+  error(string.format("%s: %s: expected %s, got %s", fn, what, expected, shown), level or 4)
 end
 
 local function is_seconds(x) return type(x) == "number" and x == x and x >= 0 and x <= 1e9 end
 
 local function check_entry(i, e)
   local fn, what = "tend.chaos.schedule", "entry " .. i
-  if type(e) ~= "table" then bad(fn, what, "a table {t = ..., fault = ..., ...}", e) end
-  if not is_seconds(e.t) then bad(fn, what .. ": t", "a virtual time in seconds >= 0", e.t) end
+  if type(e) ~= "table" then bad(fn, what, "a table {t = ..., fault = ..., ...}", e, 5) end
+  if not is_seconds(e.t) then bad(fn, what .. ": t", "a virtual time in seconds >= 0", e.t, 5) end
   local class = CLASS[e.fault]
-  if not class then bad(fn, what .. ": fault", "one of " .. table.concat(FAULTS, ", "), e.fault) end
+  if not class then bad(fn, what .. ": fault", "one of " .. table.concat(FAULTS, ", "), e.fault, 5) end
   local pair = class == "actors" or class == "hosts" or class == "nodes"
   if pair then
     if type(e.a) ~= "string" or type(e.b) ~= "string" then
       bad(fn, what .. ": a, b", "two targets (paths, hosts or nodes) for " .. e.fault,
-        type(e.a) == "string" and e.b or e.a)
+        type(e.a) == "string" and e.b or e.a, 5)
     end
   elseif type(e.target) ~= "string" then
-    bad(fn, what .. ": target", "a path, host or node name for " .. e.fault, e.target)
+    bad(fn, what .. ": target", "a path, host or node name for " .. e.fault, e.target, 5)
   end
   if e.heal_after ~= nil and not is_seconds(e.heal_after) then
-    bad(fn, what .. ": heal_after", "seconds >= 0", e.heal_after)
+    bad(fn, what .. ": heal_after", "seconds >= 0", e.heal_after, 5)
   end
   if (e.fault == "drop" or e.fault == "flaky") and not (type(e.p) == "number" and e.p >= 0 and e.p <= 1) then
-    bad(fn, what .. ": p", "a probability in [0, 1]", e.p)
+    bad(fn, what .. ": p", "a probability in [0, 1]", e.p, 5)
   end
-  if e.fault == "delay" and not is_seconds(e.seconds) then bad(fn, what .. ": seconds", "seconds >= 0", e.seconds) end
-  if e.fault == "latency" and not is_seconds(e.latency) then bad(fn, what .. ": latency", "seconds >= 0", e.latency) end
+  if e.fault == "delay" and not is_seconds(e.seconds) then bad(fn, what .. ": seconds", "seconds >= 0", e.seconds, 5) end
+  if e.fault == "latency" and not is_seconds(e.latency) then bad(fn, what .. ": latency", "seconds >= 0", e.latency, 5) end
   if e.fault == "signal" and (type(e.signal) ~= "string" or not core.signal_number(e.signal)) then
-    bad(fn, what .. ": signal", "a signal name such as \"TERM\"", e.signal)
+    bad(fn, what .. ": signal", "a signal name such as \"TERM\"", e.signal, 5)
   end
 end
 
@@ -332,8 +341,8 @@ local function range(fn, o, k, default, lo, hi)
   if r == nil then return default end
   if type(r) ~= "table" or type(r[1]) ~= "number" or type(r[2]) ~= "number"
     or not (r[1] >= lo and r[1] <= r[2] and r[2] <= hi) then
-    bad(fn, "option '" .. k .. "'", string.format("{min, max} with %g <= min <= max <= %g", lo, hi),
-      type(r) == "table" and (r[1] == nil and "nil" or tostring(r[1]) .. ", " .. tostring(r[2])) or r)
+    error(string.format("%s: option '%s': expected {min, max} with %g <= min <= max <= %g, got %s",
+      fn, k, lo, hi, type(r) == "table" and tostring(r[1]) .. ", " .. tostring(r[2]) or tostring(r)), 4)
   end
   return r
 end
@@ -431,6 +440,7 @@ function M.nemesis(opts)
       t = ms(t + between(u, o.every))
       if o.to and t > o.to then return end
       sleep_until(t)
+      rows = nil
       local e = draw(u, o)
       if e then
         e.t = t
