@@ -270,3 +270,22 @@ function TestExplore:test_shrink_writes_a_minimal_scenario_that_replays()
   os.remove(min)
   os.remove(dir)
 end
+
+-- A nemesis in a file the scenario loads cannot be rewritten: the minimal
+-- list is written alone, replayable with --chaos-schedule.
+function TestExplore:test_shrink_writes_the_list_when_the_nemesis_is_elsewhere()
+  local inner = H.script(lossy)
+  local path = H.script(string.format("return assert(loadfile(%q))()\n", inner))
+  local dir = os.tmpname()
+  os.remove(dir)
+  local out, err, code = H.run({ "explore", path, "--seeds", "1..1", "--shrink", "--out", dir })
+  lu.assertEquals(code, 1, err)
+  local list = dir .. "/" .. path:match("([^/]+)%.lua$") .. ".seed1.schedule.lua"
+  lu.assertStrContains(out, "1 of 2 injections removed (")
+  lu.assertStrContains(out, "replay with tend scenario " .. path .. " --seed 1 --chaos-schedule " .. list)
+  lu.assertEquals(dofile(list), { { t = 2.008, fault = "crash", target = "/user/a" } })
+  local o = H.run({ "scenario", path, "--seed", "1", "--chaos-schedule", list })
+  lu.assertStrContains(o, 'failure: InvariantFailed "the total is 200" at t=2.008\n')
+  os.remove(list)
+  os.remove(dir)
+end

@@ -323,7 +323,16 @@ function M.run(c)
   local src, rerr = read(c.file)
   if not src then return say("cannot read %s: %s", c.file, tostring(rerr)) end
   local body, count = M.rewrite(src, min)
-  if count == 0 then return say("no tend.chaos.nemesis call found in %s", c.file) end
+  if count == 0 then -- the nemesis is in a file FILE loads: the list alone
+    local list = stem .. ".schedule.lua"
+    local ok, werr = write(list, string.format("-- The %d of %d injections of %s, seed %d, that\n" ..
+      "-- still fail it with %s (tend explore --shrink, %d runs).\nreturn %s\n", #min, #all,
+      c.file, c.seed, c.signature, runs, M.list_source(min, "")))
+    if not ok then return say("cannot write %s: %s", list, tostring(werr)) end
+    return say("%s: %d of %d injections removed (%d runs); no nemesis call in %s to replace: " ..
+      "replay with tend scenario %s --seed %d --chaos-schedule %s", c.signature, #all - #min, #all,
+      runs, c.file, c.file, c.seed, list)
+  end
   local path = stem .. ".min.lua"
   local header = string.format("-- Minimal scenario written by `tend explore --shrink` from %s, seed %d:\n" ..
     "-- it fails with %s.\n-- %d of the nemesis's %d injections removed (the seed failed%s with all\n" ..
