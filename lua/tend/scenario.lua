@@ -14,6 +14,7 @@
 local core = require "tend.core"
 local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
+local seeds = require "tend.seeds" -- a seed's run in a process of its own
 local invariant = require "tend.invariant"
 local nemesis = require "tend.nemesis"
 local timeline = require "tend.timeline"
@@ -95,39 +96,17 @@ local function fail_usage(msg)
   core.shutdown(2)
 end
 
--- The reason a seed's run failed, in one line: what its scenario said
--- after "scenario failed: ", else the last line it wrote to stderr.
-local function reason_of(out, errpath)
-  local why = out:match("scenario failed: ([^\n]*)")
-  if why then return why end
-  local f = io.open(errpath, "r")
-  local last
-  if f then
-    for line in f:lines() do
-      if line:match("%S") and not line:match("^wall time") then last = line end
-    end
-    f:close()
-  end
-  return last or "no result"
-end
-
 local function run_seeds(file, from, to, extra)
-  local exe = internal.executable()
   local bad = {}
-  local errpath = os.tmpname()
-  for seed = from, to do
-    local cmd = string.format("%q scenario %q --seed %d%s 2>%q", exe, file, seed, extra, errpath)
-    local p = io.popen(cmd, "r")
-    local out = p:read("a")
-    local ok = p:close()
-    if ok then
-      print(string.format("seed %d: %s", seed, out:match("result: ([^\n]*)") or "ok"))
+  -- one process for them all, a child forked per seed (tend.seeds)
+  seeds.each_blocking(seeds.argv(file, string.format("%d..%d", from, to), extra), function(seed, r)
+    if r.ok then
+      print(string.format("seed %d: %s", seed, r.result))
     else
-      print(string.format("seed %d: FAILED: %s", seed, reason_of(out, errpath)))
+      print(string.format("seed %d: FAILED: %s", seed, r.reason))
       bad[#bad + 1] = seed
     end
-  end
-  os.remove(errpath)
+  end)
   if #bad > 0 then
     local list = {}
     for i, s in ipairs(bad) do list[i] = tostring(s) end
@@ -215,7 +194,7 @@ function M.run(file, ...)
     if not from or not to or to < from then
       return fail_usage("--seeds: expected A..B with integers A <= B, got '" .. o.seeds .. "'")
     end
-    return run_seeds(file, from, to, o.svg and " --svg /dev/null" or "")
+    return run_seeds(file, from, to, { svg = o.svg and "/dev/null" })
   end
   local chunk, err = loadfile(file)
   if not chunk then

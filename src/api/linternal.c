@@ -2,6 +2,7 @@
  * scenario runners, the benchmarks): not part of the public tend table. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 
@@ -79,6 +80,41 @@ static int l_is_dir(lua_State *L) {
   return 1;
 }
 
+/* cpus() -> the processors this process may use (tend explore's --jobs). */
+static int l_cpus(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)uv_available_parallelism());
+  return 1;
+}
+
+/* isatty(fd) -> whether fd is a terminal (tend explore's progress line). */
+static int l_isatty(lua_State *L) {
+  lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+  return 1;
+}
+
+/* mkdir(path) -> true, or nil and the error: an existing directory is
+ * fine (tend explore's --out). */
+static int l_mkdir(lua_State *L) {
+  uv_fs_t req;
+  const char *path = luaL_checkstring(L, 1);
+  int r = uv_fs_mkdir(NULL, &req, path, 0777, NULL);
+  uv_fs_req_cleanup(&req);
+  if (r == UV_EEXIST) {
+    uv_fs_t st;
+    if (uv_fs_stat(NULL, &st, path, NULL) == 0 &&
+        (st.statbuf.st_mode & S_IFMT) == S_IFDIR)
+      r = 0;
+    uv_fs_req_cleanup(&st);
+  }
+  if (r == 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", path, uv_strerror(r));
+  return 2;
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -113,11 +149,17 @@ static int l_check_keys(lua_State *L) {
 }
 
 int luaopen_tend_internal(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"after", l_after},           {"wall_clock", l_wall_clock},
-      {"now_ns", l_now_ns},         {"executable", l_executable},
-      {"list_dir", l_list_dir},     {"is_dir", l_is_dir},
-      {"check_keys", l_check_keys}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"after", l_after},
+                                 {"wall_clock", l_wall_clock},
+                                 {"now_ns", l_now_ns},
+                                 {"executable", l_executable},
+                                 {"list_dir", l_list_dir},
+                                 {"is_dir", l_is_dir},
+                                 {"check_keys", l_check_keys},
+                                 {"cpus", l_cpus},
+                                 {"isatty", l_isatty},
+                                 {"mkdir", l_mkdir},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

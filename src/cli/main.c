@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "cli/forkseeds.h"
 #include "cli/repl.h"
 #include "runtime/tend.h"
 
@@ -27,12 +28,17 @@ static const char usage[] =
     "                     [--only EV,...] [--path /user/x] [-- ARGS...]\n"
     "                                         run a failure scenario (virtual "
     "clock)\n"
+    "       tend explore FILE [--seeds A..B | --runs N] [--jobs J] [--shrink]\n"
+    "                    [--out DIR] [--max-time S] [-- ARGS...]\n"
+    "                                         run a scenario over many seeds,\n"
+    "                                         shrink the failures\n"
     "       tend timeline TRACE.jsonl|- [-o OUT.svg]  draw a trace as a "
     "timeline\n"
     "       tend cluster N SCRIPT [ARGS...]   N nodes of SCRIPT and a local "
     "nats-server\n"
     "       tend SUBCOMMAND --help            help on test, scenario, "
-    "timeline\n"
+    "explore,\n"
+    "                                         timeline\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
@@ -89,6 +95,23 @@ static const char usage_scenario[] =
     "  -- ARGS...      the rest goes to FILE's `arg` and `...`\n"
     "  --help          print this help\n";
 
+static const char usage_explore[] =
+    "usage: tend explore FILE [options] [-- ARGS...]\n"
+    "Runs the scenario FILE once per seed (each seed as `tend scenario FILE\n"
+    "--seed N` runs it, in parallel processes), prints one line per failing\n"
+    "seed and a summary grouped by failure signature. Exits 0 when every\n"
+    "seed passed, 1 when one failed, 2 on a bad option.\n"
+    "  --seeds A..B    the seeds to run (default 1..100)\n"
+    "  --runs N        the seeds 1..N\n"
+    "  --jobs J        processes at once (default: the processors)\n"
+    "  --shrink        shrink the first failing seed of each signature to\n"
+    "                  its fewest nemesis injections: DIR/NAME.seedN.min.lua\n"
+    "                  with its trace and timeline\n"
+    "  --out DIR       where --shrink writes (default explore-out)\n"
+    "  --max-time S    start no seed after S seconds of wall time\n"
+    "  -- ARGS...      the rest goes to FILE's `arg` and `...`\n"
+    "  --help          print this help\n";
+
 static const char usage_timeline[] =
     "usage: tend timeline TRACE.jsonl|- [-o OUT.svg]\n"
     "Draws a trace (written by --trace) as an SVG timeline: one lane an\n"
@@ -119,6 +142,7 @@ typedef struct options {
   int test;                 /* tend test */
   int scenario;             /* tend scenario */
   int timeline;             /* tend timeline */
+  int explore;              /* tend explore */
   const char *trace;        /* --trace FILE, or NULL */
   int trace_internal;       /* --trace-internal */
   int interactive;          /* -i: the REPL after the script */
@@ -131,6 +155,10 @@ typedef struct options {
   int nats_retry;           /* --nats-retry */
   int cluster;              /* tend cluster N SCRIPT */
   int schedulers;           /* --schedulers N (1: one) */
+  int fork_at;              /* argv index of --fork-seeds, or 0 */
+  long long fork_from;      /* its seeds */
+  long long fork_to;
+  unsigned fork_limit; /* its wall seconds a seed (0: none) */
 } options;
 
 static int usage_error(const char *fmt, ...) {
@@ -269,6 +297,15 @@ static int scenario_flags(int argc, char **argv, int from, options *o) {
    * to the runner (which skips them) */
   for (int j = from; j < argc && strcmp(argv[j], "--") != 0; j++) {
     if (strcmp(argv[j], "--trace-internal") == 0) o->trace_internal = 1;
+    if (strcmp(argv[j], "--fork-seeds") == 0) { /* tend explore's batches */
+      if (j + 1 >= argc ||
+          tend_fork_seeds_parse(argv[j + 1], &o->fork_from, &o->fork_to,
+                                &o->fork_limit) != 0)
+        return usage_error("--fork-seeds: expected A..B[/LIMIT], got %s",
+                           j + 1 < argc ? argv[j + 1] : "nothing");
+      o->fork_at = j++;
+      continue;
+    }
     int seed = strcmp(argv[j], "--seed") == 0;
     if (!seed && strcmp(argv[j], "--trace") != 0) continue;
     if (j + 1 >= argc)
@@ -307,6 +344,8 @@ static int parse(int argc, char **argv, options *o) {
       help = subcommand_help(argc, argv, i + 1, usage_scenario);
     else if (strcmp(argv[i], "timeline") == 0)
       help = subcommand_help(argc, argv, i + 1, usage_timeline);
+    else if (strcmp(argv[i], "explore") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_explore);
     if (help) {
       fputs(help, stdout);
       return 0;
@@ -317,6 +356,10 @@ static int parse(int argc, char **argv, options *o) {
       o->cluster = 1;
     } else if (strcmp(argv[i], "timeline") == 0) {
       o->timeline = 1;
+    } else if (strcmp(argv[i], "explore") == 0) {
+      o->explore = 1;
+      if (i + 1 >= argc)
+        return usage_error("explore: expected a FILE, got nothing");
     } else if (strcmp(argv[i], "scenario") == 0) {
       o->scenario = 1;
       if (i + 1 >= argc)
@@ -357,6 +400,8 @@ static int load_main(lua_State *L, const options *o) {
     r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
   } else if (o->timeline) {
     r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
+  } else if (o->explore) {
+    r = luaL_loadstring(L, "return require('tend.explore').run(...)");
   } else if (o->cluster) {
     r = luaL_loadstring(L, "return require('tend.cluster').run(...)");
   } else if (o->code) {
@@ -407,6 +452,15 @@ int main(int argc, char **argv) {
   options o;
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;
+  if (o.fork_at > 0) { /* each seed in a child; the runner never sees it */
+    memmove(argv + o.fork_at, argv + o.fork_at + 2,
+            (size_t)(argc - o.fork_at - 1) * sizeof *argv);
+    argc -= 2;
+    if (o.first_arg > o.fork_at) o.first_arg -= 2;
+    r = tend_fork_seeds(o.fork_from, o.fork_to, o.fork_limit, &o.seed);
+    if (r != 1) return r == 0 ? 0 : 1;
+    o.has_seed = 1;
+  }
   tend_host_config cfg = {
       .virtual_time = o.scenario           ? 1
                       : o.virtual_time < 0 ? o.test
@@ -414,9 +468,10 @@ int main(int argc, char **argv) {
       .has_seed = o.has_seed,
       .seed = o.seed,
       /* specs fail actors on purpose: only errors are logged there */
-      .log_level = (tend_log_level)(o.log_level >= 0         ? o.log_level
-                                    : (o.test || o.scenario) ? TEND_LOG_ERROR
-                                                             : TEND_LOG_WARN),
+      .log_level = (tend_log_level)(o.log_level >= 0 ? o.log_level
+                                    : (o.test || o.scenario || o.explore)
+                                        ? TEND_LOG_ERROR
+                                        : TEND_LOG_WARN),
       .copy_messages = o.copy_messages,
       .drivers = tend_drivers,
       .open = open_lua,

@@ -86,13 +86,24 @@ static void check_stuck(tend_host *h, uint64_t stuck_ns) {
   _exit(TEND_EXIT_STUCK);
 }
 
+/* WATCH_MS between the watchdog's looks; tend_preempt_stop ends the wait
+ * at once (a host's close does not wait for the rest of a nap). */
+static void nap(tend_preempt *p) {
+  uv_mutex_lock(&p->lock);
+  uint64_t until = uv_hrtime() + (uint64_t)WATCH_MS * 1000000;
+  for (uint64_t t = uv_hrtime(); !p->stop && t < until; t = uv_hrtime())
+    (void)uv_cond_timedwait(&p->wake, &p->lock, until - t);
+  uv_mutex_unlock(&p->lock);
+}
+
 static void watchdog(void *arg) {
   tend_host *h = arg;
   tend_preempt *p = &h->preempt;
   uint64_t signal_since = 0;
   p->progress_at = uv_hrtime();
   while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
-    uv_sleep(WATCH_MS);
+    nap(p);
+    if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) break;
     check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
     uint64_t steps = __atomic_load_n(&h->steps, __ATOMIC_RELAXED);
@@ -125,7 +136,12 @@ int tend_preempt_start(tend_host *h, int yield) {
   if (sigaction(ARM_SIGNAL, &sa, NULL) != 0) return -1;
   armed_for = p;
   if (uv_mutex_init(&p->lock) != 0) return -1;
+  if (uv_cond_init(&p->wake) != 0) {
+    uv_mutex_destroy(&p->lock);
+    return -1;
+  }
   if (uv_thread_create(&p->thread, watchdog, h) != 0) {
+    uv_cond_destroy(&p->wake);
     uv_mutex_destroy(&p->lock);
     return -1;
   }
@@ -136,9 +152,13 @@ int tend_preempt_start(tend_host *h, int yield) {
 void tend_preempt_stop(tend_host *h) {
   tend_preempt *p = &h->preempt;
   if (!p->started) return;
+  uv_mutex_lock(&p->lock);
   __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+  uv_cond_signal(&p->wake);
+  uv_mutex_unlock(&p->lock);
   uv_thread_join(&p->thread);
   armed_for = NULL; /* a signal still pending finds nothing to arm */
+  uv_cond_destroy(&p->wake);
   uv_mutex_destroy(&p->lock);
   p->started = 0;
 }

@@ -35,6 +35,7 @@ typedef struct tend_host tend_host;
 typedef struct tend_preempt {
   uv_thread_t thread;          /* the watchdog */
   uv_mutex_t lock;             /* guards running */
+  uv_cond_t wake;              /* signalled (under lock) when stop is set */
   lua_State *volatile running; /* coroutine the scheduler is resuming, or
                                   NULL (written by the loop thread only) */
   lua_State *volatile inner;   /* innermost coroutine the running actor's
