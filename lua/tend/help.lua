@@ -202,9 +202,19 @@ M.docs = {
   timeout 30 s, max_body 16 MiB. Under --virtual-time: simulated servers.]=],
   ["tend.http.get"] = [=[tend.http.get(url [, opts]) -> {status, headers, body}
   tend.http.request with method GET; opts: headers, timeout, max_body.]=],
-  ["tend.http.serve"] = [=[tend.http.serve{host, port, handler}
-  A simulated HTTP server (only under --virtual-time): handler(req)
-  returns {status, headers, body}. For a real one use tend.tcp.listen.]=],
+  ["tend.http.serve"] = [=[tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug} -> ref
+  An HTTP/1.1 and HTTP/2 server (H2O), bound in the caller (ListenError),
+  a child of it. handler(req, ctx) runs in an actor per request; req:
+  method, path, query, headers, body, peer, version. It returns a string
+  (200 text/plain), {status, headers, body} or nil, status. A raise: 500;
+  past timeout (30 s): 503. tend.ask(ref, "port"), "refused". Under
+  --virtual-time: a simulated server on host (same handler).]=],
+  ["tend.http.server"] = [=[tend.http.server{...} -> factory
+  tend.http.serve's server as a factory for a supervisor (a restart
+  listens again on the same port). Real clock only.]=],
+  ["tend.http.router"] = [=[tend.http.router{ {method, "/path/:param", fn}, ... } -> handler
+  Routes requests: req.params holds the :params; no path matches: 404;
+  the path matches other methods only: 405 with Allow.]=],
   ["tend.http.in_flight"] = [=[tend.http.in_flight() -> n
   How many real HTTP requests are in flight now.]=],
   ["tend.chaos.partition"] = [=[tend.chaos.partition(a, b)
