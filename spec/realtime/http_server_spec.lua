@@ -300,6 +300,49 @@ function TestHttpServer:test_a_supervised_server_listens_again_on_its_port_after
   lu.assertEquals(tend.http.get("http://127.0.0.1:" .. port .. "/").body, "up")
 end
 
+function TestHttpServer:test_malformed_requests_get_400_from_h2o_and_the_server_lives()
+  local calls = 0
+  local s = tend.http.serve({ handler = function()
+    calls = calls + 1
+    return "ok"
+  end })
+  local c, read = raw(s)
+  tend.tcp.write(c, "NOT HTTP AT ALL\r\n\r\n")
+  local got, closed = read()
+  lu.assertStrMatches(got, "^HTTP/1%.1 400 .*")
+  lu.assertTrue(closed)
+  c, read = raw(s)
+  tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " .. string.rep("a", 1 << 20) .. "\r\n\r\n")
+  got, closed = read()
+  lu.assertTrue(closed)
+  lu.assertFalse(got:find("200 OK", 1, true) ~= nil)
+  lu.assertEquals(calls, 0)
+  lu.assertEquals(tend.http.get(url(s, "/")).body, "ok")
+  local r = tend.http.request({ method = "HEAD", url = url(s, "/") })
+  lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 200, "", "2" })
+end
+
+-- The descriptors this process holds (io.popen's shell: its parent).
+local function fds()
+  local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))
+  local n = tonumber(p:read("a"))
+  p:close()
+  return n
+end
+
+function TestHttpServer:test_many_requests_leave_nothing_behind()
+  local s = tend.http.serve({ handler = function(req) return req.path end })
+  tend.http.get(url(s, "/warm")) -- curl's connection, kept alive
+  local before, fds_before = tend.stats().actors, fds()
+  for i = 1, 2000 do
+    local r = tend.http.get(url(s, "/" .. i))
+    if r.body ~= "/" .. i then lu.fail("request " .. i .. ": " .. r.body) end
+  end
+  lu.assertTrue(eventually(function() return tend.stats().actors == before end))
+  lu.assertTrue(eventually(function() return tend.stats().timers == 0 end))
+  lu.assertTrue(eventually(function() return fds() <= fds_before end), "descriptors left")
+end
+
 function TestHttpServer:test_bad_options_are_named()
   lu.assertErrorMsgContains("tend.http.serve: handler: expected a function",
     tend.http.serve, { port = 0 })
