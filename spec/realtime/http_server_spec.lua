@@ -343,6 +343,16 @@ function TestHttpServer:test_many_requests_leave_nothing_behind()
   lu.assertTrue(eventually(function() return fds() <= fds_before end), "descriptors left")
 end
 
+function TestHttpServer:test_its_name_and_port_show_in_ps()
+  local s = tend.http.serve({ name = "web", handler = function() return "" end })
+  lu.assertEquals(s:path(), "/user/web")
+  local shown
+  for _, row in ipairs(tend.ps()) do
+    if row.path == "/user/web" then shown = row.socket end
+  end
+  lu.assertEquals(shown, "http port=" .. tend.ask(s, "port"))
+end
+
 function TestHttpServer:test_bad_options_are_named()
   lu.assertErrorMsgContains("tend.http.serve: handler: expected a function",
     tend.http.serve, { port = 0 })

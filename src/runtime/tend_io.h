@@ -149,6 +149,9 @@ int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
 void tend_httpd_close(tend_httpd *s);
 /* Its userdata was collected: closes it; freed when unused. */
 void tend_httpd_release(tend_httpd *s);
+/* "http port=N" for the server a owns (ps, tree); 0, or -1 when none. */
+int tend_httpd_describe(tend_host *h, const tend_actor *a, char *buf,
+                        size_t size);
 /* -- NATS connections (cnats) */
 typedef struct tend_nats tend_nats;
 /* What a connection is told to do; NULL pointers are defaults. */

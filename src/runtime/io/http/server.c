@@ -4,6 +4,7 @@
 
 #include <h2o.h>
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -450,6 +451,16 @@ void tend_httpd_release(tend_httpd *s) {
   s->lua_gone = 1;
   tend_httpd_close(s);
   free_if_unused(s);
+}
+
+int tend_httpd_describe(tend_host *h, const tend_actor *a, char *buf,
+                        size_t size) {
+  for (tend_httpd *s = h->httpd; s; s = s->next) {
+    if (s->owner_id != a->id || s->owner_gen != a->gen) continue;
+    snprintf(buf, size, "http port=%d", s->port);
+    return 0;
+  }
+  return -1;
 }
 
 /* ------------------------------------------------------------ the driver */

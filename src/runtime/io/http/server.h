@@ -51,6 +51,11 @@ void tend_httpd_close(tend_httpd *s);
 /* Its userdata was collected: closes it; freed when unused. */
 void tend_httpd_release(tend_httpd *s);
 
+/* What the server a owns is, for ps and tree: "http port=N". 0, or -1
+ * when a owns none. */
+int tend_httpd_describe(tend_host *h, const tend_actor *a, char *buf,
+                        size_t size);
+
 /* Its owners' deaths and the host's close (driver.h). */
 extern const tend_driver tend_httpd_driver;
 
