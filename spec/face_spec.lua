@@ -22,7 +22,7 @@ local INTERNAL = {
   -- tend.inspect and tend.reload (lua/tend/code.lua)
   "code_actor", "code_install", "code_requeue",
   -- tend.http
-  "http_check", "http_in_flight", "http_request",
+  "http_check", "http_in_flight", "http_request", "httpd_event", "httpd_listen",
   -- tend.process
   "process_check", "process_cover", "process_event", "process_pass", "process_signal_ref",
   "process_spawn", "signal_number",

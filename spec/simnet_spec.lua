@@ -325,6 +325,37 @@ function TestSimnet:test_simulated_http_servers()
   lu.assertEquals(err.reason, "no simulated server")
 end
 
+-- The simulated twin takes the real server's requests and answers
+-- (spec/realtime/http_server_spec.lua): query decoded, a string, nil and a
+-- status, the router, max_body, a raise without its text.
+function TestSimnet:test_simulated_http_servers_answer_as_the_real_one()
+  local seen
+  tend.http.serve({ host = "twin", max_body = 4, handler = tend.http.router({
+    { "GET", "/items/:id", function(req)
+      seen = req
+      return "item " .. req.params.id
+    end },
+    { "GET", "/gone", function() return nil, 404 end },
+    { "GET", "/boom", function() error("secret") end },
+    { "POST", "/items", function(req) return { status = 201, body = req.body } end },
+  }) })
+  local r = tend.http.get("http://twin/items/7?a=1&b=x%20y", { headers = { ["X-K"] = "v" } })
+  lu.assertEquals({ r.status, r.body, r.headers["content-type"] },
+    { 200, "item 7", "text/plain; charset=utf-8" })
+  lu.assertEquals({ seen.path, seen.query, seen.headers["x-k"], seen.version },
+    { "/items/7", { a = "1", b = "x y" }, "v", "1.1" })
+  lu.assertEquals(tend.http.get("http://twin/gone").status, 404)
+  lu.assertEquals(tend.http.get("http://twin/nowhere").status, 404)
+  r = tend.http.get("http://twin/boom")
+  lu.assertEquals({ r.status, r.body }, { 500, "Internal Server Error\n" })
+  r = tend.http.request({ method = "PUT", url = "http://twin/items/7" })
+  lu.assertEquals({ r.status, r.headers.allow }, { 405, "GET" })
+  r = tend.http.request({ method = "POST", url = "http://twin/items", body = "four" })
+  lu.assertEquals({ r.status, r.body }, { 201, "four" })
+  r = tend.http.request({ method = "POST", url = "http://twin/items", body = "fives" })
+  lu.assertEquals(r.status, 413)
+end
+
 -- The partition scenario replays byte for byte: its trace and its output.
 -- Each simulated transfer is a task of tend's own: out of the output, the
 -- trace and the timeline, unless --trace-internal (which replays too).

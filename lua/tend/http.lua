@@ -57,19 +57,32 @@ function M.get(url, opts)
   return M.request(o)
 end
 
--- tend.http.serve{ host, port, handler }: a simulated server (only under
--- --virtual-time).
-function M.serve(opts)
-  if not core.virtual_time() then
-    error("tend.http.serve: serves only on the simulated network (under --virtual-time); "
-      .. "for a real server use tend.tcp.listen{ framing = \"raw\", ... } and speak HTTP "
-      .. "in its handler (examples/net/health_check.lua does)", 2)
-  end
+-- tend.http.serve{ host, port, handler, name, max_connections, max_body,
+-- timeout, debug } [, spawn opts] -> the server's ref (lua/tend/http_server.lua,
+-- on H2O); under --virtual-time a simulated server (tend.simnet), which
+-- takes the same options.
+function M.serve(opts, spawn_opts)
+  if not core.virtual_time() then return require("tend.http_server").serve(opts, spawn_opts) end
   local sim = simnet()
   if sim == nil or sim.http_serve == nil then
     virtual_only("tend.http.serve", "this build has no simulated network (tend.simnet)")
   end
   return sim.http_serve(opts)
+end
+
+-- tend.http.server{...} -> a factory of the same server, for a supervisor
+-- (real clock only).
+function M.server(opts)
+  if core.virtual_time() then
+    error("tend.http.server: a server as a factory is real only (under --virtual-time use "
+      .. "tend.http.serve, simulated)", 2)
+  end
+  return require("tend.http_server").server(opts)
+end
+
+-- tend.http.router{ { method, "/path/:param", handler }, ... } -> a handler.
+function M.router(routes)
+  return require("tend.http_server").router(routes)
 end
 
 -- tend.http.in_flight() -> real requests in flight now.

@@ -439,7 +439,10 @@ local function http_error(reason, msg)
   error(e, 0)
 end
 
--- http_serve{ host, port = 80, handler = function(req) return resp end }
+-- http_serve{ host, port = 80, handler = function(req) return resp end,
+-- max_body, debug, ... }: the options of the real server (lua/tend/http_server.lua)
+-- are taken; max_body and debug act, the others (name, max_connections,
+-- timeout) are the real server's only.
 function M.http_serve(o)
   if type(o) ~= "table" then
     error("tend.http.serve: options: expected a table { host, port, handler }, got " .. type(o), 2)
@@ -455,7 +458,8 @@ function M.http_serve(o)
     error("tend.http.serve: handler: expected a function(req) returning { status, headers, body }, got "
       .. type(o.handler), 2)
   end
-  servers[norm(o.host) .. ":" .. port] = o.handler
+  servers[norm(o.host) .. ":" .. port] = { handler = o.handler, debug = o.debug == true,
+    max_body = math.type(o.max_body) == "integer" and o.max_body or 8 << 20 }
   host(norm(o.host))
 end
 
@@ -465,8 +469,8 @@ function M.http_request(o)
   if not scheme then http_error("bad url", "url: cannot read " .. o.url) end
   port = tonumber(port) or (scheme == "https" and 443 or 80)
   local dst, src = norm(hostname), host_of(core.self())
-  local handler = servers[dst .. ":" .. port]
-  if not handler then
+  local server = servers[dst .. ":" .. port]
+  if not server then
     http_error("no simulated server", string.format("no simulated server at %s:%d (under "
       .. "--virtual-time tend.http reaches only tend.http.serve servers)", hostname, port))
   end
@@ -482,17 +486,30 @@ function M.http_request(o)
     http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
   end
   if rtt > 0 then core.sleep(rtt) end
-  local req = { method = o.method or "GET", url = o.url, path = path ~= "" and path or "/",
-    headers = o.headers or {}, body = o.body or "" }
-  local ok, resp = pcall(handler, req)
-  if not ok then
-    return { status = 500, headers = { ["content-type"] = "text/plain" },
-      body = tostring(type(resp) == "table" and resp.message or resp) }
-  end
-  if type(resp) ~= "table" then resp = { status = 200, body = tostring(resp or "") } end
+  -- the request as the real server gives it (lua/tend/http_server.lua)
+  local hs = require "tend.http_server"
+  local target = path ~= "" and path or "/"
+  local p, q = target:match("^([^?]*)%?(.*)$")
   local headers = {}
-  for k, v in pairs(resp.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
-  return { status = resp.status or 200, headers = headers, body = resp.body or "" }
+  for k, v in pairs(o.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
+  local req = { method = o.method or "GET", url = o.url, path = p or target,
+    query = hs.decode_query(q), headers = headers, body = o.body or "", peer = src,
+    version = "1.1" }
+  local text = "text/plain; charset=utf-8"
+  if #req.body > server.max_body then
+    return { status = 413, headers = { ["content-type"] = text }, body = "Payload Too Large\n" }
+  end
+  local ok, a, b = pcall(server.handler, req)
+  local status, rh, body
+  if ok then status, rh, body = hs.answer_of(a, b) end
+  if not ok or status == nil then
+    local why = ok and rh or tostring(type(a) == "table" and a.message or a)
+    return { status = 500, headers = { ["content-type"] = text },
+      body = server.debug and why .. "\n" or "Internal Server Error\n" }
+  end
+  local out = {}
+  for k, v in pairs(rh) do out[tostring(k):lower()] = tostring(v) end
+  return { status = status, headers = out, body = body }
 end
 
 return M

@@ -33,7 +33,8 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_setfield(L, -2, "pid");
   }
   char sock[96];
-  if (tend_tcp_describe(h, a, sock, sizeof sock) == 0) { /* a socket's */
+  if (tend_tcp_describe(h, a, sock, sizeof sock) == 0 ||
+      tend_httpd_describe(h, a, sock, sizeof sock) == 0) { /* a socket's */
     lua_pushstring(L, sock);
     lua_setfield(L, -2, "socket");
   }

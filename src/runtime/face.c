@@ -25,6 +25,7 @@
 #include "runtime/core/value.h"
 #include "runtime/core/watch.h"
 #include "runtime/io/http/http.h"
+#include "runtime/io/http/server.h"
 #include "runtime/io/process/process.h"
 #include "runtime/io/tcp/tcp.h"
 #include "runtime/nodes/codec.h"

@@ -36,6 +36,8 @@ typedef enum tend_event_kind {
   TEND_EV_EXIT,        /* it exited (status or signal) */
   TEND_EV_NODE,        /* a node came up, went down, or a message to it
                           was dropped (lua/tend/node.lua) */
+  TEND_EV_HTTP,        /* an HTTP server answered a request (method,
+                          target, status, duration) */
   TEND_EV_KINDS
 } tend_event_kind;
 
@@ -73,12 +75,16 @@ typedef struct tend_event {
   const char *signal;    /* exit: the signal's name, or NULL */
   const tend_event_field *fields; /* chaos: nfields more, in this order */
   int nfields;
+  const char *method;    /* http: the request's method, or NULL */
+  const char *target;    /* http: its path (and query), or NULL */
+  int64_t duration_ns;   /* http: from the request to the answer, or -1 */
 } tend_event;
 
-#define TEND_EVENT_INIT(kind, a)                                           \
-  {                                                                        \
-    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1,       \
-    .incarnation = -1, .delay_ns = -1, .draw = -1, .pid = -1, .status = -1 \
+#define TEND_EVENT_INIT(kind, a)                                            \
+  {                                                                         \
+    .ev = (kind), .actor = (a), .window = {-1, -1, -1}, .count = -1,        \
+    .incarnation = -1, .delay_ns = -1, .draw = -1, .pid = -1, .status = -1, \
+    .duration_ns = -1                                                       \
   }
 
 /* The name of an event in the trace ("spawn", "dead_letter", ...). */
@@ -127,6 +133,36 @@ void tend_http_push_response(lua_State *L, tend_http_req *r);
 void tend_http_release(tend_http_req *r);
 /* How many requests are in flight now. */
 int tend_http_in_flight(const tend_host *h);
+/* -- HTTP servers (H2O): io/http/server.h says how they behave */
+#define TEND_HTTPD_MT "tend.HttpServer" /* userdata: a tend_httpd * */
+typedef struct tend_httpd tend_httpd;
+typedef struct tend_httpd_spec {
+  const char *host;    /* an address, or a name resolved at once */
+  int port;            /* 0: a free one */
+  int max_connections; /* > 0 */
+  size_t max_body;     /* request bodies, bytes */
+} tend_httpd_spec;
+/* Binds and listens for the actor (id, gen); NULL with a message pushed
+ * ("host:port: why"). */
+tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
+                              const tend_httpd_spec *spec, uint32_t id,
+                              uint32_t gen);
+/* The Lua handle of s (stack index ud): kept while s is open. */
+void tend_httpd_set_handle(lua_State *L, tend_httpd *s, int ud);
+int tend_httpd_port(const tend_httpd *s);
+uint64_t tend_httpd_refused(const tend_httpd *s);
+int tend_httpd_connections(const tend_httpd *s);
+/* Answers request id (status, the headers table at hidx or 0, body);
+ * 1 when sent, 0 when the request is gone. */
+int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
+                       int hidx, const char *body, size_t len);
+/* Stops listening, answers what is pending 503, ends its connections. */
+void tend_httpd_close(tend_httpd *s);
+/* Its userdata was collected: closes it; freed when unused. */
+void tend_httpd_release(tend_httpd *s);
+/* "http port=N" for the server a owns (ps, tree); 0, or -1 when none. */
+int tend_httpd_describe(tend_host *h, const tend_actor *a, char *buf,
+                        size_t size);
 /* -- NATS connections (cnats) */
 typedef struct tend_nats tend_nats;
 /* What a connection is told to do; NULL pointers are defaults. */

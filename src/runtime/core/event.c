@@ -32,6 +32,7 @@ static const struct {
     [TEND_EV_READY] = {"ready", 1},
     [TEND_EV_EXIT] = {"exit", 1},
     [TEND_EV_NODE] = {"node", 1},
+    [TEND_EV_HTTP] = {"http", 1},
 };
 
 const char *tend_event_name(tend_event_kind ev) {
@@ -81,6 +82,9 @@ static void to_json(tend_jsonl *b, int64_t t, const char *node, int sched,
   tend_jsonl_string(b, "argv0", e->argv0);
   if (e->status >= 0) tend_jsonl_int(b, "status", e->status);
   tend_jsonl_string(b, "signal", e->signal);
+  tend_jsonl_string(b, "method", e->method);
+  tend_jsonl_string(b, "target", e->target);
+  if (e->duration_ns >= 0) tend_jsonl_seconds(b, "duration", e->duration_ns);
   for (int i = 0; i < e->nfields; i++) {
     const tend_event_field *f = &e->fields[i];
     if (f->num_text)
@@ -124,6 +128,7 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
                        e->message_len ? e->message_len : strlen(e->message));
     ADD(")");
   }
+  if (e->method) ADD(" %s %s", e->method, e->target ? e->target : "");
   if (e->reason) ADD(" %s", e->reason);
   if (e->to) ADD(" -> %s", e->to);
   if (e->detail) ADD(": %s", e->detail);
@@ -131,6 +136,7 @@ static void log_line(tend_host *h, const char *path, const tend_event *e) {
   if (e->argv0) ADD(" %s", e->argv0);
   if (e->status >= 0) ADD(" status %lld", (long long)e->status);
   if (e->signal) ADD(" signal %s", e->signal);
+  if (e->duration_ns >= 0) ADD(" in %.3f ms", (double)e->duration_ns / 1e6);
 #undef ADD
   tend_host_log(h, level_of(e->ev), path, "%s%s", tend_event_name(e->ev),
                 extra);
@@ -198,6 +204,9 @@ static void push_table(lua_State *L, double t, const char *node, int sched,
     lua_setfield(L, -2, "status");
   }
   STR("signal", e->signal);
+  STR("method", e->method);
+  STR("target", e->target);
+  NUM("duration", (double)e->duration_ns / 1e9, e->duration_ns >= 0);
   for (int i = 0; i < e->nfields; i++) {
     const tend_event_field *f = &e->fields[i];
     if (f->num_text && (*f->num_text == 't' || *f->num_text == 'f'))

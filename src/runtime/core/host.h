@@ -188,6 +188,7 @@ struct tend_host {
   uint32_t running;        /* programs not yet reaped */
   struct tcp_state *tcp;   /* sockets and listeners (tcprec.h), or NULL */
   struct tend_http_state *http; /* the HTTP client (http.c), or NULL */
+  struct tend_httpd *httpd;     /* HTTP servers open (server.c), a list */
   struct tend_nats *nats;       /* NATS connections (nats.c), or NULL */
 
   /* Nodes (remote.h): this node's name ("" when it is no node) and

@@ -1,0 +1,311 @@
+-- tend.http.serve, tend.http.server, tend.http.router: HTTP servers as
+-- actors of the tree, on H2O under the real clock (core.httpd_listen,
+-- src/api/lhttp_server.c, src/runtime/io/http/server.c: HTTP/1.1 and
+-- HTTP/2 parsed by H2O on the host's loop).
+--
+-- The server is an actor owning the listening socket. H2O reads each
+-- request whole and the server gets { tend = "http", id, ... } for it; it
+-- spawns a temporary child that runs handler(req, ctx) (so a handler may
+-- sleep, ask or call out without holding the others), and arms a timer:
+-- past `timeout` the client gets 503 and the child is stopped. The child
+-- answers through the server's handle and tells the server, which emits
+-- the request's "http" trace event (logged at info: the access log).
+local core = require "tend.core"
+local internal = require "tend.internal"
+
+local M = {}
+
+local KEYS = { host = true, port = true, handler = true, name = true,
+  max_connections = true, max_body = true, timeout = true, debug = true }
+
+local REASONS = { [200] = "OK", [201] = "Created", [204] = "No Content",
+  [400] = "Bad Request", [403] = "Forbidden", [404] = "Not Found",
+  [405] = "Method Not Allowed", [409] = "Conflict", [413] = "Payload Too Large",
+  [500] = "Internal Server Error", [502] = "Bad Gateway", [503] = "Service Unavailable",
+  [504] = "Gateway Timeout" }
+
+local TEXT = "text/plain; charset=utf-8"
+
+local function show(v)
+  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "number" then return tostring(v) end
+  return type(v)
+end
+
+local function fail(fn, opt, expected, got)
+  error(string.format("%s: %s: expected %s, got %s", fn, opt, expected, show(got)), 0)
+end
+
+local function check(opts, fn)
+  if type(opts) ~= "table" then
+    error(string.format("%s: options: expected a table, got %s", fn, type(opts)), 0)
+  end
+  local unknown = internal.check_keys(opts, KEYS, fn)
+  if unknown then error(unknown, 0) end
+  local spec = { host = opts.host or "127.0.0.1", port = opts.port or 0,
+    max_connections = opts.max_connections or 1024, max_body = opts.max_body or 8 << 20,
+    timeout = opts.timeout or 30, debug = opts.debug == true, name = opts.name }
+  if type(spec.host) ~= "string" or spec.host == "" then
+    fail(fn, "host", "a host name or address (a non-empty string)", spec.host)
+  end
+  if math.type(spec.port) ~= "integer" or spec.port < 0 or spec.port > 65535 then
+    fail(fn, "port", "an integer 0-65535", spec.port)
+  end
+  if type(opts.handler) ~= "function" then
+    fail(fn, "handler", "a function(req, ctx) returning an answer", opts.handler)
+  end
+  spec.handler = opts.handler
+  if math.type(spec.max_connections) ~= "integer" or spec.max_connections < 1 then
+    fail(fn, "max_connections", "a positive integer", spec.max_connections)
+  end
+  if math.type(spec.max_body) ~= "integer" or spec.max_body < 0 then
+    fail(fn, "max_body", "an integer >= 0 (bytes)", spec.max_body)
+  end
+  local t = spec.timeout
+  if type(t) ~= "number" or t ~= t or t <= 0 then fail(fn, "timeout", "seconds > 0", t) end
+  if spec.name ~= nil and type(spec.name) ~= "string" then
+    fail(fn, "name", "a string", spec.name)
+  end
+  if opts.debug ~= nil and type(opts.debug) ~= "boolean" then
+    fail(fn, "debug", "a boolean", opts.debug)
+  end
+  return spec
+end
+
+local function checked(opts, fn)
+  local ok, spec = pcall(check, opts, fn)
+  if not ok then error(spec, 3) end
+  return spec
+end
+
+-- ------------------------------------------------------------ requests
+
+local function unescape(s)
+  s = s:gsub("+", " ")
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+-- "a=1&b=x%20y" -> { a = "1", b = "x y" } (a repeated key: its last value;
+-- a key without "=": "").
+function M.decode_query(q)
+  local t = {}
+  if q == nil then return t end
+  for pair in q:gmatch("[^&;]+") do
+    local k, v = pair:match("^([^=]*)=?(.*)$")
+    t[unescape(k)] = unescape(v)
+  end
+  return t
+end
+
+local function plain(status, text)
+  return status, { ["content-type"] = TEXT }, text
+end
+
+-- What a handler returned -> status, headers, body; or nil, why.
+function M.answer_of(a, b)
+  if type(a) == "string" then return plain(200, a) end
+  if a == nil then
+    if b == nil then return 204, {}, "" end
+    if math.type(b) ~= "integer" or b < 100 or b > 999 then
+      return nil, "nil, status: status is " .. show(b)
+    end
+    return plain(b, (REASONS[b] or "") .. "\n")
+  end
+  if type(a) ~= "table" then
+    return nil, "expected a string, { status, headers, body } or nil, status; got " .. type(a)
+  end
+  local status = a.status or a[1] or 200
+  local headers = a.headers or a[2] or {}
+  local body = a.body or a[3] or ""
+  if math.type(status) ~= "integer" or status < 100 or status > 999 then
+    return nil, "status: expected an integer 100-999, got " .. show(status)
+  end
+  if type(headers) ~= "table" then return nil, "headers: expected a table, got " .. type(headers) end
+  if type(body) ~= "string" then return nil, "body: expected a string, got " .. type(body) end
+  return status, headers, body
+end
+
+-- The request's actor: runs the handler once, answers, tells the server.
+local function request(S, spec, req, id, server)
+  return function(ctx)
+    core.send(ctx.self, "go")
+    return function()
+      local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+      local status, headers, body
+      if ok then
+        status, headers, body = M.answer_of(a, b)
+        if status == nil then
+          ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
+          status, headers, body = plain(500, "Internal Server Error\n")
+        end
+      else
+        ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
+        status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
+          or "Internal Server Error\n")
+      end
+      S:respond(id, status, headers, body)
+      core.send(server, { tend = "http_done", id = id, status = status })
+      return core.stopped
+    end
+  end
+end
+
+-- ------------------------------------------------------------ servers
+
+local function bind(spec, owner)
+  return core.httpd_listen({ host = spec.host, port = spec.port,
+    max_connections = spec.max_connections, max_body = spec.max_body, owner = owner })
+end
+
+-- The server's factory (handoff as in tend.tcp: the first start of
+-- tend.http.serve takes the socket its caller bound; a restart, and each
+-- start of tend.http.server, listens again on the port).
+local function server(spec, handoff)
+  return function(ctx)
+    local own, given = nil, handoff
+    handoff = nil
+    if given == nil then
+      own = bind(spec, ctx.self)
+      spec.port = own:port()
+    end
+    local function srv() return own or given.srv end
+    local path = ctx.self:path()
+    local live = {} -- id -> { child, timer, t0, method, target }
+    local function done(id, status)
+      local r = live[id]
+      if r == nil then return end
+      live[id] = nil
+      r.timer:cancel()
+      core.httpd_event(path, r.method, r.target, status, core.now() - r.t0)
+    end
+    return {
+      receive = function(_, msg, c)
+        if msg == "port" then c:reply(srv():port()) return end
+        if msg == "refused" then c:reply(srv():refused()) return end
+        if msg == "connections" then c:reply(srv():connections()) return end
+        if type(msg) ~= "table" then return core.unhandled end
+        if msg.tend == "http" then
+          local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
+            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version }
+          local r = { t0 = core.now(), method = msg.method,
+            target = msg.query and msg.path .. "?" .. msg.query or msg.path }
+          r.child = c:spawn(request(srv(), spec, req, msg.id, c.self), { restart = "temporary" })
+          r.timer = c:after(spec.timeout, { tend = "http_timeout", id = msg.id })
+          live[msg.id] = r
+          return
+        end
+        if msg.tend == "http_done" then done(msg.id, msg.status) return end
+        if msg.tend == "http_timeout" then
+          local r = live[msg.id]
+          if r == nil then return end
+          srv():respond(msg.id, plain(503, "Service Unavailable\n"))
+          core.stop(r.child)
+          c:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
+            r.method, r.target, spec.timeout)
+          done(msg.id, 503)
+          return
+        end
+        return core.unhandled
+      end,
+      post_stop = function()
+        if own then own:close() return end
+        given.stopped = true -- a socket bound after this is closed by its caller
+        if given.srv then given.srv:close() end
+      end,
+    }
+  end
+end
+
+-- tend.http.server{...} -> a factory for tend.spawn, ctx:spawn, children.
+function M.server(opts)
+  return server(checked(opts, "tend.http.server"))
+end
+
+-- tend.http.serve{...} [, spawn opts] -> the server's ref, a child of the
+-- caller (of /user for a task such as the main chunk).
+function M.serve(opts, spawn_opts)
+  local spec = checked(opts, "tend.http.serve")
+  local handoff = {}
+  if spec.name ~= nil then
+    local o = {}
+    for k, v in pairs(spawn_opts or {}) do o[k] = v end
+    o.name = o.name or spec.name
+    spawn_opts = o
+  end
+  local ref = core.tcp_spawn(server(spec, handoff), spawn_opts, "tend.http.serve")
+  local ok, srv = pcall(bind, spec, ref)
+  if not ok then
+    core.stop(ref)
+    if type(srv) == "table" then srv.where = nil end
+    error(srv, 2)
+  end
+  spec.port = srv:port() -- where a restart listens again
+  handoff.srv = srv
+  if handoff.stopped then srv:close() end
+  return ref
+end
+
+-- ------------------------------------------------------------ routing
+
+-- "/items/:id" -> a matcher of paths: params table or nil.
+local function compile(pattern)
+  local parts = {}
+  for seg in pattern:gmatch("[^/]+") do parts[#parts + 1] = seg end
+  return function(path)
+    local segs = {}
+    for seg in path:gmatch("[^/]+") do segs[#segs + 1] = seg end
+    if #segs ~= #parts then return nil end
+    local params = {}
+    for i, p in ipairs(parts) do
+      if p:sub(1, 1) == ":" then
+        params[p:sub(2)] = unescape(segs[i])
+      elseif p ~= segs[i] then
+        return nil
+      end
+    end
+    return params
+  end
+end
+
+-- tend.http.router{ { "GET", "/items/:id", fn }, ... } -> a handler:
+-- the first route whose method and path match runs (req.params holds the
+-- path's :names); a path that matches with other methods only: 405 with
+-- Allow; none: 404. A route of method "*" takes any method; HEAD is
+-- served by a GET route.
+function M.router(routes)
+  if type(routes) ~= "table" then
+    error("tend.http.router: routes: expected a list of { method, path, handler }, got "
+      .. type(routes), 2)
+  end
+  local list = {}
+  for i, r in ipairs(routes) do
+    if type(r) ~= "table" or type(r[1]) ~= "string" or type(r[2]) ~= "string"
+        or r[2]:sub(1, 1) ~= "/" or type(r[3]) ~= "function" then
+      error(string.format("tend.http.router: route %d: expected { method, \"/path\", "
+        .. "function(req, ctx) }, got %s", i, show(r)), 2)
+    end
+    list[i] = { method = r[1]:upper(), match = compile(r[2]), fn = r[3] }
+  end
+  return function(req, ctx)
+    local allow, seen = {}, {}
+    for _, r in ipairs(list) do
+      local params = r.match(req.path)
+      if params then
+        if r.method == req.method or r.method == "*"
+            or (req.method == "HEAD" and r.method == "GET") then
+          req.params = params
+          return r.fn(req, ctx)
+        end
+        if not seen[r.method] then
+          seen[r.method] = true
+          allow[#allow + 1] = r.method
+        end
+      end
+    end
+    if #allow == 0 then return nil, 404 end
+    return { status = 405, headers = { allow = table.concat(allow, ", "),
+      ["content-type"] = TEXT }, body = "Method Not Allowed\n" }
+  end
+end
+
+return M

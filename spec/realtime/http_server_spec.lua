@@ -1,0 +1,362 @@
+-- tend.http.serve: the real server (H2O on the host's loop) on 127.0.0.1,
+-- with tend.http.request (libcurl) and raw sockets (tend.tcp.connect) as
+-- clients, and `curl --http2-prior-knowledge` for HTTP/2. Run with the
+-- real clock: `tend --real-time test spec/realtime/http_server_spec.lua`.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if tend.virtual_time() then return end
+
+TestHttpServer = {}
+
+local eventually = H.eventually
+
+function TestHttpServer:setUp()
+  tend.sleep(0.01)
+  while select("#", tend.receive(0)) > 0 do end
+end
+
+function TestHttpServer:tearDown()
+  for _, row in ipairs(tend.children("/user")) do
+    if row.ref ~= tend.self() then tend.stop(row.ref) end
+  end
+  local clean = eventually(function() return tend.stats().actors == 1 end)
+  lu.assertTrue(clean, "actors left behind: " .. (tend.stats().actors - 1))
+  lu.assertEquals(tend.http.in_flight(), 0)
+  H.assert_clean()
+end
+
+local function url(server, path)
+  return "http://127.0.0.1:" .. tend.ask(server, "port") .. path
+end
+
+-- A raw connection; returns it and a reader of what came, up to `until`
+-- (a pattern) or the close.
+local function raw(server)
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(server, "port"),
+    framing = "raw" })
+  local got = ""
+  local function read(pattern, seconds)
+    local deadline = tend.now() + (seconds or 10)
+    while not (pattern and got:find(pattern)) and tend.now() < deadline do
+      local msg = tend.receive(deadline - tend.now())
+      if msg == nil then break end
+      if msg.tend == "data" then got = got .. msg.data end
+      if msg.tend == "closed" then return got, true end
+    end
+    return got, false
+  end
+  return c, read
+end
+
+function TestHttpServer:test_a_string_is_200_text_and_req_has_the_request()
+  local seen
+  local s = tend.http.serve({ handler = function(req)
+    seen = req
+    return "hi " .. req.path
+  end })
+  local r = tend.http.request({ method = "POST", url = url(s, "/a/b?x=1&y=two%20words&z=a+b"),
+    headers = { ["X-Thing"] = "yes" }, body = "payload" })
+  lu.assertEquals(r.status, 200)
+  lu.assertEquals(r.body, "hi /a/b")
+  lu.assertEquals(r.headers["content-type"], "text/plain; charset=utf-8")
+  lu.assertEquals(seen.method, "POST")
+  lu.assertEquals(seen.path, "/a/b")
+  lu.assertEquals(seen.query, { x = "1", y = "two words", z = "a b" })
+  lu.assertEquals(seen.headers["x-thing"], "yes")
+  lu.assertEquals(seen.body, "payload")
+  lu.assertEquals(seen.version, "1.1")
+  lu.assertStrMatches(seen.peer, "127%.0%.0%.1:%d+")
+end
+
+function TestHttpServer:test_a_table_and_nil_status_answers()
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/t" then
+      return { status = 201, headers = { ["X-Made"] = "here" }, body = "made" }
+    end
+    if req.path == "/none" then return nil, 404 end
+    return nil
+  end })
+  local r = tend.http.get(url(s, "/t"))
+  lu.assertEquals({ r.status, r.body, r.headers["x-made"] }, { 201, "made", "here" })
+  r = tend.http.get(url(s, "/none"))
+  lu.assertEquals({ r.status, r.body }, { 404, "Not Found\n" })
+  r = tend.http.get(url(s, "/"))
+  lu.assertEquals({ r.status, r.body }, { 204, "" })
+end
+
+function TestHttpServer:test_a_handler_may_wait_without_holding_the_others()
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/slow" then tend.sleep(0.5) end
+    return req.path
+  end })
+  local done = {}
+  tend.spawn(function()
+    done.slow = tend.http.get(url(s, "/slow")).body
+    return function() end
+  end)
+  tend.sleep(0.05)
+  lu.assertEquals(tend.http.get(url(s, "/fast")).body, "/fast")
+  lu.assertNil(done.slow)
+  lu.assertTrue(eventually(function() return done.slow == "/slow" end))
+end
+
+function TestHttpServer:test_a_raise_is_500_without_its_text_and_the_server_lives()
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/boom" then error("secret detail") end
+    return "fine"
+  end })
+  local r = tend.http.get(url(s, "/boom"))
+  lu.assertEquals(r.status, 500)
+  lu.assertEquals(r.body, "Internal Server Error\n")
+  lu.assertEquals(tend.http.get(url(s, "/")).body, "fine")
+  local d = tend.http.serve({ debug = true, handler = function() error("shown") end })
+  r = tend.http.get(url(d, "/"))
+  lu.assertEquals(r.status, 500)
+  lu.assertStrContains(r.body, "shown")
+end
+
+function TestHttpServer:test_past_its_timeout_a_handler_gets_503_and_is_stopped()
+  local stopped = false
+  local s = tend.http.serve({ timeout = 0.2, handler = function(_, ctx)
+    tend.spawn(function(w)
+      w:watch(ctx.self)
+      return function(msg)
+        if msg.tend == "terminated" then stopped = true end
+      end
+    end)
+    tend.sleep(10)
+    return "never"
+  end })
+  local t0 = tend.now()
+  local r = tend.http.get(url(s, "/"))
+  lu.assertEquals(r.status, 503)
+  lu.assertTrue(tend.now() - t0 < 5)
+  lu.assertTrue(eventually(function() return stopped end))
+  for _, row in ipairs(tend.children("/user")) do
+    if row.ref ~= tend.self() and row.ref ~= s then tend.stop(row.ref) end
+  end
+end
+
+function TestHttpServer:test_a_body_over_max_body_is_413_and_no_handler_runs()
+  local calls = 0
+  local s = tend.http.serve({ max_body = 16, handler = function(req)
+    calls = calls + 1
+    return tostring(#req.body)
+  end })
+  local r = tend.http.request({ method = "POST", url = url(s, "/"), body = string.rep("x", 16) })
+  lu.assertEquals({ r.status, r.body }, { 200, "16" })
+  r = tend.http.request({ method = "POST", url = url(s, "/"), body = string.rep("x", 17) })
+  lu.assertEquals(r.status, 413)
+  lu.assertEquals(calls, 1)
+end
+
+function TestHttpServer:test_the_router_matches_params_404_and_405_with_allow()
+  local s = tend.http.serve({ handler = tend.http.router({
+    { "GET", "/items/:id", function(req) return "item " .. req.params.id end },
+    { "POST", "/items", function(req) return { status = 201, body = req.body } end },
+    { "DELETE", "/items/:id", function(req) return nil, 204 end },
+  }) })
+  lu.assertEquals(tend.http.get(url(s, "/items/a%20b")).body, "item a b")
+  local r = tend.http.request({ method = "POST", url = url(s, "/items"), body = "new" })
+  lu.assertEquals({ r.status, r.body }, { 201, "new" })
+  r = tend.http.get(url(s, "/nothing/here"))
+  lu.assertEquals(r.status, 404)
+  r = tend.http.request({ method = "PUT", url = url(s, "/items/3") })
+  lu.assertEquals(r.status, 405)
+  lu.assertEquals(r.headers["allow"], "GET, DELETE")
+  lu.assertErrorMsgContains("route 1", tend.http.router, { { "GET", "no-slash", print } })
+end
+
+function TestHttpServer:test_a_taken_port_raises_ListenError_in_the_caller()
+  local s = tend.http.serve({ handler = function() return "" end })
+  local port = tend.ask(s, "port")
+  local before = tend.stats().actors
+  local ok, e = pcall(tend.http.serve, { port = port, handler = function() return "" end })
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "ListenError")
+  lu.assertEquals(e.reason, "address already in use")
+  lu.assertTrue(eventually(function() return tend.stats().actors == before end))
+end
+
+function TestHttpServer:test_over_max_connections_a_connection_is_refused_and_counted()
+  local s = tend.http.serve({ max_connections = 1, handler = function() return "ok" end })
+  local c1, read1 = raw(s)
+  tend.tcp.write(c1, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+  lu.assertStrContains(read1("ok$"), "200 OK")
+  local _, read2 = raw(s)
+  local _, closed = read2()
+  lu.assertTrue(closed)
+  lu.assertEquals(tend.ask(s, "refused"), 1)
+  tend.tcp.close(c1)
+  lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
+  lu.assertEquals(tend.http.get(url(s, "/")).body, "ok")
+end
+
+function TestHttpServer:test_pipelined_requests_are_answered_in_order()
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/1" then tend.sleep(0.1) end
+    return "answer" .. req.path
+  end })
+  local c, read = raw(s)
+  tend.tcp.write(c, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n"
+    .. "Connection: close\r\n\r\n")
+  local got = read()
+  local a, b = got:find("answer/1", 1, true), got:find("answer/2", 1, true)
+  lu.assertNotNil(a, got)
+  lu.assertNotNil(b, got)
+  lu.assertTrue(a < b)
+end
+
+function TestHttpServer:test_a_client_that_leaves_mid_request_harms_nothing()
+  local answered = {}
+  local s = tend.http.serve({ handler = function(req)
+    tend.sleep(0.3)
+    answered[#answered + 1] = req.path
+    return string.rep("x", 1 << 20)
+  end })
+  local c = raw(s)
+  tend.tcp.write(c, "GET /left HTTP/1.1\r\nHost: x\r\n\r\n")
+  tend.sleep(0.05)
+  tend.tcp.close(c)
+  -- HTTP/2: the stream is reset while the handler waits (H2O disposes it)
+  tend.process.run({ "curl", "-s", "--max-time", "0.1", "--http2-prior-knowledge",
+    url(s, "/h2left") })
+  lu.assertTrue(eventually(function() return #answered == 2 end))
+  local r = tend.http.get(url(s, "/after"))
+  lu.assertEquals({ r.status, #r.body }, { 200, 1 << 20 })
+  lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
+end
+
+function TestHttpServer:test_http2_with_prior_knowledge()
+  local s = tend.http.serve({ handler = function(req) return "v" .. req.version end })
+  local r = tend.process.run({ "curl", "-s", "-i", "--http2-prior-knowledge", url(s, "/") })
+  lu.assertEquals(r.status, 0)
+  lu.assertStrMatches(r.stdout, "^HTTP/2 200.*v2$")
+end
+
+function TestHttpServer:test_each_request_is_an_http_trace_event()
+  local events = {}
+  tend.trace(function(e)
+    if e.ev == "http" then events[#events + 1] = e end
+  end)
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/no" then return nil, 404 end
+    return "yes"
+  end })
+  tend.http.get(url(s, "/yes?q=1"))
+  tend.http.get(url(s, "/no"))
+  lu.assertTrue(eventually(function() return #events == 2 end))
+  tend.trace(false)
+  lu.assertEquals({ events[1].method, events[1].target, events[1].status }, { "GET", "/yes?q=1", 200 })
+  lu.assertEquals({ events[2].target, events[2].status }, { "/no", 404 })
+  lu.assertTrue(events[1].duration >= 0)
+  lu.assertEquals(events[1].path, s:path())
+end
+
+function TestHttpServer:test_stopping_the_server_answers_503_and_ends_its_connections()
+  local s = tend.http.serve({ handler = function(req)
+    if req.path == "/wait" then tend.sleep(10) end
+    return "ok"
+  end })
+  local port = tend.ask(s, "port")
+  local idle, read_idle = raw(s)
+  tend.tcp.write(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+  lu.assertStrContains(read_idle("ok$"), "200 OK")
+  local got
+  tend.spawn(function()
+    got = tend.http.get("http://127.0.0.1:" .. port .. "/wait")
+    return function() end
+  end)
+  tend.sleep(0.1)
+  tend.stop(s)
+  lu.assertTrue(eventually(function() return got ~= nil end))
+  lu.assertEquals(got.status, 503)
+  local _, closed = read_idle()
+  lu.assertTrue(closed)
+  local ok = pcall(tend.http.get, "http://127.0.0.1:" .. port .. "/", { timeout = 2 })
+  lu.assertFalse(ok)
+end
+
+function TestHttpServer:test_a_supervised_server_listens_again_on_its_port_after_a_restart()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.http.server({ handler = function() return "up" end }), { name = "web" })
+    return function() end
+  end)
+  local web = sup:path() .. "/web"
+  lu.assertTrue(eventually(function() return tend.whereis(web) ~= nil end))
+  local s = tend.children(sup)[1].ref
+  local port = tend.ask(s, "port")
+  lu.assertEquals(tend.http.get("http://127.0.0.1:" .. port .. "/").body, "up")
+  local restarts = 0
+  tend.trace(function(e)
+    if e.ev == "restart" and e.path == web then restarts = restarts + 1 end
+  end)
+  tend.chaos.crash(s) -- a failure: its supervisor restarts it (the same ref)
+  lu.assertTrue(eventually(function() return restarts == 1 end))
+  tend.trace(false)
+  lu.assertEquals(tend.ask(s, "port"), port)
+  lu.assertEquals(tend.http.get("http://127.0.0.1:" .. port .. "/").body, "up")
+end
+
+function TestHttpServer:test_malformed_requests_get_400_from_h2o_and_the_server_lives()
+  local calls = 0
+  local s = tend.http.serve({ handler = function()
+    calls = calls + 1
+    return "ok"
+  end })
+  local c, read = raw(s)
+  tend.tcp.write(c, "NOT HTTP AT ALL\r\n\r\n")
+  local got, closed = read()
+  lu.assertStrMatches(got, "^HTTP/1%.1 400 .*")
+  lu.assertTrue(closed)
+  c, read = raw(s)
+  tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " .. string.rep("a", 1 << 20) .. "\r\n\r\n")
+  got, closed = read()
+  lu.assertTrue(closed)
+  lu.assertFalse(got:find("200 OK", 1, true) ~= nil)
+  lu.assertEquals(calls, 0)
+  lu.assertEquals(tend.http.get(url(s, "/")).body, "ok")
+  local r = tend.http.request({ method = "HEAD", url = url(s, "/") })
+  lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 200, "", "2" })
+end
+
+-- The descriptors this process holds (io.popen's shell: its parent).
+local function fds()
+  local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))
+  local n = tonumber(p:read("a"))
+  p:close()
+  return n
+end
+
+function TestHttpServer:test_many_requests_leave_nothing_behind()
+  local s = tend.http.serve({ handler = function(req) return req.path end })
+  tend.http.get(url(s, "/warm")) -- curl's connection, kept alive
+  local before, fds_before = tend.stats().actors, fds()
+  for i = 1, 2000 do
+    local r = tend.http.get(url(s, "/" .. i))
+    if r.body ~= "/" .. i then lu.fail("request " .. i .. ": " .. r.body) end
+  end
+  lu.assertTrue(eventually(function() return tend.stats().actors == before end))
+  lu.assertTrue(eventually(function() return tend.stats().timers == 0 end))
+  lu.assertTrue(eventually(function() return fds() <= fds_before end), "descriptors left")
+end
+
+function TestHttpServer:test_its_name_and_port_show_in_ps()
+  local s = tend.http.serve({ name = "web", handler = function() return "" end })
+  lu.assertEquals(s:path(), "/user/web")
+  local shown
+  for _, row in ipairs(tend.ps()) do
+    if row.path == "/user/web" then shown = row.socket end
+  end
+  lu.assertEquals(shown, "http port=" .. tend.ask(s, "port"))
+end
+
+function TestHttpServer:test_bad_options_are_named()
+  lu.assertErrorMsgContains("tend.http.serve: handler: expected a function",
+    tend.http.serve, { port = 0 })
+  lu.assertErrorMsgContains("tend.http.serve: max_body: expected an integer",
+    tend.http.serve, { handler = print, max_body = "big" })
+  lu.assertErrorMsgContains("unknown", tend.http.serve, { handler = print, prot = 1 })
+end

@@ -1,0 +1,134 @@
+/* lhttp_server: the real transport of tend.http.serve
+ * (lua/tend/http_server.lua builds the server and request actors on it):
+ * core.httpd_listen, the server handle (port, refused, connections,
+ * respond, close) and core.httpd_event, a request's trace event. */
+#include <lauxlib.h>
+#include <string.h>
+
+#include "api/api.h"
+
+static tend_httpd *check_server(lua_State *L) {
+  tend_httpd **s = luaL_checkudata(L, 1, TEND_HTTPD_MT);
+  if (*s == NULL) luaL_error(L, "tend.http: the server is gone");
+  return *s;
+}
+
+/* Field k of the options table at 1, as an integer (def when absent). */
+static lua_Integer opt_int(lua_State *L, const char *k, lua_Integer def) {
+  lua_getfield(L, 1, k);
+  lua_Integer v = lua_isnil(L, -1) ? def : luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* core.httpd_listen{ host, port, max_connections, max_body, owner } ->
+ * server; raises ListenError (e.reason: why) when it cannot listen. */
+static int l_listen(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  tend_httpd_spec spec;
+  lua_getfield(L, 1, "host");
+  spec.host = luaL_checkstring(L, -1); /* kept by the options table */
+  lua_pop(L, 1);
+  spec.port = (int)opt_int(L, "port", 0);
+  spec.max_connections = (int)opt_int(L, "max_connections", 1024);
+  spec.max_body = (size_t)opt_int(L, "max_body", 8 << 20);
+  lua_getfield(L, 1, "owner");
+  tend_actor *a =
+      tend_ref_actor(h, tend_check_ref(L, -1, "tend.http.serve", "owner"));
+  lua_pop(L, 1);
+  if (a == NULL) luaL_error(L, "tend.http.serve: the server actor is dead");
+  tend_httpd **ud = lua_newuserdatauv(L, sizeof *ud, 0);
+  *ud = NULL;
+  luaL_setmetatable(L, TEND_HTTPD_MT);
+  *ud = tend_httpd_listen(L, h, &spec, tend_actor_id(a), tend_actor_gen(a));
+  if (*ud == NULL) {
+    const char *why = lua_tostring(L, -1);
+    const char *colon = strrchr(why, ':');
+    lua_pushfstring(L, "tend.http.serve: %s", why);
+    tend_error_new(L, TEND_ERR_NAME(LISTEN_ERROR), lua_tostring(L, -1));
+    lua_pushstring(L, colon ? colon + 2 : why);
+    lua_setfield(L, -2, "reason");
+    return lua_error(L);
+  }
+  tend_httpd_set_handle(L, *ud, -1);
+  return 1;
+}
+
+static int l_port(lua_State *L) {
+  lua_pushinteger(L, tend_httpd_port(check_server(L)));
+  return 1;
+}
+
+static int l_refused(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)tend_httpd_refused(check_server(L)));
+  return 1;
+}
+
+static int l_connections(lua_State *L) {
+  lua_pushinteger(L, tend_httpd_connections(check_server(L)));
+  return 1;
+}
+
+/* s:respond(id, status, headers, body) -> true when sent, false when the
+ * request is gone (its client left, or it was answered). */
+static int l_respond(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  lua_Integer status = luaL_checkinteger(L, 3);
+  if (status < 100 || status > 999)
+    luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
+  int hidx = lua_istable(L, 4) ? 4 : 0;
+  size_t n = 0;
+  const char *body = luaL_optlstring(L, 5, "", &n);
+  lua_pushboolean(
+      L, tend_httpd_respond(L, s, (int64_t)id, (int)status, hidx, body, n));
+  return 1;
+}
+
+static int l_close(lua_State *L) {
+  tend_httpd_close(check_server(L));
+  return 0;
+}
+
+static int l_gc(lua_State *L) {
+  tend_httpd **s = lua_touserdata(L, 1);
+  if (*s) tend_httpd_release(*s);
+  *s = NULL;
+  return 0;
+}
+
+/* core.httpd_event(path, method, target, status, seconds): the "http"
+ * trace event of an answered request (logged at info). */
+static int l_event(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_event e = TEND_EVENT_INIT(TEND_EV_HTTP, NULL);
+  e.path = luaL_checkstring(L, 1);
+  e.method = luaL_checkstring(L, 2);
+  e.target = luaL_checkstring(L, 3);
+  e.status = luaL_checkinteger(L, 4);
+  double s = luaL_checknumber(L, 5);
+  e.duration_ns = s > 0 ? (int64_t)(s * 1e9 + 0.5) : 0;
+  tend_event_emit(L, h, &e);
+  return 0;
+}
+
+void tend_open_http_server(lua_State *L) {
+  static const luaL_Reg srv[] = {{"port", l_port},
+                                 {"refused", l_refused},
+                                 {"connections", l_connections},
+                                 {"respond", l_respond},
+                                 {"close", l_close},
+                                 {NULL, NULL}};
+  luaL_newmetatable(L, TEND_HTTPD_MT);
+  luaL_newlib(L, srv);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushboolean(L, 1); /* an identity: --copy-messages keeps it */
+  lua_setfield(L, -2, "__tend_handle");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {
+      {"httpd_listen", l_listen}, {"httpd_event", l_event}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
