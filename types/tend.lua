@@ -370,19 +370,27 @@ local tend_SimProcess = {}
 ---@field timeout? number # seconds for the whole call (default 30)
 ---@field max_body? integer # the largest response body in bytes (default 16 MiB)
 
----The options of tend.http.serve.
+---The options of tend.http.serve and tend.http.server.
 ---@class tend.HttpServeOpts
----@field host string # the simulated host's name
----@field port? integer # 1-65535 (default 80)
----@field handler fun(req: tend.HttpServerRequest): table # returns {status, headers, body}
+---@field handler fun(req: tend.HttpServerRequest, ctx: tend.Ctx?): any # the answer (see tend.http.serve)
+---@field host? string # the address to listen on (default "127.0.0.1"); a simulated host's name under --virtual-time
+---@field port? integer # 0-65535 (default 0: a free one under the real clock, 80 simulated)
+---@field name? string # the server actor's name
+---@field max_connections? integer # connections at once (default 1024); more are closed and counted
+---@field max_body? integer # bytes of a request body (default 8 MiB); more: 413
+---@field timeout? number # seconds a handler has (default 30); then 503
+---@field debug? boolean # a handler's error text is the body of its 500 (default false)
 
----The request a simulated server's handler gets.
+---The request a server's handler gets.
 ---@class tend.HttpServerRequest
----@field method string # as given (default "GET")
----@field url string # the whole URL
----@field path string # the path and query ("/" at least)
----@field headers table<string, string> # the request headers as given
----@field body string # the body ("" when none)
+---@field method string # "GET", "POST", ...
+---@field path string # the path without the query string, as sent
+---@field query table<string, string> # the query string decoded (a repeated key: its last value)
+---@field headers table<string, string> # names in lower case; repeated values joined with ", "
+---@field body string # the body (at most max_body bytes)
+---@field peer? string # "address:port" of the client
+---@field version string # "1.1", "1.0" or "2"
+---@field params? table<string, string> # the router's :names, decoded
 
 ---The options of tend.node.start (any other key is an error).
 ---@class tend.NodeStartOpts
@@ -1580,15 +1588,43 @@ function tend.http.request(opts) end
 ---@return tend.HttpResponse # the response
 function tend.http.get(url, opts) end
 
----A simulated HTTP server on the simulated network (only under --virtual-time).
+---An HTTP/1.1 and HTTP/2 server (H2O on tend's loop), an actor bound in the caller; under --virtual-time a simulated server.
 ---
----handler(req) returns { status, headers, body } (status 200 and an empty
----body by default; a non-table result is the body); a handler that raises
----gives a 500 with its message as the body. It runs in the caller, at the
----server's moment. A later serve on the same host and port replaces the
----handler. For a real server use tend.tcp.listen{ framing = "raw", ... }.
----@param opts tend.HttpServeOpts # host, port, handler
-function tend.http.serve(opts) end
+---Binds in the caller: a taken port or a host that does not resolve raises
+---ListenError there (.reason), and nothing is left behind. The server is a
+---child of the caller (of /user from a task). Each request runs
+---handler(req, ctx) in an actor of its own, a temporary child of the server;
+---it returns a string (200, text/plain; charset=utf-8), {status, headers,
+---body}, nil and a status, or nothing (204). A raise gives 500 (its text only
+---with debug = true) and a warn line; past timeout the client gets 503 and
+---the request's actor is stopped. A body over max_body gets 413 without the
+---handler. tend.ask(server, "port" | "refused" | "connections"). Every
+---answered request is an "http" trace event (method, target, status,
+---duration), logged at info. Under --virtual-time it serves the simulated
+---network's requests to http://host:port/ with the same req and answers, the
+---handler running in the caller's request (no ctx, no timeout).
+---@param opts tend.HttpServeOpts # the options
+---@param spawn_opts? tend.SpawnOpts # the server actor's spawn options
+---@return tend.Ref # the server (real clock)
+function tend.http.serve(opts, spawn_opts) end
+
+---tend.http.serve's server as a factory for a supervisor: a restart listens again on the same port.
+---
+---The same options as tend.http.serve. The old incarnation's connections are
+---closed at its restart. Real clock only.
+---@param opts tend.HttpServeOpts # the options
+---@return function # a factory for ctx:spawn or tend.start_child
+function tend.http.server(opts) end
+
+---A handler that routes by method and path: req.params holds the pattern's :names; 404, and 405 with Allow.
+---
+---A pattern's segments may be :name (/items/:id). The first route whose
+---method and pattern match runs. No path matches: 404; the path matches only
+---other methods: 405 with Allow. Method "*" takes every method; a GET route
+---serves HEAD.
+---@param routes table[] # { method, pattern, fn(req, ctx) } each
+---@return function # a handler for tend.http.serve
+function tend.http.router(routes) end
 
 ---How many real HTTP requests are in flight now.
 ---@return integer # the number

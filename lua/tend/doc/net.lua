@@ -331,42 +331,100 @@ print(tend.http.get("http://api/health", { timeout = 2 }).body)   --> you asked 
     },
   },
   { name = "tend.http.serve",
-    sig = "tend.http.serve{host, port, handler}",
-    summary = "A simulated HTTP server on the simulated network (only under --virtual-time).",
+    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug} [, spawn_opts] -> ref",
+    summary = "An HTTP/1.1 and HTTP/2 server (H2O on tend's loop), an actor bound in the caller; under --virtual-time a simulated server.",
     text = [[
-handler(req) returns { status, headers, body } (status 200 and an empty
-body by default; a non-table result is the body); a handler that raises
-gives a 500 with its message as the body. It runs in the caller, at the
-server's moment. A later serve on the same host and port replaces the
-handler. For a real server use tend.tcp.listen{ framing = "raw", ... }.]],
-    params = { { "opts", "tend.HttpServeOpts", "host, port, handler" } },
-    returns = {},
-    errors = { "an error under the real clock (it points at tend.tcp.listen)",
-               "an error when host is no name, port is not 1-65535 or handler is not a function" },
+Binds in the caller: a taken port or a host that does not resolve raises
+ListenError there (.reason), and nothing is left behind. The server is a
+child of the caller (of /user from a task). Each request runs
+handler(req, ctx) in an actor of its own, a temporary child of the server;
+it returns a string (200, text/plain; charset=utf-8), {status, headers,
+body}, nil and a status, or nothing (204). A raise gives 500 (its text only
+with debug = true) and a warn line; past timeout the client gets 503 and
+the request's actor is stopped. A body over max_body gets 413 without the
+handler. tend.ask(server, "port" | "refused" | "connections"). Every
+answered request is an "http" trace event (method, target, status,
+duration), logged at info. Under --virtual-time it serves the simulated
+network's requests to http://host:port/ with the same req and answers, the
+handler running in the caller's request (no ctx, no timeout).]],
+    params = { { "opts", "tend.HttpServeOpts", "the options" },
+               { "spawn_opts", "tend.SpawnOpts?", "the server actor's spawn options" } },
+    returns = { { "tend.Ref", "the server (real clock)" } },
+    errors = { "ListenError when it cannot listen (.reason)",
+               "an error naming the option that is wrong" },
     example = [[
--- run: tend --virtual-time
 local tend = require "tend"
-tend.http.serve { host = "api", port = 8080, handler = function(req) error("broken") end }
-local r = tend.http.get("http://api:8080/")
-print(r.status)   --> 500]],
+local server = tend.http.serve { port = 0, handler = function(req) return "hi " .. req.path end }
+local port = tend.ask(server, "port")
+print(tend.http.get("http://127.0.0.1:" .. port .. "/x").body)   --> hi /x
+tend.stop(server)]],
   },
   { class = "tend.HttpServeOpts",
-    summary = "The options of tend.http.serve.",
+    summary = "The options of tend.http.serve and tend.http.server.",
     fields = {
-      { "host", "string", "the simulated host's name" },
-      { "port", "integer?", "1-65535 (default 80)" },
-      { "handler", "fun(req: tend.HttpServerRequest): table", "returns {status, headers, body}" },
+      { "handler", "fun(req: tend.HttpServerRequest, ctx: tend.Ctx?): any", "the answer (see tend.http.serve)" },
+      { "host", "string?", "the address to listen on (default \"127.0.0.1\"); a simulated host's name under --virtual-time" },
+      { "port", "integer?", "0-65535 (default 0: a free one under the real clock, 80 simulated)" },
+      { "name", "string?", "the server actor's name" },
+      { "max_connections", "integer?", "connections at once (default 1024); more are closed and counted" },
+      { "max_body", "integer?", "bytes of a request body (default 8 MiB); more: 413" },
+      { "timeout", "number?", "seconds a handler has (default 30); then 503" },
+      { "debug", "boolean?", "a handler's error text is the body of its 500 (default false)" },
     },
   },
   { class = "tend.HttpServerRequest",
-    summary = "The request a simulated server's handler gets.",
+    summary = "The request a server's handler gets.",
     fields = {
-      { "method", "string", "as given (default \"GET\")" },
-      { "url", "string", "the whole URL" },
-      { "path", "string", "the path and query (\"/\" at least)" },
-      { "headers", "table<string, string>", "the request headers as given" },
-      { "body", "string", "the body (\"\" when none)" },
+      { "method", "string", "\"GET\", \"POST\", ..." },
+      { "path", "string", "the path without the query string, as sent" },
+      { "query", "table<string, string>", "the query string decoded (a repeated key: its last value)" },
+      { "headers", "table<string, string>", "names in lower case; repeated values joined with \", \"" },
+      { "body", "string", "the body (at most max_body bytes)" },
+      { "peer", "string?", "\"address:port\" of the client" },
+      { "version", "string", "\"1.1\", \"1.0\" or \"2\"" },
+      { "params", "table<string, string>?", "the router's :names, decoded" },
     },
+  },
+  { name = "tend.http.server",
+    sig = "tend.http.server{...} -> factory",
+    summary = "tend.http.serve's server as a factory for a supervisor: a restart listens again on the same port.",
+    text = [[
+The same options as tend.http.serve. The old incarnation's connections are
+closed at its restart. Real clock only.]],
+    params = { { "opts", "tend.HttpServeOpts", "the options" } },
+    returns = { { "function", "a factory for ctx:spawn or tend.start_child" } },
+    errors = { "an error naming the option that is wrong" },
+    example = [[
+local tend = require "tend"
+local sup = tend.spawn(function(ctx)
+  ctx:spawn(tend.http.server { port = 0, handler = function() return "ok" end }, { name = "web" })
+  return function() end
+end, { name = "app" })
+tend.sleep(0.1)
+local web = tend.whereis("/user/app/web")
+print(tend.http.get("http://127.0.0.1:" .. tend.ask(web, "port") .. "/").body)   --> ok
+tend.stop(sup)]],
+  },
+  { name = "tend.http.router",
+    sig = "tend.http.router{ {method, pattern, fn}, ... } -> handler",
+    summary = "A handler that routes by method and path: req.params holds the pattern's :names; 404, and 405 with Allow.",
+    text = [[
+A pattern's segments may be :name (/items/:id). The first route whose
+method and pattern match runs. No path matches: 404; the path matches only
+other methods: 405 with Allow. Method "*" takes every method; a GET route
+serves HEAD.]],
+    params = { { "routes", "table[]", "{ method, pattern, fn(req, ctx) } each" } },
+    returns = { { "function", "a handler for tend.http.serve" } },
+    errors = { "an error naming the route that is not {method, pattern, function}" },
+    example = [[
+local tend = require "tend"
+local server = tend.http.serve { port = 0, handler = tend.http.router {
+  { "GET", "/items/:id", function(req) return "item " .. req.params.id end },
+} }
+local base = "http://127.0.0.1:" .. tend.ask(server, "port")
+print(tend.http.get(base .. "/items/7").body)   --> item 7
+print(tend.http.request { method = "POST", url = base .. "/items/7" }.status)   --> 405
+tend.stop(server)]],
   },
   { name = "tend.http.in_flight",
     sig = "tend.http.in_flight() -> n",
