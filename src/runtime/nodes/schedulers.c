@@ -576,6 +576,17 @@ static int arrive_p(lua_State *L) {
   return 0;
 }
 
+/* Real clock: when no scheduler but 0 works and nothing is on its way,
+ * scheduler 0 is woken to look (it may end). */
+static void maybe_wake0(tend_scheds *s) {
+  if (!s->threaded || atomic_load(&s->busy) != 0 ||
+      atomic_load(&s->pending) != 0)
+    return;
+  uv_mutex_lock(&s->lock[0]);
+  if (s->open[0]) uv_async_send(s->wake[0]);
+  uv_mutex_unlock(&s->lock[0]);
+}
+
 /* Hands scheduler k (h) its inbox, oldest first. */
 static void arrive_all(tend_host *h) {
   tend_scheds *s = h->scheds;
@@ -595,7 +606,7 @@ static void arrive_all(tend_host *h) {
     }
     free(e);
     /* taken after it made its target busy: see post */
-    atomic_fetch_sub(&s->pending, 1);
+    if (atomic_fetch_sub(&s->pending, 1) == 1 && k != 0) maybe_wake0(s);
   }
 }
 
@@ -675,14 +686,19 @@ static void note_busy(tend_host *h) {
              handles > 1 /* its wake-up */ || l->active_reqs.count > 0;
   if (busy == s->busy_flag[k]) return;
   s->busy_flag[k] = busy;
-  if (busy) {
+  if (busy)
     atomic_fetch_add(&s->busy, 1);
-  } else if (atomic_fetch_sub(&s->busy, 1) == 1 &&
-             atomic_load(&s->pending) == 0) {
-    uv_mutex_lock(&s->lock[0]);
-    if (s->open[0]) uv_async_send(s->wake[0]);
-    uv_mutex_unlock(&s->lock[0]);
-  }
+  else if (atomic_fetch_sub(&s->busy, 1) == 1)
+    maybe_wake0(s);
+}
+
+/* Real clock, scheduler 0: its loop is held (its wake-up referenced)
+ * while another scheduler works or an envelope is on its way. */
+static void hold0(tend_scheds *s) {
+  if (atomic_load(&s->busy) > 0 || atomic_load(&s->pending) > 0)
+    uv_ref((uv_handle_t *)s->wake[0]);
+  else
+    uv_unref((uv_handle_t *)s->wake[0]);
 }
 
 static int64_t next_due(tend_host *h, int *busy) {
@@ -692,10 +708,7 @@ static int64_t next_due(tend_host *h, int *busy) {
   if (s == NULL) return -1;
   if (s->threaded) {
     if (h->sched_index == 0) { /* alive while the others work */
-      if (atomic_load(&s->busy) > 0 || atomic_load(&s->pending) > 0)
-        uv_ref((uv_handle_t *)s->wake[0]);
-      else
-        uv_unref((uv_handle_t *)s->wake[0]);
+      hold0(s);
     } else {
       note_busy(h);
     }
@@ -805,6 +818,7 @@ static void on_wake(uv_async_t *handle) {
   if (h->scheds == NULL) return;
   arrive_all(h);
   tend_host_poke(h);
+  if (h->sched_index == 0) hold0(h->scheds); /* (its tree may be gone) */
 }
 
 /* Makes h scheduler k of s (on h's own thread under the real clock). */
