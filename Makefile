@@ -96,6 +96,11 @@ build/tsan/modules.o: build/gen/modules.c
 	@mkdir -p build/tsan
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c $< -o $@
 
+# The whole host under ThreadSanitizer: the schedulers' spec on threads.
+build/tsan/tend: $(TSAN_OBJ) $(SRC:src/cli/%.c=build/tsan/cli/%.o)
+	@echo "  LD $@"
+	@$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $(filter build/tsan/%,$^) $(LIBS)
+
 build/tsan/test_threads: spec/c/test_threads.c $(TSAN_OBJ)
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ spec/c/test_threads.c $(TSAN_OBJ) $(LIBS) -lpthread
 

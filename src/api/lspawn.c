@@ -26,6 +26,25 @@ static void resolve_factory(lua_State *L, int idx, const char *fn) {
   lua_pop(L, 1);
 }
 
+#define SPAWN_TIMEOUT 5.0 /* seconds another scheduler has to answer */
+
+/* Continues a spawn on another scheduler once answered: stack [1] k. */
+static int spawn_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  tend_host *h = tend_host_of(L);
+  int wake = tend_sched_woken(L, h); /* raises if interrupted */
+  if (wake == TEND_WAKE_OK) {
+    tend_sched_take_reply(L, h);
+    if (lua_getfield(L, -1, "ref") != LUA_TNIL) return 1;
+    lua_getfield(L, -2, "error");
+    return luaL_error(L, "tend.spawn: on scheduler %d: %s",
+                      (int)lua_tointeger(L, 1), lua_tostring(L, -1));
+  }
+  return luaL_error(L, "tend.spawn: scheduler %d did not answer within %d s",
+                    (int)lua_tointeger(L, 1), (int)SPAWN_TIMEOUT);
+}
+
 /* Spawned on another scheduler k: under /user there, with the options
  * that travel (name, args). */
 static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
@@ -56,8 +75,22 @@ static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
                  "scheduler (name and args are)",
                  fn, local_only[i]);
   }
-  tend_schedulers_spawn(L, h, k, 1 + off, o->args, o->name, fn);
-  return 1;
+  if (!tend_schedulers_threaded(h)) { /* one thread: made at once */
+    tend_schedulers_spawn(L, h, k, 1 + off, o->args, o->name, fn);
+    return 1;
+  }
+  /* scheduler k makes it on its thread; this actor waits for the answer,
+   * as for an ask */
+  tend_actor *a = tend_sched_check_wait(L, h, fn);
+  tend_promise *p =
+      tend_promise_new(L, h, a, tend_clock_ns(SPAWN_TIMEOUT), "spawn");
+  tend_schedulers_spawn_request(L, h, k, 1 + off, o->args, o->name,
+                                tend_promise_id(p), tend_promise_gen(p), fn);
+  lua_settop(L, 0);
+  lua_pushinteger(L, k);
+  return tend_sched_wait(
+      L, h, tend_actor_has_promise(a) ? TEND_WAIT_ASK : TEND_WAIT_WOKEN,
+      spawn_k);
 }
 
 int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
@@ -82,7 +115,7 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
   if (lua_type(L, 1 + off) == LUA_TSTRING) resolve_factory(L, 1 + off, fn);
   tend_actor_check_spawn(L, h, parent, o.name, fn);
   if (o.name && parent == tend_host_user(h))
-    tend_schedulers_check_name(L, h, o.name, fn);
+    tend_schedulers_claim_name(L, h, o.name, fn);
   tend_actor *a = tend_actor_spawn(L, h, parent, 1 + off, &o);
   if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;

@@ -656,10 +656,20 @@ int tend_event_wanted(const tend_host *h);
 int tend_schedulers_open(tend_host *h, int n);
 int tend_schedulers_count(const tend_host *h); /* 1 when only one */
 int tend_schedulers_index(const tend_host *h); /* which one h is */
-/* Raises (naming fn) when /user/<the name at stack index name> lives on
- * another scheduler. */
-void tend_schedulers_check_name(lua_State *L, tend_host *h, int name,
+/* Takes /user/<the name at stack index name> for h's scheduler, or raises
+ * (naming fn) when it is taken on another (names are unique across the
+ * schedulers; given back when the actor dies). */
+void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
                                 const char *fn);
+/* 1 when the schedulers run on threads of their own (the real clock). */
+int tend_schedulers_threaded(const tend_host *h);
+/* Real clock: asks scheduler k to spawn (as tend_schedulers_spawn); the
+ * answer, {ref = ...} or {error = "..."}, goes to the pending ask
+ * (ask_id, ask_gen). Raises naming fn when it cannot be asked. */
+void tend_schedulers_spawn_request(lua_State *L, tend_host *h, int k,
+                                   int factory, int args, int name,
+                                   uint32_t ask_id, uint32_t ask_gen,
+                                   const char *fn);
 /* The scheduler with the fewest live actors (the lowest index of those). */
 int tend_schedulers_least_loaded(const tend_host *h);
 /* Spawns "module.field" (string at factory) under /user of scheduler k

@@ -138,7 +138,9 @@ struct tend_host {
   tend_actor *main;        /* /user/main while the main chunk runs */
   uint32_t next_seq;       /* spawn counter (anonymous names) */
   uint32_t *seq;           /* the counter spawns take from: &next_seq, or
-                              the one all schedulers share */
+                              scheduler 0's (one thread: virtual clock) */
+  _Atomic uint32_t *seq_shared; /* or this one, shared by the schedulers'
+                                   threads (real clock), or NULL */
   tend_shutdown shutdown;  /* on the way out? */
   int exit_code;           /* status the process ends with */
   int busy_end;            /* the end began because only calls preempted in the

@@ -1,0 +1,92 @@
+/* schedrec: the records the schedulers' two files share (schedulers.c:
+ * the set, its pump and threads, names; schedmail.c: the envelopes
+ * between schedulers, proxies, spawning elsewhere, deaths watched from
+ * elsewhere). See schedulers.h. */
+#ifndef TEND_SCHEDREC_H
+#define TEND_SCHEDREC_H
+
+#include <lua.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/mpsc.h"
+#include "runtime/nodes/schedulers.h"
+
+typedef enum env_kind {
+  ENV_MSG,     /* data: the message, then its sender (a ref or nil), for
+                  (to_id, to_gen); a: where the sender's bytes begin */
+  ENV_WATCH,   /* the proxy (a, b) on `from` watches (to_id, to_gen) */
+  ENV_DOWN,    /* data: {reason}: the proxy (to_id, to_gen) ends */
+  ENV_CONTROL, /* (to_id, to_gen) is stopped (a = 0), or gets a Kill or a
+                  PoisonPill (a: its tend_msg_kind) */
+  ENV_SPAWN,   /* data: the request (spawn_req's strings, packed); the
+                  answer goes to the pending ask (a, b) on `from` */
+  ENV_QUIT     /* the scheduler's tree stops (a = 1: at once) */
+} env_kind;
+
+typedef struct envelope {
+  tend_mpsc_node node; /* first: a node is its envelope */
+  env_kind kind;
+  int from;               /* the scheduler it comes from */
+  uint32_t to_id, to_gen; /* its target on the scheduler it goes to */
+  uint32_t a, b;          /* see env_kind */
+  size_t len;
+  char data[]; /* msgpack (codec.h) */
+} envelope;
+
+/* A name under /user, taken on one scheduler (names are unique across). */
+typedef struct user_name {
+  char *name;
+  int sched;
+} user_name;
+
+struct tend_scheds {
+  int n;
+  int threaded; /* real clock: 1..n-1 each run on a thread of its own */
+  tend_host *h[TEND_SCHEDULERS_MAX];
+  tend_mpsc inbox[TEND_SCHEDULERS_MAX];
+  /* Real clock: each one's wake-up on its loop, and whether it is open
+   * (posting to a closed one drops the envelope), under lock[k]. */
+  uv_async_t *wake[TEND_SCHEDULERS_MAX];
+  int open[TEND_SCHEDULERS_MAX];
+  uv_mutex_t lock[TEND_SCHEDULERS_MAX];
+  uv_thread_t thread[TEND_SCHEDULERS_MAX];
+  int busy_flag[TEND_SCHEDULERS_MAX]; /* its own thread's view */
+  atomic_int pending;                 /* envelopes posted, not yet taken */
+  atomic_int busy;                    /* schedulers 1..n-1 with work */
+  atomic_uint seq;                    /* anonymous names' counter */
+  atomic_uint turn;                   /* "spread" under the real clock */
+  uv_sem_t ready;                     /* a thread opened its host (or not) */
+  int failed;                         /* a thread could not open its host */
+  uv_mutex_t names_lock;
+  user_name *names;
+  int n_names, cap_names;
+};
+
+#define NO_LIMIT ((size_t)1 << 30) /* the codec's bound within a process */
+#define AWAY "move to another scheduler" /* the codec's words for a refusal */
+
+/* schedmail.c */
+/* Queues an envelope for scheduler `to` (data: len bytes, may be NULL)
+ * and wakes it. Returns -1 when out of memory or `to` is closed. */
+int tend_sched_post(tend_host *h, int to, env_kind kind, uint32_t to_id,
+                    uint32_t to_gen, uint32_t a, uint32_t b, const char *data,
+                    size_t len);
+/* h->sched_send and h->sched_control (host.h). */
+void tend_sched_send(lua_State *L, tend_host *h, tend_actor *p, tend_value *v,
+                     uint32_t sid, uint32_t sgen);
+void tend_sched_control(tend_host *h, tend_actor *p, int what);
+/* Hands h (a scheduler) its inbox, oldest first. */
+void tend_sched_arrive_all(tend_host *h);
+/* The driver's death hook: proxies elsewhere end, a /user name goes. */
+void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a);
+
+/* schedulers.c */
+/* a's name (a child of /user) is free again. */
+void tend_sched_release_name(lua_State *L, tend_host *h, tend_actor *a);
+/* Real clock: scheduler 0 looks again when none works and nothing is on
+ * its way. */
+void tend_sched_wake0(tend_scheds *s);
+
+#endif
