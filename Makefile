@@ -97,17 +97,20 @@ build/tsan/modules.o: build/gen/modules.c
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -c $< -o $@
 
 # The whole host under ThreadSanitizer: the schedulers' spec on threads.
-build/tsan/tend: $(TSAN_OBJ) $(SRC:src/cli/%.c=build/tsan/cli/%.o)
+TSAN_CLI = $(patsubst src/%.c,build/tsan/%.o,$(filter src/cli/%,$(SRC)))
+build/tsan/tend: $(TSAN_OBJ) $(TSAN_CLI)
 	@echo "  LD $@"
-	@$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $(filter build/tsan/%,$^) $(LIBS)
+	@$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ $(TSAN_OBJ) $(TSAN_CLI) $(LIBS)
 
 build/tsan/test_threads: spec/c/test_threads.c $(TSAN_OBJ)
 	$(CC) $(ALL_CFLAGS) $(TSAN_FLAGS) -o $@ spec/c/test_threads.c $(TSAN_OBJ) $(LIBS) -lpthread
 
-# The thread test under ThreadSanitizer: a data race fails it.
+# The thread test, and the schedulers' spec on threads, under
+# ThreadSanitizer: a data race fails them.
 tsan: deps
-	@$(MAKE) --no-print-directory build/tsan/test_threads
+	@$(MAKE) --no-print-directory build/tsan/test_threads build/tsan/tend
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/test_threads
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tend --real-time --schedulers 3 test spec/multi
 
 build/test_repl: spec/c/test_repl.c
 	@mkdir -p build
@@ -129,8 +132,8 @@ test: deps
 # calls), and both tiers under valgrind (leaks are errors), in parallel
 # (scripts/check; TEST_JOBS at once, default twice the processors).
 check: deps
-	@$(MAKE) --no-print-directory build/asan/tend build/tend build/tsan/test_threads
-	@scripts/check build/asan/tend build/tend build/tsan/test_threads
+	@$(MAKE) --no-print-directory build/asan/tend build/tend build/tsan/test_threads build/tsan/tend
+	@scripts/check build/asan/tend build/tend build/tsan/test_threads build/tsan/tend
 
 # The API fuzzer under ASan+UBSan: FUZZ_TIME seconds (60), FUZZ_SEED.
 FUZZ_TIME ?= 60
