@@ -179,9 +179,9 @@ void tend_check_actor_name(lua_State *L, int idx, const char *fn,
 }
 
 static const char *const spawn_keys[] = {
-    "name",    "args",       "mailbox",          "shutdown", "children",
-    "restart", "supervisor", "max_message_time", "stash",    "scheduler",
-    NULL};
+    "name",     "args",      "mailbox",    "shutdown",
+    "children", "restart",   "supervisor", "max_message_time",
+    "stash",    "scheduler", NULL};
 static const char *const mailbox_keys[] = {"capacity", "overflow", NULL};
 static const char *const overflow_names[] = {"drop_new", "drop_old", "fail",
                                              NULL};

@@ -11,8 +11,10 @@ static void resolve_factory(lua_State *L, int idx, const char *fn) {
   const char *spec = lua_tostring(L, idx);
   const char *dot = strrchr(spec, '.');
   if (dot == NULL || dot == spec || dot[1] == '\0')
-    luaL_error(L, "%s: factory: expected a function or \"module.factory\", "
-               "got \"%s\"", fn, spec);
+    luaL_error(L,
+               "%s: factory: expected a function or \"module.factory\", "
+               "got \"%s\"",
+               fn, spec);
   lua_getglobal(L, "require");
   lua_pushlstring(L, spec, (size_t)(dot - spec));
   lua_call(L, 1, 1);
@@ -64,8 +66,8 @@ static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
                fn, lua_isfunction(L, 1 + off) ? "a closure" : "a value",
                tend_typename(L, 1 + off));
   static const char *const local_only[] = {
-      "mailbox", "shutdown", "children", "supervisor", "restart",
-      "max_message_time", "stash", NULL};
+      "mailbox", "shutdown",         "children", "supervisor",
+      "restart", "max_message_time", "stash",    NULL};
   for (int i = 0; local_only[i]; i++) {
     int t = lua_getfield(L, 2 + off, local_only[i]);
     lua_pop(L, 1);

@@ -17,11 +17,8 @@
 #include "runtime/supervision/typed.h"
 
 const tend_driver *const tend_drivers[] = {
-    &tend_supervise_driver, &tend_restart_driver,
-    &tend_backoff_driver,   &tend_typed_driver,
-    &tend_names_driver,     &tend_rtimeout_driver,
-    &tend_stash_driver,     &tend_process_driver,
-    &tend_tcp_driver,       &tend_http_driver,
-    &tend_httpd_driver,     &tend_nats_driver,
-    &tend_simnodes_driver,  &tend_schedulers_driver,
-    NULL};
+    &tend_supervise_driver, &tend_restart_driver,    &tend_backoff_driver,
+    &tend_typed_driver,     &tend_names_driver,      &tend_rtimeout_driver,
+    &tend_stash_driver,     &tend_process_driver,    &tend_tcp_driver,
+    &tend_http_driver,      &tend_httpd_driver,      &tend_nats_driver,
+    &tend_simnodes_driver,  &tend_schedulers_driver, NULL};

@@ -75,9 +75,9 @@ typedef struct tend_event {
   const char *signal;    /* exit: the signal's name, or NULL */
   const tend_event_field *fields; /* chaos: nfields more, in this order */
   int nfields;
-  const char *method;    /* http: the request's method, or NULL */
-  const char *target;    /* http: its path (and query), or NULL */
-  int64_t duration_ns;   /* http: from the request to the answer, or -1 */
+  const char *method;  /* http: the request's method, or NULL */
+  const char *target;  /* http: its path (and query), or NULL */
+  int64_t duration_ns; /* http: from the request to the answer, or -1 */
 } tend_event;
 
 #define TEND_EVENT_INIT(kind, a)                                            \

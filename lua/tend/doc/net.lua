@@ -419,11 +419,11 @@ serves HEAD.]],
     example = [[
 local tend = require "tend"
 local server = tend.http.serve { port = 0, handler = tend.http.router {
-  { "GET", "/items/:id", function(req) return "item " .. req.params.id end },
+  { "GET", "/books/:id", function(req) return "book " .. req.params.id end },
 } }
 local base = "http://127.0.0.1:" .. tend.ask(server, "port")
-print(tend.http.get(base .. "/items/7").body)   --> item 7
-print(tend.http.request { method = "POST", url = base .. "/items/7" }.status)   --> 405
+print(tend.http.get(base .. "/books/42").body)   --> book 42
+print(tend.http.request { method = "POST", url = base .. "/books/42" }.status)   --> 405
 tend.stop(server)]],
   },
   { name = "tend.http.in_flight",

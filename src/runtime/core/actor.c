@@ -207,8 +207,9 @@ tend_actor *tend_actor_new(lua_State *L, tend_host *h, tend_actor *parent) {
   a->magic = TEND_ACTOR_MAGIC;
   a->kind = TEND_ENTITY_ACTOR;
   a->parent = parent;
-  a->seq = h->seq_shared ? __atomic_add_fetch(h->seq_shared, 1, __ATOMIC_RELAXED)
-                         : ++*h->seq;
+  a->seq = h->seq_shared
+               ? __atomic_add_fetch(h->seq_shared, 1, __ATOMIC_RELAXED)
+               : ++*h->seq;
   if (h->ctx_mt_ref) /* by its integer key (a name is hashed) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->ctx_mt_ref);
   else

@@ -133,16 +133,16 @@ struct tend_host {
   uint32_t n_free_values, cap_free_values;
   uint32_t values_top; /* table slots handed out (slot TEND_FAST_VALUES+i) */
 
-  tend_actor *user;        /* the /user guardian */
-  tend_actor *system;      /* the /system guardian (tasks) */
-  tend_actor *main;        /* /user/main while the main chunk runs */
-  uint32_t next_seq;       /* spawn counter (anonymous names) */
-  uint32_t *seq;           /* the counter spawns take from: &next_seq, or
-                              scheduler 0's (one thread: virtual clock) */
+  tend_actor *user;             /* the /user guardian */
+  tend_actor *system;           /* the /system guardian (tasks) */
+  tend_actor *main;             /* /user/main while the main chunk runs */
+  uint32_t next_seq;            /* spawn counter (anonymous names) */
+  uint32_t *seq;                /* the counter spawns take from: &next_seq, or
+                                   scheduler 0's (one thread: virtual clock) */
   _Atomic uint32_t *seq_shared; /* or this one, shared by the schedulers'
                                    threads (real clock), or NULL */
-  tend_shutdown shutdown;  /* on the way out? */
-  int exit_code;           /* status the process ends with */
+  tend_shutdown shutdown;       /* on the way out? */
+  int exit_code;                /* status the process ends with */
   int busy_end;            /* the end began because only calls preempted in the
                               middle were left: each may finish in its actor's
                               shutdown time (lifecycle.c); another shutdown ends
@@ -231,7 +231,7 @@ struct tend_host {
   /* A stop (TEND_MSG_STOP_REQUEST), Kill or PoisonPill for the proxy p's
    * actor leaves for its scheduler. */
   void (*sched_control)(tend_host *h, tend_actor *p, int what);
-  lua_CFunction open;        /* cfg.open: a node opens with it */
+  lua_CFunction open;                /* cfg.open: a node opens with it */
   const tend_driver *const *drivers; /* cfg.drivers: so does a scheduler */
 
   tend_linefile trace;   /* --trace: events as JSON lines (closed: none) */

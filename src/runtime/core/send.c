@@ -174,7 +174,7 @@ static void deliver(lua_State *L, tend_host *h, uint32_t id, uint32_t gen,
     return;
   }
   if (a->role == TEND_ROLE_REMOTE) { /* a proxy: it leaves for its node */
-    if (a->flags & TEND_AF_SCHED) /* or its scheduler */
+    if (a->flags & TEND_AF_SCHED)    /* or its scheduler */
       h->sched_send(L, h, a, &v, sender_id, sender_gen);
     else
       h->remote_send(L, h, a, &v, sender_id, sender_gen);

@@ -215,8 +215,8 @@ static void encode_ref(encoder *e, int idx, const tend_ref *r) {
     pack_string(&pk, path, n);
     lua_pop(L, 1);
     /* kind: 1 for a pending ask, and the scheduler it is on (above bit 0) */
-    msgpack_pack_uint32(&pk, (a && a->kind == TEND_ENTITY_PROMISE) |
-                                 (h->sched_index << 1));
+    msgpack_pack_uint32(
+        &pk, (a && a->kind == TEND_ENTITY_PROMISE) | (h->sched_index << 1));
   }
   msgpack_pack_ext(&e->pk, body.size, TEND_CODEC_EXT_REF);
   msgpack_pack_ext_body(&e->pk, body.data, body.size);
@@ -334,8 +334,7 @@ static int push_ref(lua_State *L, tend_host *h, const msgpack_object *o) {
     if (f[1].via.u64 == h->node_inc && k != (int)h->sched_index &&
         k < tend_schedulers_count(h)) { /* another scheduler's */
       push_str(L, &f[4]);
-      tend_schedulers_push_proxy(L, h, k, id, gen, -1,
-                                 (int)(f[5].via.u64 & 1));
+      tend_schedulers_push_proxy(L, h, k, id, gen, -1, (int)(f[5].via.u64 & 1));
       lua_remove(L, -2);
       return 1;
     }
