@@ -154,3 +154,15 @@ function TestSchedulers:test_paths_are_unique_across_schedulers()
     tend.spawn, "sched_actors.counter", { scheduler = 2, name = "only" })
   for _, r in ipairs({ a, b, c, named }) do tend.stop(r) end
 end
+
+-- A task waiting with no timeout for a reply that is on its way from (or
+-- being made on) another scheduler keeps the process alive: the process
+-- ends only when nothing works and nothing is on its way.
+function TestSchedulers:test_a_wait_with_no_timeout_outlives_every_round_trip()
+  local c = tend.spawn("sched_actors.counter", { scheduler = 2 })
+  for _ = 1, 2000 do
+    tend.send(c, "sender")
+    lu.assertEquals(tend.receive().sender, tend.self())
+  end
+  tend.stop(c)
+end

@@ -461,6 +461,7 @@ void tend_sched_arrive_all(tend_host *h) {
       lua_pop(L, 2);
     }
     free(e);
+    if (s->threaded && k != 0) tend_sched_note_busy(h);
     /* taken after it made its target busy: see post */
     if (atomic_fetch_sub(&s->pending, 1) == 1 && k != 0) tend_sched_wake0(s);
   }

@@ -85,6 +85,10 @@ void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a);
 /* schedulers.c */
 /* a's name (a child of /user) is free again. */
 void tend_sched_release_name(lua_State *L, tend_host *h, tend_actor *a);
+/* Real clock, scheduler k >= 1: whether it has work now, kept in the
+ * shared count (an arrival marks it busy before it stops being counted as
+ * on its way, so the count never shows all idle in between). */
+void tend_sched_note_busy(tend_host *h);
 /* Real clock: scheduler 0 looks again when none works and nothing is on
  * its way. */
 void tend_sched_wake0(tend_scheds *s);

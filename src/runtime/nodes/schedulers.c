@@ -134,7 +134,7 @@ static void step(tend_host *h) {
  * run, a timer, a handle or request of its own), kept in the shared count;
  * the last to go idle with nothing on its way wakes scheduler 0, which
  * may then end. */
-static void note_busy(tend_host *h) {
+void tend_sched_note_busy(tend_host *h) {
   tend_scheds *s = h->scheds;
   int k = (int)h->sched_index;
   uv_loop_t *l = &h->loop;
@@ -169,7 +169,7 @@ static int64_t next_due(tend_host *h, int *busy) {
     if (h->sched_index == 0) { /* alive while the others work */
       hold0(s);
     } else {
-      note_busy(h);
+      tend_sched_note_busy(h);
     }
     return -1;
   }
