@@ -107,6 +107,7 @@ end
 
 ------------------------------------------------------------ targets
 local skip = { shutdown = true, guardian_strategy = true, -- they end the run
+  invariant = true, eventually = true, -- (a property that fails ends it too)
   trace = true, trace_file = true } -- they write files and floods, nothing more
 local functions = {}
 for name, f in pairs(tend) do

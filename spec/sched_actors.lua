@@ -42,4 +42,15 @@ function M.mirror(ctx)
   return function(msg, ctx) tend.send(msg.to, { ref = msg.ref, me = ctx.self }) end
 end
 
+-- A counter (as counter) that registers itself as `name`; "ready" replies
+-- true.
+function M.registrar(ctx, name)
+  tend.register(name, ctx.self)
+  local inner = M.counter(ctx, 0)
+  return function(msg, ctx)
+    if msg == "ready" then ctx:reply(true) return end
+    return inner(msg, ctx)
+  end
+end
+
 return M

@@ -166,3 +166,25 @@ function TestSchedulers:test_a_wait_with_no_timeout_outlives_every_round_trip()
   end
   tend.stop(c)
 end
+
+-- A registered name names one actor of the whole process: whereis, send,
+-- ask by name and registered() reach it from every scheduler; it goes
+-- when the actor dies.
+function TestSchedulers:test_a_registered_name_reaches_across()
+  local a = tend.spawn("sched_actors.registrar", { scheduler = 1, args = { "counter_one" } })
+  lu.assertEquals(tend.ask(a, "ready"), true)
+  local r = tend.whereis("counter_one")
+  lu.assertEquals(r, a)
+  tend.send("counter_one", 5)
+  lu.assertEquals(tend.ask("counter_one", "get"), 5)
+  lu.assertTrue(tend.registered()[1] == "counter_one")
+  lu.assertErrorMsgContains("tend.register: name 'counter_one' is already taken on scheduler 1",
+    tend.register, "counter_one", tend.self())
+  tend.watch(a)
+  tend.send(a, "quit")
+  tend.receive(1)
+  lu.assertNil(tend.whereis("counter_one"))
+  tend.register("counter_one", tend.self()) -- free again
+  lu.assertEquals(tend.whereis("counter_one"), tend.self())
+  tend.unregister("counter_one")
+end

@@ -27,6 +27,10 @@ tend_actor *tend_check_target(lua_State *L, int idx, const char *fn,
   tend_actor *a;
   if (lua_type(L, idx) == LUA_TSTRING) {
     a = tend_names_lookup(L, h, idx);
+    if (a == NULL && tend_schedulers_reg_push(L, h, lua_tostring(L, idx))) {
+      a = tend_ref_actor(h, tend_ref_test(L, -1)); /* another scheduler's */
+      lua_pop(L, 1); /* (the proxy stays: the proxies table holds it) */
+    }
     if (a == NULL && must_live)
       luaL_error(L, "%s: %s: %s '%s'", fn, arg,
                  lua_tostring(L, idx)[0] == '/'
@@ -47,6 +51,13 @@ tend_actor *tend_check_target(lua_State *L, int idx, const char *fn,
   return a;
 }
 
+/* tend_names_register, protected: [1] name, [2] the actor. */
+static int register_p(lua_State *L) {
+  tend_names_register(L, tend_host_of(L), lua_touserdata(L, 2), 1,
+                      "tend.register");
+  return 0;
+}
+
 /* tend.register(name, ref) -> ref */
 static int l_register(lua_State *L) {
   tend_host *h = tend_host_of(L);
@@ -54,7 +65,26 @@ static int l_register(lua_State *L) {
   tend_actor *a = tend_check_target(L, 2, "tend.register", "ref", 1);
   if (tend_actor_is_guardian(a))
     luaL_error(L, "tend.register: ref: a guardian cannot take a name");
-  tend_names_register(L, h, a, 1, "tend.register");
+  if (tend_actor_is_remote(a) && tend_schedulers_count(h) > 1)
+    luaL_error(L,
+               "tend.register: ref: an actor of another scheduler is "
+               "registered there (this version)");
+  if (tend_schedulers_count(h) > 1 &&
+      tend_names_lookup(L, h, 1) == NULL) { /* one name in the process */
+    int k = tend_schedulers_reg_claim(L, h, a, lua_tostring(L, 1));
+    if (k >= 0)
+      luaL_error(L, "tend.register: name '%s' is already taken on scheduler %d",
+                 lua_tostring(L, 1), k);
+    lua_pushcfunction(L, register_p);
+    lua_pushvalue(L, 1);
+    lua_pushlightuserdata(L, a);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) { /* a has a name already */
+      tend_schedulers_reg_release(h, lua_tostring(L, 1));
+      return lua_error(L);
+    }
+  } else {
+    tend_names_register(L, h, a, 1, "tend.register");
+  }
   tend_actor_push_ref(L, h, a);
   return 1;
 }
@@ -63,7 +93,10 @@ static int l_register(lua_State *L) {
  * false */
 static int l_unregister(lua_State *L) {
   check_name(L, 1, "tend.unregister");
-  lua_pushboolean(L, tend_names_unregister(L, tend_host_of(L), 1));
+  tend_host *h = tend_host_of(L);
+  int had = tend_names_unregister(L, h, 1);
+  if (had) tend_schedulers_reg_release(h, lua_tostring(L, 1));
+  lua_pushboolean(L, had);
   return 1;
 }
 
@@ -76,14 +109,23 @@ static int l_whereis(lua_State *L) {
   tend_actor *a = tend_names_lookup(L, h, 1);
   if (a)
     tend_actor_push_ref(L, h, a);
-  else
-    lua_pushnil(L);
+  else if (!tend_schedulers_reg_push(L, h, lua_tostring(L, 1)))
+    lua_pushnil(L); /* (else: another scheduler's, a proxy) */
   return 1;
 }
 
 /* tend.registered() -> the registered names, sorted */
 static int l_registered(lua_State *L) {
-  tend_names_push_all(L, tend_host_of(L));
+  tend_host *h = tend_host_of(L);
+  tend_names_push_all(L, h);
+  if (tend_schedulers_count(h) > 1) { /* and the other schedulers', sorted */
+    tend_schedulers_reg_names(L, h);
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_pushvalue(L, -3);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+  }
   return 1;
 }
 

@@ -661,6 +661,18 @@ int tend_schedulers_index(const tend_host *h); /* which one h is */
  * schedulers; given back when the actor dies). */
 void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
                                 const char *fn);
+/* Registered names across schedulers (tend.register): a gives its
+ * scheduler the name (copied); returns -1, or the scheduler that has it
+ * already. */
+int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
+                              const char *name);
+/* The name goes (when h's scheduler has it). */
+void tend_schedulers_reg_release(tend_host *h, const char *name);
+/* Pushes a ref (a proxy) to the actor of another scheduler registered as
+ * name and returns 1, or pushes nothing and returns 0. */
+int tend_schedulers_reg_push(lua_State *L, tend_host *h, const char *name);
+/* Appends to the list at the top the names other schedulers registered. */
+void tend_schedulers_reg_names(lua_State *L, tend_host *h);
 /* 1 when the schedulers run on threads of their own (the real clock). */
 int tend_schedulers_threaded(const tend_host *h);
 /* Real clock: asks scheduler k to spawn (as tend_schedulers_spawn); the

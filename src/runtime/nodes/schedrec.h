@@ -36,6 +36,14 @@ typedef struct envelope {
 } envelope;
 
 /* A name under /user, taken on one scheduler (names are unique across). */
+/* A registered name (tend.register) and the actor it names. */
+typedef struct reg_name {
+  char *name;
+  int sched;
+  uint32_t id, gen;
+  char *path;
+} reg_name;
+
 typedef struct user_name {
   char *name;
   int sched;
@@ -59,9 +67,11 @@ struct tend_scheds {
   atomic_uint turn;                   /* "spread" under the real clock */
   uv_sem_t ready;                     /* a thread opened its host (or not) */
   int failed;                         /* a thread could not open its host */
-  uv_mutex_t names_lock;
+  uv_mutex_t names_lock;              /* names and regs */
   user_name *names;
   int n_names, cap_names;
+  reg_name *regs; /* registered names (tend.register) of every scheduler */
+  int n_regs, cap_regs;
 };
 
 #define NO_LIMIT ((size_t)1 << 30) /* the codec's bound within a process */
@@ -82,9 +92,15 @@ void tend_sched_arrive_all(tend_host *h);
 /* The driver's death hook: proxies elsewhere end, a /user name goes. */
 void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a);
 
-/* schedulers.c */
+/* schednames.c */
 /* a's name (a child of /user) is free again. */
 void tend_sched_release_name(lua_State *L, tend_host *h, tend_actor *a);
+/* a (dead) no longer has a registered name anywhere. */
+void tend_sched_reg_forget(tend_host *h, tend_actor *a);
+/* Frees the lists of names (at the close). */
+void tend_sched_names_free(tend_scheds *s);
+
+/* schedulers.c */
 /* Real clock, scheduler k >= 1: whether it has work now, kept in the
  * shared count (an arrival marks it busy before it stops being counted as
  * on its way, so the count never shows all idle in between). */

@@ -52,56 +52,6 @@ int tend_schedulers_least_loaded(const tend_host *h) {
   return best;
 }
 
-/* ------------------------------------------------------------ names */
-
-void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
-                                const char *fn) {
-  tend_scheds *s = h->scheds;
-  if (s == NULL) return;
-  const char *n = lua_tostring(L, name);
-  int taken = -1;
-  uv_mutex_lock(&s->names_lock);
-  for (int i = 0; i < s->n_names && taken < 0; i++)
-    if (strcmp(s->names[i].name, n) == 0) taken = s->names[i].sched;
-  char *copy = taken < 0 ? strdup(n) : NULL;
-  if (copy && s->n_names == s->cap_names) {
-    int cap = s->cap_names ? 2 * s->cap_names : 16;
-    user_name *v = realloc(s->names, (size_t)cap * sizeof *v);
-    if (v) {
-      s->names = v;
-      s->cap_names = cap;
-    }
-  }
-  if (copy && s->n_names < s->cap_names)
-    s->names[s->n_names++] = (user_name){copy, (int)h->sched_index};
-  else
-    free(copy);
-  uv_mutex_unlock(&s->names_lock);
-  if (taken >= 0)
-    luaL_error(L,
-               "%s: name '%s' is already taken: /user/%s exists on "
-               "scheduler %d",
-               fn, n, n, taken);
-}
-
-/* The name of a's (a child of /user) goes. */
-void tend_sched_release_name(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_scheds *s = h->scheds;
-  tend_actor_push_path(L, h, a);
-  const char *n = lua_tostring(L, -1) + strlen("/user/");
-  uv_mutex_lock(&s->names_lock);
-  for (int i = 0; i < s->n_names; i++) {
-    if (s->names[i].sched != (int)h->sched_index ||
-        strcmp(s->names[i].name, n) != 0)
-      continue;
-    free(s->names[i].name);
-    s->names[i] = s->names[--s->n_names];
-    break;
-  }
-  uv_mutex_unlock(&s->names_lock);
-  lua_pop(L, 1);
-}
-
 void tend_sched_wake0(tend_scheds *s) {
   if (!s->threaded || atomic_load(&s->busy) != 0 ||
       atomic_load(&s->pending) != 0)
@@ -228,8 +178,7 @@ static void drain(tend_scheds *s, int k) {
 }
 
 static void free_scheds(tend_scheds *s) {
-  for (int i = 0; i < s->n_names; i++) free(s->names[i].name);
-  free(s->names);
+  tend_sched_names_free(s);
   if (s->threaded) {
     for (int k = 0; k < s->n; k++) uv_mutex_destroy(&s->lock[k]);
     uv_sem_destroy(&s->ready);
