@@ -68,15 +68,14 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
                               const char *name) {
   tend_scheds *s = h->scheds;
   if (s == NULL) return -1;
-  tend_actor_push_path(L, h, a);
-  char *copy = strdup(name), *path = strdup(lua_tostring(L, -1));
-  lua_pop(L, 1);
+  tend_actor_push_path(L, h, a); /* (kept on the stack while used) */
+  const char *path = lua_tostring(L, -1);
   int taken = -1;
   uv_mutex_lock(&s->names_lock);
   int i = find_reg(s, name);
   if (i >= 0) {
     taken = s->regs[i].sched;
-  } else if (copy && path) {
+  } else {
     if (s->n_regs == s->cap_regs) {
       int cap = s->cap_regs ? 2 * s->cap_regs : 16;
       reg_name *v = realloc(s->regs, (size_t)cap * sizeof *v);
@@ -85,15 +84,20 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
         s->cap_regs = cap;
       }
     }
-    if (s->n_regs < s->cap_regs) {
-      s->regs[s->n_regs++] =
-          (reg_name){copy, (int)h->sched_index, a->id, a->gen, path};
-      copy = path = NULL;
+    if (s->n_regs < s->cap_regs) { /* (out of memory: not shared) */
+      reg_name *r = &s->regs[s->n_regs];
+      *r = (reg_name){strdup(name), (int)h->sched_index, a->id, a->gen,
+                      strdup(path)};
+      if (r->name && r->path) {
+        s->n_regs++;
+      } else {
+        free(r->name);
+        free(r->path);
+      }
     }
   }
   uv_mutex_unlock(&s->names_lock);
-  free(copy);
-  free(path);
+  lua_pop(L, 1);
   return taken;
 }
 
