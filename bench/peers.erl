@@ -10,6 +10,10 @@
 %%   restart K                     an OTP supervisor (one_for_one) whose
 %%                                 gen_server child crashes K times
 %%   restart_raw K                 the same with spawn_link and trap_exit
+%%   pairs P N                     P independent pingpong pairs of N round
+%%                                 trips each (bench/schedulers.lua's)
+%%   workers W N J                 W CPU-bound workers, J rounds of N terms
+%%                                 each (run with +S 1 and +S 2)
 -module(peers).
 -export([main/1, init/1, handle_call/3, handle_cast/2, handle_info/2]).
 
@@ -42,6 +46,39 @@ bench("pingpong", [N0, Kind]) ->
     receive {done, Us} -> ok end,
     exit(Pong, kill),
     emit(pingpong, Kind, 2 * N, Us, "");
+
+%% ---------------------------------------------------------------- pairs
+bench("pairs", [P0, N0]) ->
+    P = list_to_integer(P0),
+    N = list_to_integer(N0),
+    Self = self(),
+    Pings = [spawn(fun() -> Pong = spawn(fun pong/0),
+                            receive go -> ok end,
+                            ping(Pong, 42, N),
+                            exit(Pong, kill),
+                            Self ! done end) || _ <- lists:seq(1, P)],
+    T0 = now_us(),
+    [Ping ! go || Ping <- Pings],
+    [receive done -> ok end || _ <- Pings],
+    emit(pairs, "S" ++ integer_to_list(erlang:system_info(schedulers_online)),
+         2 * P * N, now_us() - T0, "");
+
+%% ---------------------------------------------------------------- workers
+bench("workers", [W0, N0, J0]) ->
+    W = list_to_integer(W0),
+    N = list_to_integer(N0),
+    J = list_to_integer(J0),
+    Self = self(),
+    Workers = [spawn(fun() -> work_loop(N, Self) end) || _ <- lists:seq(1, W)],
+    T0 = now_us(),
+    lists:foreach(fun(_) ->
+                          [Wk ! go || Wk <- Workers],
+                          [receive {sum, _} -> ok end || _ <- Workers]
+                  end, lists:seq(1, J)),
+    Us = now_us() - T0,
+    [exit(Wk, kill) || Wk <- Workers],
+    emit(workers, "S" ++ integer_to_list(erlang:system_info(schedulers_online)),
+         W * J, Us, "");
 
 %% ---------------------------------------------------------------- ring
 bench("ring", [Size0, Rounds0]) ->
@@ -165,3 +202,9 @@ init(server) ->
 handle_call(Req, _From, State) -> {reply, Req, State}.
 handle_cast(crash, _State) -> exit(crash).
 handle_info(_, State) -> {noreply, State}.
+
+work_loop(N, Done) ->
+    receive go -> Done ! {sum, squares(1, N, 0)}, work_loop(N, Done) end.
+
+squares(I, N, S) when I > N -> S;
+squares(I, N, S) -> squares(I + 1, N, S + I * I rem 7).

@@ -4,6 +4,7 @@
 -- summing N terms J times. Prints bench=... lines as bench/bench.lua.
 -- Usage: tend --schedulers S bench/schedulers.lua pairs P N
 --        | tend --schedulers S bench/schedulers.lua workers W N J
+--        | tend --schedulers S bench/schedulers.lua pool W N J
 --        | tend --schedulers S bench/schedulers.lua cross N
 package.path = "bench/?.lua;" .. package.path
 local tend = require "tend"
@@ -45,6 +46,16 @@ elseif what == "workers" then
     wait(w)
   end
   emit("workers", "S" .. S, w * j, tend.now() - t0)
+elseif what == "pool" then -- the same work through tend.pool{ spread = true }
+  local w, n, j = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
+  local pool = tend.pool { size = w, factory = "sched_actors.worker", args = { n, me }, spread = true }
+  tend.sleep(0) -- the members start
+  local t0 = tend.now()
+  for _ = 1, j do
+    for _ = 1, w do tend.send(pool, "go") end
+    wait(w)
+  end
+  emit("pool", "S" .. S, w * j, tend.now() - t0)
 elseif what == "cross" then -- a pingpong between scheduler 0 and the last one
   local n = tonumber(args[1])
   local pong = tend.spawn("sched_actors.ponger", { scheduler = S - 1 })

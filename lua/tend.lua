@@ -24,7 +24,7 @@ local EXPORTS = {
   "error", "raise", "describe",
   -- the host: time, randomness, logs, traces, what runs
   "now", "virtual_time", "random", "seed", "log", "trace", "trace_file",
-  "tree", "ps", "stats", "shutdown", "version",
+  "tree", "ps", "stats", "scheduler", "shutdown", "version",
 }
 
 local tend = {}

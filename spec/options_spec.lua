@@ -147,7 +147,7 @@ function TestOptions:test_unknown_option_wording_is_shared()
     "): did you mean 'host'?")
   lu.assertEquals(raised(tend.pool, { sise = 2, factory = f }),
     "tend.pool: unknown option 'sise' (expected one of: args, factory, name, routing, size, "
-    .. "strategy, under): did you mean 'size'?")
+    .. "spread, strategy, under): did you mean 'size'?")
   lu.assertEquals(raised(tend.retry, function() end, { min_backoff = 1, max_backoff = 1, tries = 3 }),
     "tend.retry: unknown option 'tries' (expected one of: algorithm, ceiling, jitter, max_backoff, "
     .. "max_restarts, min_backoff, random_factor, slot_time, stay_at_ceiling)")
@@ -159,5 +159,5 @@ function TestOptions:test_unknown_option_wording_is_shared()
   -- nothing close: the list alone
   lu.assertEquals(raised(tend.pool, { colour = 1 }),
     "tend.pool: unknown option 'colour' (expected one of: args, factory, name, routing, size, "
-    .. "strategy, under)")
+    .. "spread, strategy, under)")
 end

@@ -10,6 +10,7 @@ function M.counter(ctx, start)
   local n = start or 0
   return function(msg, ctx)
     if msg == "get" then ctx:reply(n)
+    elseif type(msg) == "table" and next(msg) == nil then error("boom")
     elseif msg == "sender" then tend.send(ctx.sender, { sender = ctx.sender })
     elseif msg == "quit" then return tend.stopped
     elseif type(msg) == "number" then n = n + msg
@@ -51,6 +52,26 @@ function M.registrar(ctx, name)
     if msg == "ready" then ctx:reply(true) return end
     return inner(msg, ctx)
   end
+end
+
+-- A supervised worker for spec/multi/sched_supervision_spec.lua: tells
+-- `log` {"start", id, scheduler} when it starts and {"stop", id} in its
+-- post_stop; "fail" raises a tend.error of kind Bad, "crash" a plain
+-- error; "get" answers its count of numbers received (fresh after a
+-- restart).
+function M.worker(ctx, log, id)
+  tend.send(log, { "start", id, (tend.scheduler()) })
+  local n = 0
+  return {
+    receive = function(_, msg, ctx)
+      if msg == "fail" then error(tend.error("Bad", "asked to fail " .. id), 0)
+      elseif msg == "crash" then error("crashed " .. id)
+      elseif msg == "get" then ctx:reply(n)
+      elseif type(msg) == "number" then n = n + msg
+      end
+    end,
+    post_stop = function() tend.send(log, { "stop", id }) end,
+  }
 end
 
 return M

@@ -68,6 +68,9 @@ local tend_Ctx = {}
 ---@field depth integer # its depth in the tree (/user is 0)
 ---@field ref tend.Ref # its ref
 ---@field busy? number # seconds its message has run, while busy
+---@field pid? integer # the OS process's pid, for a tend.process actor
+---@field socket? string # the socket's ends, for a connection or a server
+---@field scheduler? integer # the scheduler it runs on, when the process has several (--schedulers)
 
 ---The host's counters (tend.stats()).
 ---@class tend.Stats
@@ -82,6 +85,7 @@ local tend_Ctx = {}
 ---@field runnable integer # actors ready to run
 ---@field lua_bytes integer # the Lua heap
 ---@field c_bytes integer # tend's C allocations
+---@field schedulers? tend.Stats[] # with several schedulers: each one's counters (index k+1 for scheduler k); the fields above are their sums
 
 ---The options of tend.one_for_one, all_for_one and rest_for_one.
 ---@class tend.StrategyOpts
@@ -101,6 +105,7 @@ local tend_Ctx = {}
 ---@field factory? function # tend.backoff{...} only: the child's factory
 ---@field name? string # the child's name
 ---@field args? any[] # the child's factory arguments
+---@field scheduler? integer # the child on another scheduler (--schedulers; the factory then "module.factory"), through a stand-in of this one
 ---@field min_backoff number # the first delay, seconds (may be 0)
 ---@field max_backoff number # the largest base delay, seconds
 ---@field random_factor? number # jitter: a delay grows by up to this fraction (default 0)
@@ -152,12 +157,13 @@ local tend_SupervisedSpec = {}
 ---The options of tend.pool.
 ---@class tend.PoolOpts
 ---@field size integer # the members, 1..size
----@field factory fun(ctx: tend.Ctx, ...): any # each member's factory
+---@field factory fun(ctx: tend.Ctx, ...): any|string # each member's factory (a "module.factory" string with spread)
 ---@field args? any[] # the members' factory arguments
 ---@field strategy? tend.Strategy # the members' strategy (default tend.default_strategy)
 ---@field routing? "round_robin"|"random"|"smallest_mailbox"|"broadcast" # how a message picks a member (default round_robin)
 ---@field name? string # the pool's name
 ---@field under? tend.Ref|string # its parent (as tend.start_child); default /user
+---@field spread? boolean # members on every scheduler in turn (member i on scheduler (i-1) % n, --schedulers); the factory is then "module.factory"
 
 ---The options of tend.retry.
 ---@class tend.RetryOpts
@@ -617,7 +623,7 @@ function tend.log(level, fmt, ...) end
 
 ---The host's counters.
 ---
----spawned, messages, dead_letters, unhandled, failures, restarts, actors, timers, runnable, lua_bytes, c_bytes.
+---spawned, messages, dead_letters, unhandled, failures, restarts, actors, timers, runnable, lua_bytes, c_bytes. With several schedulers (--schedulers) they are summed over them and `schedulers` lists each one's; under the real clock the caller waits for each scheduler's answer, as for an ask (outside an actor it counts its own scheduler only).
 ---@return tend.Stats # the counters
 function tend.stats() end
 
@@ -625,15 +631,22 @@ function tend.stats() end
 ---@param code? integer # the exit status, 0..255 (default 0)
 function tend.shutdown(code) end
 
+---The scheduler the caller runs on (0..n-1), and how many the process has (--schedulers).
+---
+---Erlang's erlang:system_info(scheduler_id) and schedulers. An actor stays on one scheduler for its whole life (spawn option scheduler places it).
+---@return integer # k, this scheduler's index
+---@return integer # n, the number of schedulers
+function tend.scheduler() end
+
 ---The supervision tree, one actor a line.
 ---
----Each line: the name, [state], restarts and mailbox length. tree() at the REPL prints it.
+---Each line: the name, [state], restarts and mailbox length (a process's pid, a socket's ends). With several schedulers (--schedulers) it is one tree of the whole process: every scheduler's actors under one /user, each line ending in sched=k. tree() at the REPL prints it.
 ---@return string # the tree
 function tend.tree() end
 
 ---The actors as rows, in tree order.
 ---
----state is starting, running, busy (with how long its message has run), suspended, restarting, stopping. ps() at the REPL prints them.
+---state is starting, running, busy (with how long its message has run), suspended, restarting, stopping. With several schedulers every scheduler's actors are listed, each row with its scheduler (refs to the others' actors are proxies, location-transparent). ps() at the REPL prints them.
 ---@return tend.PsRow[] # one row an actor
 function tend.ps() end
 
@@ -972,8 +985,8 @@ function tend.registered() end
 
 ---A supervised pool of size members behind one ref.
 ---
----Every message goes to one member (its sender kept, so a member's ctx:reply answers the asker). routing: "round_robin" (default), "random" (the seeded generator), "smallest_mailbox" (the fewest queued, then not busy, then the earliest started), "broadcast" (every member). It watches its members and stops when none is left; a member restarted keeps its place. The members exist once the caller has yielded.
----@param opts tend.PoolOpts # size, factory, args, strategy, routing, name, under
+---Every message goes to one member (its sender kept, so a member's ctx:reply answers the asker). routing: "round_robin" (default), "random" (the seeded generator), "smallest_mailbox" (the fewest queued, then not busy, then the earliest started), "broadcast" (every member). It watches its members and stops when none is left; a member restarted keeps its place. The members exist once the caller has yielded. With spread = true (several schedulers) member i goes on scheduler (i-1) % n and the factory is named as "module.factory"; the members away from the pool's scheduler are its children through stand-ins, supervised as the others (smallest_mailbox then sees the stand-ins' mailboxes, which forward at once).
+---@param opts tend.PoolOpts # size, factory, args, strategy, routing, name, under, spread
 ---@return tend.Ref # the pool
 function tend.pool(opts) end
 

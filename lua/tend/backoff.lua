@@ -31,11 +31,33 @@ local function with(spec, changes, fn)
   return check(s, fn, 3)
 end
 
+-- The child on another scheduler (option `scheduler`): a stand-in of this
+-- scheduler's (lua/tend/away.lua) is the backoff supervisor's child, for
+-- the actor made there by "module.factory".
+local function elsewhere(factory, k, fn)
+  local _, n = core.scheduler()
+  if math.type(k) ~= "integer" or k < 0 or k >= n then
+    error(("%s: option 'scheduler': expected an integer in 0..%d, got %s"):format(fn, n - 1,
+      tostring(k)), 4)
+  end
+  if type(factory) ~= "string" or not factory:find(".", 2, true) then
+    error(fn .. ": factory: a child on another scheduler is named as \"module.factory\" (its"
+      .. " module is loaded there), got " .. (type(factory) == "function" and "a closure" or type(factory)), 4)
+  end
+  return function(ctx, ...)
+    return require("tend.away").standin(ctx, k, factory, { ... })
+  end
+end
+
 local function make(mode, factory, opts, fn)
   if opts ~= nil and type(opts) ~= "table" then
     error(fn .. ": options: expected a table, got " .. type(opts), 3)
   end
   local s = setmetatable(copy(opts or {}), Spec)
+  if s.scheduler ~= nil then
+    factory = elsewhere(factory, s.scheduler, fn)
+    s.scheduler = nil
+  end
   s.mode, s.factory = mode, factory
   return check(s, fn, 3)
 end
@@ -102,7 +124,12 @@ end
 setmetatable(M, {
   __call = function(_, t)
     if type(t) ~= "table" then error("tend.backoff: expected a table, got " .. type(t), 2) end
-    return check(setmetatable(copy(t), Spec), "tend.backoff", 2)
+    local s = setmetatable(copy(t), Spec)
+    if s.scheduler ~= nil then
+      s.factory = elsewhere(s.factory, s.scheduler, "tend.backoff")
+      s.scheduler = nil
+    end
+    return check(s, "tend.backoff", 2)
   end,
 })
 

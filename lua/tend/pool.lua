@@ -6,6 +6,12 @@
 -- sent on to one member is held by that member (the runtime hands it over,
 -- runtime/promise.h), so its failure fails the ask at once.
 --
+-- With spread = true the members are placed on every scheduler in turn
+-- (member i on scheduler (i - 1) % n, --schedulers), each one away from the
+-- pool's scheduler a child through a stand-in (lua/tend/away.lua): the
+-- pool supervises them as any other; smallest_mailbox then sees the
+-- stand-ins' mailboxes (they forward at once), not the members' own.
+--
 -- A library on the API (Lua): it only spawns, watches and forwards, with
 -- tend.children for the mailbox sizes; nothing in it must be enforced by
 -- the runtime (the members' supervision is the C core's).
@@ -15,7 +21,7 @@ local internal = require "tend.internal"
 local routings = { round_robin = true, random = true, smallest_mailbox = true,
   broadcast = true }
 local keys = { size = true, factory = true, args = true, strategy = true,
-  routing = true, name = true, under = true }
+  routing = true, name = true, under = true, spread = true }
 
 local function bad(opt, expected, got)
   local shown = type(got) == "string" and ("%q"):format(got) or tostring(got)
@@ -40,7 +46,15 @@ local function check(opts)
   if math.type(size) ~= "integer" or size < 1 then
     bad("size", "an integer >= 1", size)
   end
-  if type(opts.factory) ~= "function" then
+  if opts.spread ~= nil and type(opts.spread) ~= "boolean" then
+    bad("spread", "a boolean", opts.spread)
+  end
+  if opts.spread then
+    if type(opts.factory) ~= "string" or not opts.factory:find(".", 2, true) then
+      bad("factory", '"module.factory" (spread members are made on every scheduler, where a'
+        .. ' closure cannot go)', opts.factory)
+    end
+  elseif type(opts.factory) ~= "function" then
     bad("factory", "a function (the members' factory)", opts.factory)
   end
   if opts.args ~= nil and type(opts.args) ~= "table" then
@@ -89,13 +103,15 @@ local down = setmetatable({}, { __name = "tend.pool: a member stopped" })
 
 local function pool(opts)
   local size, routing = check(opts)
-  local factory, args = opts.factory, opts.args
+  local factory, args, spread = opts.factory, opts.args, opts.spread
   local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
   local function behavior(ctx)
     local state = { next = 0 }
-    for i = 1, size do
-      ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args }), down)
+    local _, schedulers = tend.scheduler()
+    for i = 1, size do -- spread: member i on scheduler (i - 1) % n
+      ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args,
+        scheduler = spread and (i - 1) % schedulers or nil }), down)
     end
     return function(msg, ctx)
       if msg == down then -- Akka: a pool whose members are all gone stops

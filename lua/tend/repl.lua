@@ -72,8 +72,8 @@ local helpers = {
   ps = function()
     local rows, lines = tend.ps(), {}
     for i, r in ipairs(rows) do
-      lines[i] = string.format("%-40s %-10s restarts=%d mailbox=%d%s", r.path, r.state, r.restarts, r.mailbox,
-        r.busy and string.format(" busy=%.1fs", r.busy) or "")
+      lines[i] = string.format("%-40s %-10s restarts=%d mailbox=%d%s%s", r.path, r.state, r.restarts, r.mailbox,
+        r.busy and string.format(" busy=%.1fs", r.busy) or "", r.scheduler and (" sched=" .. r.scheduler) or "")
     end
     return shown(table.concat(lines, "\n"), rows)
   end,

@@ -119,12 +119,12 @@ function TestSchedulers:test_what_cannot_cross_is_refused_at_the_sender()
     tend.spawn, "no_such_module.f", { scheduler = 2 })
   local parent = tend.spawn(function(ctx)
     return function(_, ctx2)
-      local ok, err = pcall(ctx2.spawn, ctx2, "sched_actors.counter", { scheduler = 1 })
+      local ok, err = pcall(ctx2.spawn, ctx2, "sched_actors.counter", { scheduler = 1, stash = 10 })
       ctx2:reply(ok and "spawned" or tostring(err))
     end
   end)
   lu.assertStrContains(tend.ask(parent, "go"),
-    "a child on another scheduler is not supported yet")
+    "stash: not supported yet for an actor on another scheduler")
   tend.stop(c)
   tend.stop(parent)
 end
@@ -187,4 +187,30 @@ function TestSchedulers:test_a_registered_name_reaches_across()
   tend.register("counter_one", tend.self()) -- free again
   lu.assertEquals(tend.whereis("counter_one"), tend.self())
   tend.unregister("counter_one")
+end
+
+function TestSchedulers:test_ps_tree_and_stats_see_every_scheduler()
+  lu.assertEquals(#tend.stats().schedulers, 3)
+  local far = tend.spawn("sched_actors.counter", { scheduler = 2, name = "far" })
+  local near = tend.spawn(function() return function() end end, { name = "near" })
+  tend.ask(far, "get") -- started there
+  local rows = {}
+  for _, r in ipairs(tend.ps()) do rows[r.path] = r end
+  lu.assertEquals(rows["/user/far"].scheduler, 2)
+  lu.assertEquals(rows["/user/far"].depth, 1)
+  lu.assertEquals(rows["/user/far"].ref, far) -- a proxy of the actor there
+  lu.assertEquals(rows["/user/near"].scheduler, 0)
+  lu.assertEquals(rows["/user"].scheduler, 0) -- one /user for the process
+  local tree = tend.tree()
+  lu.assertStrContains(tree, "\n  far [running] restarts=0 mailbox=0 sched=2\n")
+  lu.assertStrContains(tree, "\n  near [")
+  lu.assertEquals(select(2, tree:gsub("/user %[", "")), 1)
+  local s = tend.stats()
+  local before = s.schedulers[3].actors
+  tend.stop(far)
+  tend.sleep(0.01) -- its death reaches every scheduler
+  lu.assertEquals(tend.stats().schedulers[3].actors, before - 1)
+  lu.assertEquals(s.actors, s.schedulers[1].actors + s.schedulers[2].actors + s.schedulers[3].actors)
+  lu.assertEquals(s.spawned, s.schedulers[1].spawned + s.schedulers[2].spawned + s.schedulers[3].spawned)
+  tend.stop(near)
 end

@@ -97,31 +97,6 @@ static int l_seed(lua_State *L) {
   return 1;
 }
 
-static void set_count(lua_State *L, const char *k, uint64_t v) {
-  lua_pushinteger(L, (lua_Integer)v);
-  lua_setfield(L, -2, k);
-}
-
-/* tend.stats() -> counters */
-static int l_stats(lua_State *L) {
-  tend_host *h = tend_host_of(L);
-  tend_counts c;
-  tend_host_counts(h, &c);
-  lua_createtable(L, 0, 10);
-  set_count(L, "spawned", c.spawned);
-  set_count(L, "messages", c.messages);
-  set_count(L, "dead_letters", c.dead_letters);
-  set_count(L, "failures", c.failures);
-  set_count(L, "restarts", c.restarts);
-  set_count(L, "unhandled", c.unhandled);
-  set_count(L, "actors", c.actors);
-  set_count(L, "timers", c.timers);
-  set_count(L, "runnable", c.runnable);
-  set_count(L, "lua_bytes", c.lua_bytes);
-  set_count(L, "c_bytes", c.c_bytes);
-  return 1;
-}
-
 /* tend.shutdown([code]): stops the whole tree, then the host exits with
  * code (default 0). Inside an actor it does not return. */
 static int l_shutdown(lua_State *L) {
@@ -343,7 +318,6 @@ void tend_open_hostlib(lua_State *L) {
                                  {"now", l_now},
                                  {"random", l_random},
                                  {"seed", l_seed},
-                                 {"stats", l_stats},
                                  {"shutdown", l_shutdown},
                                  {"log", l_log},
                                  {"trace", l_trace},

@@ -122,6 +122,13 @@ static int by_name(const void *a, const void *b) {
 /* check_keys(opts, known, fn) -> nil, or for a key of opts not in the set
  * known the message "fn: unknown option 'k' (expected one of: ...): did you
  * mean 'x'?" of the C-checked options, for the Lua-checked ones to raise. */
+/* adopt(ref): the running actor adopts the proxy ref of an actor on
+ * another scheduler (lua/tend/away.lua's stand-in) */
+static int l_adopt(lua_State *L) {
+  tend_schedulers_adopt(L, tend_host_of(L), 1, "adopt");
+  return 0;
+}
+
 static int l_check_keys(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -149,17 +156,13 @@ static int l_check_keys(lua_State *L) {
 }
 
 int luaopen_tend_internal(lua_State *L) {
-  static const luaL_Reg fns[] = {{"after", l_after},
-                                 {"wall_clock", l_wall_clock},
-                                 {"now_ns", l_now_ns},
-                                 {"executable", l_executable},
-                                 {"list_dir", l_list_dir},
-                                 {"is_dir", l_is_dir},
-                                 {"check_keys", l_check_keys},
-                                 {"cpus", l_cpus},
-                                 {"isatty", l_isatty},
-                                 {"mkdir", l_mkdir},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"after", l_after},           {"wall_clock", l_wall_clock},
+      {"now_ns", l_now_ns},         {"executable", l_executable},
+      {"list_dir", l_list_dir},     {"is_dir", l_is_dir},
+      {"check_keys", l_check_keys}, {"cpus", l_cpus},
+      {"isatty", l_isatty},         {"mkdir", l_mkdir},
+      {"adopt", l_adopt},           {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

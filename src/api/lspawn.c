@@ -47,17 +47,41 @@ static int spawn_k(lua_State *L, int status, lua_KContext ctx) {
                     (int)lua_tointeger(L, 1), (int)SPAWN_TIMEOUT);
 }
 
+/* A child of parent (not /user) on another scheduler k: a stand-in here,
+ * parent's child with o's options, for the actor there (lua/tend/away.lua:
+ * the factory is the stand-in's, its args k, the factory's name and
+ * args). */
+static int spawn_standin(lua_State *L, tend_host *h, tend_actor *parent,
+                         int off, int k, tend_spawn_opts *o, const char *fn) {
+  if (k >= tend_schedulers_count(h))
+    luaL_error(L, "%s: scheduler: expected 0..%d, got %d", fn,
+               tend_schedulers_count(h) - 1, k);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tend.away");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "standin");
+  int factory = lua_gettop(L);
+  lua_createtable(L, 3, 0);
+  lua_pushinteger(L, k);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 1 + off);
+  lua_rawseti(L, -2, 2);
+  if (o->args) {
+    lua_pushvalue(L, o->args);
+    lua_rawseti(L, -2, 3);
+  }
+  o->args = lua_gettop(L);
+  o->scheduler = TEND_SCHED_HERE;
+  tend_actor_check_spawn(L, h, parent, o->name, fn);
+  tend_actor_spawn(L, h, parent, factory, o);
+  return 1;
+}
+
 /* Spawned on another scheduler k: under /user there, with the options
- * that travel (name, args). */
+ * that travel (name, args), or as a child of parent through a stand-in. */
 static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
-                           const tend_spawn_opts *o, const char *fn) {
+                           tend_spawn_opts *o, const char *fn) {
   tend_host *h = tend_host_of(L);
-  if (parent != tend_host_user(h))
-    luaL_error(L,
-               "%s: scheduler: a child on another scheduler is not supported "
-               "yet (tend.spawn with scheduler = %d places the actor under "
-               "/user there)",
-               fn, k);
   if (lua_type(L, 1 + off) != LUA_TSTRING)
     luaL_error(L,
                "%s: factory: an actor for another scheduler is named as "
@@ -65,20 +89,23 @@ static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
                "move between Lua states), got %s",
                fn, lua_isfunction(L, 1 + off) ? "a closure" : "a value",
                tend_typename(L, 1 + off));
+  int child = parent != tend_host_user(h);
   static const char *const local_only[] = {
-      "mailbox", "shutdown",         "children", "supervisor",
-      "restart", "max_message_time", "stash",    NULL};
-  for (int i = 0; local_only[i]; i++) {
+      "children", "supervisor", "max_message_time", "stash", "mailbox",
+      "shutdown", NULL};
+  for (int i = 0; local_only[i] && (!child || i < 4); i++) {
     int t = lua_getfield(L, 2 + off, local_only[i]);
     lua_pop(L, 1);
     if (t != LUA_TNIL)
       luaL_error(L,
                  "%s: %s: not supported yet for an actor on another "
-                 "scheduler (name and args are)",
-                 fn, local_only[i]);
+                 "scheduler (name, args and restart are%s)",
+                 fn, local_only[i],
+                 child ? "; mailbox and shutdown are its stand-in's" : "");
   }
+  if (child) return spawn_standin(L, h, parent, off, k, o, fn);
   if (!tend_schedulers_threaded(h)) { /* one thread: made at once */
-    tend_schedulers_spawn(L, h, k, 1 + off, o->args, o->name, fn);
+    tend_schedulers_spawn(L, h, k, 1 + off, o, fn);
     return 1;
   }
   /* scheduler k makes it on its thread; this actor waits for the answer,
@@ -86,8 +113,8 @@ static int spawn_elsewhere(lua_State *L, tend_actor *parent, int off, int k,
   tend_actor *a = tend_sched_check_wait(L, h, fn);
   tend_promise *p =
       tend_promise_new(L, h, a, tend_clock_ns(SPAWN_TIMEOUT), "spawn");
-  tend_schedulers_spawn_request(L, h, k, 1 + off, o->args, o->name,
-                                tend_promise_id(p), tend_promise_gen(p), fn);
+  tend_schedulers_spawn_request(L, h, k, 1 + off, o, tend_promise_id(p),
+                                tend_promise_gen(p), fn);
   lua_settop(L, 0);
   lua_pushinteger(L, k);
   return tend_sched_wait(

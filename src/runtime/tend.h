@@ -482,6 +482,8 @@ uint32_t tend_promise_gen(const tend_promise *p);
  * returns 1; 0 when the asker no longer waits for p (v is the caller's). */
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v);
+/* a stops waiting for its promise (if any): it is freed, its timer too. */
+void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
 /* target holds the request of p (out of memory: p can still time out). */
 void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
 /* 1 while a's ask waits for its promise (tend_promise_new set it). */
@@ -650,44 +652,5 @@ const char *tend_typename(lua_State *L, int idx);
 #include "runtime/tend_io.h" /* the face, part two: trace, I/O, nodes */
 /* Would an event of the quiet kind (logged at debug) go anywhere? */
 int tend_event_wanted(const tend_host *h);
-
-/* -- schedulers (runtime/nodes/schedulers.h): several in one process */
-/* Adds schedulers 1..n-1 beside h; 0, or -1 said on stderr. */
-int tend_schedulers_open(tend_host *h, int n);
-int tend_schedulers_count(const tend_host *h); /* 1 when only one */
-int tend_schedulers_index(const tend_host *h); /* which one h is */
-/* Takes /user/<the name at stack index name> for h's scheduler, or raises
- * (naming fn) when it is taken on another (names are unique across the
- * schedulers; given back when the actor dies). */
-void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
-                                const char *fn);
-/* Registered names across schedulers (tend.register): a gives its
- * scheduler the name (copied); returns -1, or the scheduler that has it
- * already. */
-int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
-                              const char *name);
-/* The name goes (when h's scheduler has it). */
-void tend_schedulers_reg_release(tend_host *h, const char *name);
-/* Pushes a ref (a proxy) to the actor of another scheduler registered as
- * name and returns 1, or pushes nothing and returns 0. */
-int tend_schedulers_reg_push(lua_State *L, tend_host *h, const char *name);
-/* Appends to the list at the top the names other schedulers registered. */
-void tend_schedulers_reg_names(lua_State *L, tend_host *h);
-/* 1 when the schedulers run on threads of their own (the real clock). */
-int tend_schedulers_threaded(const tend_host *h);
-/* Real clock: asks scheduler k to spawn (as tend_schedulers_spawn); the
- * answer, {ref = ...} or {error = "..."}, goes to the pending ask
- * (ask_id, ask_gen). Raises naming fn when it cannot be asked. */
-void tend_schedulers_spawn_request(lua_State *L, tend_host *h, int k,
-                                   int factory, int args, int name,
-                                   uint32_t ask_id, uint32_t ask_gen,
-                                   const char *fn);
-/* The scheduler with the fewest live actors (the lowest index of those). */
-int tend_schedulers_least_loaded(const tend_host *h);
-/* Spawns "module.field" (string at factory) under /user of scheduler k
- * with the args table at args (0: none) and the name at name (0: none);
- * pushes its ref (a proxy here). Raises naming fn. */
-void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
-                           int args, int name, const char *fn);
 
 #endif

@@ -478,4 +478,58 @@ void tend_simkv_delete(tend_host *world, const char *bucket, const char *key);
 /* Pushes the live keys of bucket, sorted, as a list. */
 void tend_simkv_push_keys(lua_State *L, tend_host *world, const char *bucket);
 
+/* -- schedulers (runtime/nodes/schedulers.h): several in one process */
+/* Adds schedulers 1..n-1 beside h; 0, or -1 said on stderr. */
+int tend_schedulers_open(tend_host *h, int n);
+int tend_schedulers_count(const tend_host *h); /* 1 when only one */
+int tend_schedulers_index(const tend_host *h); /* which one h is */
+/* Takes /user/<the name at stack index name> for h's scheduler, or raises
+ * (naming fn) when it is taken on another (names are unique across the
+ * schedulers; given back when the actor dies). */
+void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
+                                const char *fn);
+/* Registered names across schedulers (tend.register): a gives its
+ * scheduler the name (copied); returns -1, or the scheduler that has it
+ * already. */
+int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
+                              const char *name);
+/* The name goes (when h's scheduler has it). */
+void tend_schedulers_reg_release(tend_host *h, const char *name);
+/* Pushes a ref (a proxy) to the actor of another scheduler registered as
+ * name and returns 1, or pushes nothing and returns 0. */
+int tend_schedulers_reg_push(lua_State *L, tend_host *h, const char *name);
+/* Appends to the list at the top the names other schedulers registered. */
+void tend_schedulers_reg_names(lua_State *L, tend_host *h);
+/* 1 when the schedulers run on threads of their own (the real clock). */
+/* The running actor adopts the proxy at stack index idx (a ref to an actor
+ * of another scheduler): its stop and restart then wait for that actor's
+ * end (a child on another scheduler's stand-in, lua/tend/away.lua).
+ * Raises naming fn unless it is such a proxy, alive and not adopted. */
+void tend_schedulers_adopt(lua_State *L, tend_host *h, int idx, const char *fn);
+int tend_schedulers_threaded(const tend_host *h);
+/* Real clock: asks scheduler k to spawn (as tend_schedulers_spawn); the
+ * answer, {ref = ...} or {error = "..."}, goes to the pending ask
+ * (ask_id, ask_gen). Raises naming fn when it cannot be asked. */
+void tend_schedulers_spawn_request(lua_State *L, tend_host *h, int k,
+                                   int factory, const tend_spawn_opts *o,
+                                   uint32_t ask_id, uint32_t ask_gen,
+                                   const char *fn);
+/* A question to another scheduler k about itself: q, a C function of the
+ * api taking nothing and returning one value, runs in k's own state.
+ * Virtual clock: at once; pushes its result (copied with the codec, refs
+ * as proxies here), raises naming fn. Real clock: posted; the answer,
+ * {value = ...} or {error = "..."}, goes to the pending ask (ask_id,
+ * ask_gen); -1 when k is stopping. */
+void tend_schedulers_query_now(lua_State *L, tend_host *h, int k,
+                               lua_CFunction q, const char *fn);
+int tend_schedulers_query_request(tend_host *h, int k, lua_CFunction q,
+                                  uint32_t ask_id, uint32_t ask_gen);
+/* The scheduler with the fewest live actors (the lowest index of those). */
+int tend_schedulers_least_loaded(const tend_host *h);
+/* Spawns "module.field" (string at factory) under /user of scheduler k
+ * with o's args and name (stack indexes, 0: none) and restart (temporary
+ * or not); pushes its ref (a proxy here). Raises naming fn. */
+void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
+                           const tend_spawn_opts *o, const char *fn);
+
 #endif

@@ -5,6 +5,7 @@ local backoff_fields = {
   { "factory", "function?", "tend.backoff{...} only: the child's factory" },
   { "name", "string?", "the child's name" },
   { "args", "any[]?", "the child's factory arguments" },
+  { "scheduler", "integer?", "the child on another scheduler (--schedulers; the factory then \"module.factory\"), through a stand-in of this one" },
   { "min_backoff", "number", "the first delay, seconds (may be 0)" },
   { "max_backoff", "number", "the largest base delay, seconds" },
   { "random_factor", "number?", "jitter: a delay grows by up to this fraction (default 0)" },

@@ -8,12 +8,13 @@ return {
   { class = "tend.PoolOpts", summary = "The options of tend.pool.",
     fields = {
       { "size", "integer", "the members, 1..size" },
-      { "factory", "fun(ctx: tend.Ctx, ...): any", "each member's factory" },
+      { "factory", "fun(ctx: tend.Ctx, ...): any|string", "each member's factory (a \"module.factory\" string with spread)" },
       { "args", "any[]?", "the members' factory arguments" },
       { "strategy", "tend.Strategy?", "the members' strategy (default tend.default_strategy)" },
       { "routing", "\"round_robin\"|\"random\"|\"smallest_mailbox\"|\"broadcast\"?", "how a message picks a member (default round_robin)" },
       { "name", "string?", "the pool's name" },
       { "under", "tend.Ref|string?", "its parent (as tend.start_child); default /user" },
+      { "spread", "boolean?", "members on every scheduler in turn (member i on scheduler (i-1) % n, --schedulers); the factory is then \"module.factory\"" },
     } },
   { class = "tend.RetryOpts", summary = "The options of tend.retry.",
     fields = {
@@ -110,10 +111,10 @@ print(tend.ask("db", "q"))]] },
     example = [[print(#tend.registered())]] },
 
   -- pools and groups
-  { name = "tend.pool", sig = "tend.pool{size, factory, args, strategy, routing, name, under} -> ref",
+  { name = "tend.pool", sig = "tend.pool{size, factory, args, strategy, routing, name, under, spread} -> ref",
     summary = "A supervised pool of size members behind one ref.",
-    text = [[Every message goes to one member (its sender kept, so a member's ctx:reply answers the asker). routing: "round_robin" (default), "random" (the seeded generator), "smallest_mailbox" (the fewest queued, then not busy, then the earliest started), "broadcast" (every member). It watches its members and stops when none is left; a member restarted keeps its place. The members exist once the caller has yielded.]],
-    params = { { "opts", "tend.PoolOpts", "size, factory, args, strategy, routing, name, under" } },
+    text = [[Every message goes to one member (its sender kept, so a member's ctx:reply answers the asker). routing: "round_robin" (default), "random" (the seeded generator), "smallest_mailbox" (the fewest queued, then not busy, then the earliest started), "broadcast" (every member). It watches its members and stops when none is left; a member restarted keeps its place. The members exist once the caller has yielded. With spread = true (several schedulers) member i goes on scheduler (i-1) % n and the factory is named as "module.factory"; the members away from the pool's scheduler are its children through stand-ins, supervised as the others (smallest_mailbox then sees the stand-ins' mailboxes, which forward at once).]],
+    params = { { "opts", "tend.PoolOpts", "size, factory, args, strategy, routing, name, under, spread" } },
     returns = { { "tend.Ref", "the pool" } }, errors = { "an option that is wrong or unknown" },
     example = [[local pool = tend.pool { size = 3, name = "workers",
   factory = function() return function(job, ctx) ctx:reply(ctx.self:name() .. " did " .. job) end end }

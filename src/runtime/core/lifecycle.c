@@ -36,6 +36,11 @@ static void link_child(tend_actor *parent, tend_actor *a) {
   parent->last_child = a;
 }
 
+void tend_actor_adopt(tend_actor *parent, tend_actor *a) {
+  a->parent = parent;
+  link_child(parent, a);
+}
+
 /* Pushes the path a child named (stack index name) of parent would have;
  * raises (naming fn) if the name is taken. */
 static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
@@ -221,6 +226,8 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why) {
   if (a->state >= TEND_ACTOR_STOPPING) return;
   if (a->flags & TEND_AF_SCHED) { /* its actor is on another scheduler */
+    if (a->parent) /* a stand-in's (tend_actor_adopt): it waits for the end */
+      a->state = TEND_ACTOR_STOPPING;
     h->sched_control(h, a, -1);
     return;
   }

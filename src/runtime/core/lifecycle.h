@@ -23,6 +23,9 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o);
 /* Raises (naming fn) unless parent can take a child named by the string
  * at stack index name (0: anonymous). */
+/* a (a proxy of an actor on another scheduler, with no parent) becomes
+ * parent's youngest child: parent's stop and restart wait for its end. */
+void tend_actor_adopt(tend_actor *parent, tend_actor *a);
 void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                             int name, const char *fn);
 /* Processes one system message of a (called by the worker). Returns the

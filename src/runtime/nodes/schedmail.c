@@ -168,8 +168,23 @@ void tend_sched_control(tend_host *h, tend_actor *p, int what) {
   int k, kind;
   uint32_t id, gen;
   coords_of(h->L, h, p, &k, &id, &gen, &kind);
-  tend_sched_post(h, k, ENV_CONTROL, id, gen, what < 0 ? 0 : (uint32_t)what, 0,
-                  NULL, 0);
+  if (tend_sched_post(h, k, ENV_CONTROL, id, gen, what < 0 ? 0 : (uint32_t)what,
+                      0, NULL, 0) != 0) {
+    lua_pushliteral(h->L, "noproc"); /* its scheduler is gone */
+    end_proxy(h->L, h, p, -1);
+    lua_pop(h->L, 1);
+  }
+}
+
+void tend_schedulers_adopt(lua_State *L, tend_host *h, int idx,
+                           const char *fn) {
+  tend_ref *r = tend_ref_test(L, idx);
+  tend_actor *p = r ? tend_ref_actor(h, r) : NULL;
+  tend_actor *me = h->current;
+  if (p == NULL || !(p->flags & TEND_AF_SCHED) || p->parent != NULL ||
+      me == NULL)
+    luaL_error(L, "%s: expected a live actor of another scheduler", fn);
+  tend_actor_adopt(me, p);
 }
 
 /* ------------------------------------------------------------ spawning */
@@ -178,6 +193,7 @@ typedef struct spawn_req {
   const char *factory;      /* "module.field" */
   const char *name;         /* or NULL */
   const char *path, *cpath; /* the spawner's package.path and cpath */
+  const char *restart;      /* "permanent", "temporary", NULL: transient */
   const char *args;         /* msgpack of the args table, or NULL */
   size_t args_len;
   uint32_t id, gen; /* out */
@@ -208,6 +224,8 @@ static int spawn_p(lua_State *L) {
   int factory = lua_gettop(L);
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
+  if (r->restart)
+    o.restart = r->restart[0] == 'p' ? TEND_PERMANENT : TEND_TEMPORARY;
   if (r->name) {
     lua_pushstring(L, r->name);
     o.name = lua_gettop(L);
@@ -230,8 +248,8 @@ static int spawn_p(lua_State *L) {
 /* The request's strings packed into one buffer (ENV_SPAWN's data), and
  * back: five NUL-ended strings (empty: none), then the args' bytes. */
 static void pack_req(luaL_Buffer *b, const spawn_req *r) {
-  const char *f[4] = {r->factory, r->name, r->path, r->cpath};
-  for (int i = 0; i < 4; i++) {
+  const char *f[5] = {r->factory, r->name, r->path, r->cpath, r->restart};
+  for (int i = 0; i < 5; i++) {
     if (f[i]) luaL_addstring(b, f[i]);
     luaL_addchar(b, '\0');
   }
@@ -239,9 +257,9 @@ static void pack_req(luaL_Buffer *b, const spawn_req *r) {
 }
 
 static void unpack_req(spawn_req *r, const char *data, size_t len) {
-  const char **f[4] = {&r->factory, &r->name, &r->path, &r->cpath};
+  const char **f[5] = {&r->factory, &r->name, &r->path, &r->cpath, &r->restart};
   const char *p = data;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     *f[i] = *p ? p : NULL;
     p += strlen(p) + 1;
   }
@@ -249,12 +267,16 @@ static void unpack_req(spawn_req *r, const char *data, size_t len) {
   r->args_len = (size_t)(data + len - p);
 }
 
-/* The request's fields from the caller's stack (factory, args, name);
- * pushes what must stay alive while r is used (args' bytes, package). */
+/* The request's fields from the caller's stack (factory, o's args and
+ * name) and o's restart; pushes what must stay alive while r is used
+ * (args' bytes, package). */
 static void fill_req(lua_State *L, tend_host *h, spawn_req *r, int factory,
-                     int args, int name, const char *fn) {
+                     const tend_spawn_opts *o, const char *fn) {
   r->factory = lua_tostring(L, factory);
-  if (name) r->name = lua_tostring(L, name);
+  if (o->name) r->name = lua_tostring(L, o->name);
+  if (o->restart != TEND_TRANSIENT)
+    r->restart = o->restart == TEND_PERMANENT ? "permanent" : "temporary";
+  int args = o->args;
   if (args) {
     if (tend_codec_encode_to(L, h, args, NO_LIMIT, AWAY) != TEND_CODEC_OK)
       luaL_error(L, "%s: args: %s", fn, lua_tostring(L, -1));
@@ -282,12 +304,12 @@ static void check_target(lua_State *L, tend_host *h, int k, int factory,
 }
 
 void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
-                           int args, int name, const char *fn) {
+                           const tend_spawn_opts *o, const char *fn) {
   check_target(L, h, k, factory, fn);
   tend_scheds *s = h->scheds;
   int top = lua_gettop(L);
   spawn_req r = {0};
-  fill_req(L, h, &r, factory, args, name, fn);
+  fill_req(L, h, &r, factory, o, fn);
   lua_State *KL = s->h[k]->L; /* one thread under the virtual clock */
   lua_pushcfunction(KL, spawn_p);
   lua_pushlightuserdata(KL, &r);
@@ -305,13 +327,13 @@ void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
 }
 
 void tend_schedulers_spawn_request(lua_State *L, tend_host *h, int k,
-                                   int factory, int args, int name,
+                                   int factory, const tend_spawn_opts *o,
                                    uint32_t ask_id, uint32_t ask_gen,
                                    const char *fn) {
   check_target(L, h, k, factory, fn);
   int top = lua_gettop(L);
   spawn_req r = {0};
-  fill_req(L, h, &r, factory, args, name, fn);
+  fill_req(L, h, &r, factory, o, fn);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   pack_req(&b, &r);
@@ -325,9 +347,8 @@ void tend_schedulers_spawn_request(lua_State *L, tend_host *h, int k,
 
 /* ------------------------------------------------------------ arrivals */
 
-/* Sends scheduler `to`'s pending ask (id, gen) the value at idx. */
-static void answer(lua_State *L, tend_host *h, int to, uint32_t id,
-                   uint32_t gen, int idx) {
+void tend_sched_answer(lua_State *L, tend_host *h, int to, uint32_t id,
+                       uint32_t gen, int idx) {
   lua_pushvalue(L, idx);
   if (tend_codec_encode(L, h, -1, NO_LIMIT) == TEND_CODEC_OK) {
     uint32_t split = (uint32_t)lua_rawlen(L, -1);
@@ -427,9 +448,10 @@ static int arrive_p(lua_State *L) {
         lua_setfield(L, -2, "ref");
         free(r.path_out);
       }
-      answer(L, h, e->from, e->a, e->b, -1);
+      tend_sched_answer(L, h, e->from, e->a, e->b, -1);
       return 0;
     }
+    case ENV_QUERY: return tend_sched_answer_query(L, h, e);
     case ENV_QUIT:
       if (e->a) { /* at once: the process is going */
         h->shutdown = TEND_SHUTDOWN_FORCED;
@@ -488,11 +510,33 @@ void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a) {
     lua_pushstring(L, tend_actor_reason_name(L, a));
   lua_rawseti(L, -2, 1);
   if (tend_codec_encode(L, h, -1, NO_LIMIT) != TEND_CODEC_OK) {
-    lua_pop(L, 1); /* an error value that cannot travel: its name does */
-    lua_createtable(L, 1, 0);
-    lua_pushstring(L, tend_actor_reason_name(L, a));
-    lua_rawseti(L, -2, 1);
-    tend_codec_encode(L, h, -1, NO_LIMIT);
+    /* an error value that cannot travel as it is (its data a function, or
+     * itself): its kind, message and traceback do, else its name */
+    lua_pop(L, 1);
+    lua_rawgeti(L, -1, 1);
+    lua_createtable(L, 0, 3);
+    static const char *const keep[] = {"kind", "message", "traceback"};
+    for (int i = 0; i < 3; i++) {
+      if (lua_istable(L, -2) && lua_getfield(L, -2, keep[i]) == LUA_TSTRING)
+        lua_setfield(L, -2, keep[i]);
+      else
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, -1, "kind");
+    int has_kind = lua_isstring(L, -1);
+    lua_pop(L, 1);
+    if (!has_kind) {
+      lua_pop(L, 1);
+      lua_pushstring(L, tend_actor_reason_name(L, a));
+    }
+    lua_rawseti(L, -3, 1);
+    lua_pop(L, 1);
+    if (tend_codec_encode(L, h, -1, NO_LIMIT) != TEND_CODEC_OK) {
+      lua_pop(L, 1);
+      lua_pushstring(L, tend_actor_reason_name(L, a));
+      lua_rawseti(L, -2, 1);
+      tend_codec_encode(L, h, -1, NO_LIMIT);
+    }
   }
   size_t len;
   const char *b = lua_tolstring(L, -1, &len);

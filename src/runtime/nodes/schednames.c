@@ -90,6 +90,7 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
                       strdup(path)};
       if (r->name && r->path) {
         s->n_regs++;
+        s->held[h->sched_index]++;
       } else {
         free(r->name);
         free(r->path);
@@ -102,6 +103,7 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
 }
 
 static void drop_reg(tend_scheds *s, int i) {
+  s->held[s->regs[i].sched]--;
   free(s->regs[i].name);
   free(s->regs[i].path);
   s->regs[i] = s->regs[--s->n_regs];
@@ -121,6 +123,7 @@ void tend_sched_reg_forget(tend_host *h, tend_actor *a) {
   /* (the names driver, before this one, has cleared a's registered flag;
      the list is short: only registered names are in it) */
   if (s == NULL || a->kind != TEND_ENTITY_ACTOR) return;
+  if (s->held[h->sched_index] == 0) return; /* most deaths: no lock */
   uv_mutex_lock(&s->names_lock);
   for (int i = 0; i < s->n_regs; i++)
     if (s->regs[i].sched == (int)h->sched_index && s->regs[i].id == a->id &&

@@ -22,6 +22,8 @@ typedef enum env_kind {
                   PoisonPill (a: its tend_msg_kind) */
   ENV_SPAWN,   /* data: the request (spawn_req's strings, packed); the
                   answer goes to the pending ask (a, b) on `from` */
+  ENV_QUERY,   /* data: a lua_CFunction run there; its result goes to the
+                  pending ask (a, b) on `from` (schedquery.c) */
   ENV_QUIT     /* the scheduler's tree stops (a = 1: at once) */
 } env_kind;
 
@@ -72,6 +74,9 @@ struct tend_scheds {
   int n_names, cap_names;
   reg_name *regs; /* registered names (tend.register) of every scheduler */
   int n_regs, cap_regs;
+  /* how many of regs scheduler k holds: written under the lock and only
+   * by k's own thread (its actors' names), so k reads it without */
+  int held[TEND_SCHEDULERS_MAX];
 };
 
 #define NO_LIMIT ((size_t)1 << 30) /* the codec's bound within a process */
@@ -89,8 +94,16 @@ void tend_sched_send(lua_State *L, tend_host *h, tend_actor *p, tend_value *v,
 void tend_sched_control(tend_host *h, tend_actor *p, int what);
 /* Hands h (a scheduler) its inbox, oldest first. */
 void tend_sched_arrive_all(tend_host *h);
+/* Sends scheduler `to`'s pending ask (id, gen) the value at idx (the
+ * codec's copy; a value that cannot travel is dropped). */
+void tend_sched_answer(lua_State *L, tend_host *h, int to, uint32_t id,
+                       uint32_t gen, int idx);
 /* The driver's death hook: proxies elsewhere end, a /user name goes. */
 void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a);
+
+/* schedquery.c */
+/* Answers the question in e (ENV_QUERY) from h's state. */
+int tend_sched_answer_query(lua_State *L, tend_host *h, const envelope *e);
 
 /* schednames.c */
 /* a's name (a child of /user) is free again. */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "runtime/core/host.h"
+#include "runtime/core/lifecycle.h"
 
 #define TEND_SCHEDULERS_MAX 64
 
@@ -39,11 +40,12 @@ int tend_schedulers_open(tend_host *h, int n);
 int tend_schedulers_count(const tend_host *h);
 int tend_schedulers_index(const tend_host *h);
 /* Spawns the actor built by the factory named "module.field" (string at
- * stack index factory; args: a table at stack index args, or 0) under
- * /user of scheduler k, named by the string at name (0: anonymous); pushes
- * its ref here (a proxy). Raises naming fn when it cannot. */
+ * stack index factory) under /user of scheduler k, with o's args (a table
+ * at a stack index, or 0), name (a string at a stack index, 0: anonymous)
+ * and restart (temporary or not); pushes its ref here (a proxy). Raises
+ * naming fn when it cannot. */
 void tend_schedulers_spawn(lua_State *L, tend_host *h, int k, int factory,
-                           int args, int name, const char *fn);
+                           const tend_spawn_opts *o, const char *fn);
 
 /* Pushes the ref of this host's proxy of (k, id, gen) with the path at
  * stack index path (kind 1: a pending ask), made when there is none (the
