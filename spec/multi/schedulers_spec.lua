@@ -214,3 +214,14 @@ function TestSchedulers:test_ps_tree_and_stats_see_every_scheduler()
   lu.assertEquals(s.spawned, s.schedulers[1].spawned + s.schedulers[2].spawned + s.schedulers[3].spawned)
   tend.stop(near)
 end
+
+function TestSchedulers:test_a_path_under_user_reaches_across()
+  local far = tend.spawn("sched_actors.counter", { scheduler = 2, name = "by_path", args = { 3 } })
+  lu.assertEquals(tend.whereis("/user/by_path"), far)
+  tend.send("/user/by_path", 4)
+  lu.assertEquals(tend.ask("/user/by_path", "get"), 7)
+  lu.assertNil(tend.whereis("/user/by_path/deeper"))
+  tend.stop(far)
+  tend.sleep(0.01)
+  lu.assertNil(tend.whereis("/user/by_path"))
+end

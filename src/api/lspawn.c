@@ -146,6 +146,7 @@ int tend_spawn_under(lua_State *L, tend_actor *parent, int off,
   if (o.name && parent == tend_host_user(h))
     tend_schedulers_claim_name(L, h, o.name, fn);
   tend_actor *a = tend_actor_spawn(L, h, parent, 1 + off, &o);
+  if (o.name && parent == tend_host_user(h)) tend_schedulers_bind_name(L, h, a);
   if (o.stash) tend_stash_enable(L, a, o.stash); /* before it starts */
   return 1;
 }

@@ -495,8 +495,12 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
                               const char *name);
 /* The name goes (when h's scheduler has it). */
 void tend_schedulers_reg_release(tend_host *h, const char *name);
+/* a (a child of /user, named) is spawned: its name, claimed before, now
+ * leads to it from the other schedulers (tend.whereis("/user/x")). */
+void tend_schedulers_bind_name(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes a ref (a proxy) to the actor of another scheduler registered as
- * name and returns 1, or pushes nothing and returns 0. */
+ * name, or whose path name is ("/user/x": a child of /user), and returns
+ * 1, or pushes nothing and returns 0. */
 int tend_schedulers_reg_push(lua_State *L, tend_host *h, const char *name);
 /* Appends to the list at the top the names other schedulers registered. */
 void tend_schedulers_reg_names(lua_State *L, tend_host *h);

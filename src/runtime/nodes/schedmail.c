@@ -238,6 +238,7 @@ static int spawn_p(lua_State *L) {
   tend_actor_check_spawn(L, h, h->user, o.name, "tend.spawn");
   if (o.name) tend_schedulers_claim_name(L, h, o.name, "tend.spawn");
   tend_actor *a = tend_actor_spawn(L, h, h->user, factory, &o);
+  if (o.name) tend_schedulers_bind_name(L, h, a);
   r->id = a->id;
   r->gen = a->gen;
   tend_actor_push_path(L, h, a);

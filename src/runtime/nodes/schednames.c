@@ -27,7 +27,7 @@ void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
     }
   }
   if (copy && s->n_names < s->cap_names)
-    s->names[s->n_names++] = (user_name){copy, (int)h->sched_index};
+    s->names[s->n_names++] = (user_name){copy, (int)h->sched_index, 0, 0};
   else
     free(copy);
   uv_mutex_unlock(&s->names_lock);
@@ -36,6 +36,23 @@ void tend_schedulers_claim_name(lua_State *L, tend_host *h, int name,
                "%s: name '%s' is already taken: /user/%s exists on "
                "scheduler %d",
                fn, n, n, taken);
+}
+
+void tend_schedulers_bind_name(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_scheds *s = h->scheds;
+  if (s == NULL) return;
+  tend_actor_push_path(L, h, a);
+  const char *n = lua_tostring(L, -1) + strlen("/user/");
+  uv_mutex_lock(&s->names_lock);
+  for (int i = 0; i < s->n_names; i++)
+    if (s->names[i].sched == (int)h->sched_index &&
+        strcmp(s->names[i].name, n) == 0) {
+      s->names[i].id = a->id;
+      s->names[i].gen = a->gen;
+      break;
+    }
+  uv_mutex_unlock(&s->names_lock);
+  lua_pop(L, 1);
 }
 
 /* The name of a's (a child of /user) goes. */
@@ -139,14 +156,27 @@ int tend_schedulers_reg_push(lua_State *L, tend_host *h, const char *name) {
   if (s == NULL) return 0;
   int k = -1;
   uint32_t id = 0, gen = 0;
+  const char *top = strncmp(name, "/user/", 6) == 0 && name[6] &&
+                            strchr(name + 6, '/') == NULL
+                        ? name + 6
+                        : NULL; /* a path: a child of /user */
   uv_mutex_lock(&s->names_lock);
-  int i = find_reg(s, name);
+  int i = top ? -1 : find_reg(s, name);
   if (i >= 0 && s->regs[i].sched != (int)h->sched_index) {
     k = s->regs[i].sched;
     id = s->regs[i].id;
     gen = s->regs[i].gen;
     lua_pushstring(L, s->regs[i].path);
   }
+  for (int j = 0; top && j < s->n_names; j++)
+    if (s->names[j].sched != (int)h->sched_index && s->names[j].id != 0 &&
+        strcmp(s->names[j].name, top) == 0) {
+      k = s->names[j].sched;
+      id = s->names[j].id;
+      gen = s->names[j].gen;
+      lua_pushstring(L, name);
+      break;
+    }
   uv_mutex_unlock(&s->names_lock);
   if (k < 0) return 0;
   tend_schedulers_push_proxy(L, h, k, id, gen, -1, 0);

@@ -49,6 +49,7 @@ typedef struct reg_name {
 typedef struct user_name {
   char *name;
   int sched;
+  uint32_t id, gen; /* its actor, once spawned (0: not yet) */
 } user_name;
 
 struct tend_scheds {
