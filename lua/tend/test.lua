@@ -46,6 +46,9 @@ end
 function M.run(...)
   local paths = { ... }
   if #paths == 0 then paths = { "spec" } end
+  -- a runner stopped before its summary (its actor killed, the host
+  -- ending under it) fails the run, whatever ended it
+  internal.exit_code(1)
   local files = spec_files(paths)
   if #files == 0 then
     io.stderr:write("tend test: no *_spec.lua files in " .. table.concat(paths, " ") .. "\n")

@@ -129,6 +129,14 @@ static int l_adopt(lua_State *L) {
   return 0;
 }
 
+/* exit_code(n): the status the host ends with unless a shutdown says
+ * another (tend test: 1 until its summary) */
+static int l_exit_code(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  tend_host_set_exit_code(tend_host_of(L), (int)(n & 255));
+  return 0;
+}
+
 static int l_check_keys(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -156,13 +164,19 @@ static int l_check_keys(lua_State *L) {
 }
 
 int luaopen_tend_internal(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"after", l_after},           {"wall_clock", l_wall_clock},
-      {"now_ns", l_now_ns},         {"executable", l_executable},
-      {"list_dir", l_list_dir},     {"is_dir", l_is_dir},
-      {"check_keys", l_check_keys}, {"cpus", l_cpus},
-      {"isatty", l_isatty},         {"mkdir", l_mkdir},
-      {"adopt", l_adopt},           {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"after", l_after},
+                                 {"wall_clock", l_wall_clock},
+                                 {"now_ns", l_now_ns},
+                                 {"executable", l_executable},
+                                 {"list_dir", l_list_dir},
+                                 {"is_dir", l_is_dir},
+                                 {"check_keys", l_check_keys},
+                                 {"cpus", l_cpus},
+                                 {"isatty", l_isatty},
+                                 {"mkdir", l_mkdir},
+                                 {"adopt", l_adopt},
+                                 {"exit_code", l_exit_code},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   return 1;
 }

@@ -110,6 +110,10 @@ int tend_host_run(tend_host *h);
 void tend_host_close(tend_host *h);
 /* Starts stopping the whole tree; the host exits with code after. */
 void tend_host_shutdown(tend_host *h, int code);
+/* The status the host exits with when it ends by itself (no shutdown
+ * gives another): `tend test` starts at 1, so a runner that never
+ * reaches its summary fails the run. */
+void tend_host_set_exit_code(tend_host *h, int code);
 /* Makes sure the loop will process the run queue and timers soon. */
 void tend_host_poke(tend_host *h);
 /* Writes text to stdout around the front's output hook (EPIPE: stops). */

@@ -288,6 +288,10 @@ static int continue_stop(lua_State *L, tend_host *h, tend_actor *a) {
   return -1;
 }
 
+void tend_host_set_exit_code(tend_host *h, int code) {
+  if (!h->shutdown) h->exit_code = code;
+}
+
 void tend_host_shutdown(tend_host *h, int code) {
   if (h->shutdown) return;
   h->shutdown = TEND_SHUTDOWN_GRACEFUL;
