@@ -174,6 +174,8 @@ typedef struct tend_actor_ext {
   uint32_t cause_id; /* the actor whose failure its restart is for */
   uint32_t cause_gen;
   int group_active;          /* a group restart of its children is under way */
+  uint32_t group_at_id;      /* the member that restart waits for (0: none): */
+  uint32_t group_at_gen;     /* the ones younger than it are held already */
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
   tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */
