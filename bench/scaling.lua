@@ -73,8 +73,8 @@ def("receive", S4, 100000, "message taken", function(s, m)
   return t1 - t0, m
 end)
 
--- A child failing on every message, an ask held behind them (the cliff of
--- issue 33: every restart checked the held ask against the whole mailbox)
+-- A child failing on every message, an ask held behind them (a restart
+-- once checked the held ask against the whole mailbox: quadratic)
 def("restart", S4, 20000, "restart", function(s, m)
   local t0, t1, n = nil, nil, 0
   local sup = tend.spawn(function(ctx)

@@ -144,11 +144,9 @@ static int l_mailbox_load(lua_State *L) {
 }
 
 void tend_open_children(lua_State *L) {
-  static const luaL_Reg fns[] = {{"children", l_children},
-                                 {"count_children", l_count_children},
-                                 {"start_child", l_start_child},
-                                 {"stop_child", l_stop_child},
-                                 {"mailbox_load", l_mailbox_load},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"children", l_children},         {"count_children", l_count_children},
+      {"start_child", l_start_child},   {"stop_child", l_stop_child},
+      {"mailbox_load", l_mailbox_load}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }
