@@ -19,6 +19,8 @@ local INTERNAL = {
   "chaos_thaw",
   -- tend.invariant and tend.eventually (lua/tend/invariant.lua)
   "pass_hook",
+  -- tend.pool's smallest_mailbox routing (lua/tend/pool.lua)
+  "mailbox_load",
   -- tend.inspect and tend.reload (lua/tend/code.lua)
   "code_actor", "code_install", "code_requeue",
   -- tend.http

@@ -204,3 +204,43 @@ function TestWatch:test_watching_a_dead_ref_gives_reason_unknown()
   lu.assertFalse(t.existence_confirmed)
   H.stop_all(p.ref)
 end
+
+-- A watch is found between a watcher holding many watches and a target
+-- watched by many (DeathWatch walks the two lists in step): an unwatch in
+-- the middle of either drops that watch only, a second watch with a
+-- message replaces the first one's, and every other notice comes once.
+function TestWatch:test_many_watches_each_found()
+  local targets = {}
+  for i = 1, 60 do targets[i] = tend.spawn(function() return function() end end) end
+  local many = tend.spawn(function() return function() end end)
+  local watchers, seen = {}, {}
+  for i = 1, 40 do
+    watchers[i] = tend.spawn(function(ctx)
+      ctx:watch(many)
+      return function(m, ctx)
+        if m == "unwatch" then ctx:unwatch(many)
+        elseif type(m) == "table" and m.tend == "terminated" then seen[i] = (seen[i] or 0) + 1 end
+      end
+    end)
+  end
+  for _, t in ipairs(targets) do tend.watch(t) end
+  tend.watch(targets[10], "ten")  -- replaces the watch's message
+  tend.unwatch(targets[30])       -- one in the middle of 60
+  watchers[20]:send("unwatch")    -- one in the middle of 40
+  tend.sleep(0.1)
+  for _, t in ipairs(targets) do tend.stop(t) end
+  tend.stop(many)
+  local got = {}
+  for _ = 1, 59 do
+    local m = tend.receive(1)
+    got[#got + 1] = m == "ten" and "ten" or m.ref
+  end
+  lu.assertEquals(select("#", tend.receive(0.1)), 0) -- nothing from targets[30]
+  lu.assertEquals(got[10], "ten")
+  for i = 1, 59 do
+    if i ~= 10 then lu.assertEquals(got[i], targets[i < 30 and i or i + 1]) end
+  end
+  tend.sleep(0.1)
+  for i = 1, 40 do lu.assertEquals(seen[i], i ~= 20 and 1 or nil, "watcher " .. i) end
+  for _, w in ipairs(watchers) do tend.stop(w) end
+end

@@ -12,9 +12,13 @@
 -- pool supervises them as any other; smallest_mailbox then sees the
 -- stand-ins' mailboxes (they forward at once), not the members' own.
 --
--- A library on the API (Lua): it only spawns, watches and forwards, with
--- tend.children for the mailbox sizes; nothing in it must be enforced by
--- the runtime (the members' supervision is the C core's).
+-- A library on the API (Lua): it only spawns, watches and forwards; it
+-- keeps its members in a list of its own (a member restarted is the same
+-- ref; one stopped for good leaves it), so that routing a message costs
+-- the same with 10 members or 10^5 (smallest_mailbox reads the members'
+-- mailboxes one by one and stops at the first empty idle one, as Akka's
+-- does: linear in the worst case). Nothing in it must be enforced by the
+-- runtime (the members' supervision is the C core's).
 local tend = require "tend.core"
 local internal = require "tend.internal"
 
@@ -89,12 +93,14 @@ end
 
 -- Akka's SmallestMailboxRoutingLogic: the fewest queued messages; among
 -- equals, one that is not busy (in the middle of a message, restarting,
--- suspended), then the earliest started.
-function pick.smallest_mailbox(_, _, ctx)
+-- suspended), then the earliest started; an empty idle one ends the search.
+local load = tend.mailbox_load
+function pick.smallest_mailbox(members)
   local best, score
-  for _, c in ipairs(tend.children(ctx.self)) do
-    local s = c.mailbox * 2 + (c.state == "running" and 0 or 1)
-    if score == nil or s < score then best, score = c.ref, s end
+  for _, r in ipairs(members) do
+    local s = load(r)
+    if s == 0 then return r end
+    if s and (score == nil or s < score) then best, score = r, s end
   end
   return best
 end
@@ -107,24 +113,42 @@ local function pool(opts)
   local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
   local function behavior(ctx)
-    local state = { next = 0 }
+    local state, members = { next = 0 }, {}
     local _, schedulers = tend.scheduler()
     for i = 1, size do -- spread: member i on scheduler (i - 1) % n
-      ctx:watch(ctx:spawn(factory, { name = tostring(i), args = args,
-        scheduler = spread and (i - 1) % schedulers or nil }), down)
+      members[i] = ctx:spawn(factory, { name = tostring(i), args = args,
+        scheduler = spread and (i - 1) % schedulers or nil })
+      ctx:watch(members[i], down)
+    end
+    -- the members still alive, in start order (after a death)
+    local function prune()
+      local kept = {}
+      for _, r in ipairs(members) do
+        if tend.alive(r) then kept[#kept + 1] = r end
+      end
+      members = kept
+      if state.next > #members then state.next = 0 end
     end
     return function(msg, ctx)
       if msg == down then -- Akka: a pool whose members are all gone stops
-        if #ctx:children() == 0 then return tend.stopped end
+        prune()
+        if #members == 0 then return tend.stopped end
         return
       end
-      local members = ctx:children()
       if #members == 0 then return tend.unhandled end
       if routing == "broadcast" then
-        for _, m in ipairs(members) do m:tell(msg, ctx.sender) end
+        for _, m in ipairs(members) do
+          if tend.alive(m) then m:tell(msg, ctx.sender) end
+        end
         return
       end
-      route(members, state, ctx):tell(msg, ctx.sender)
+      local to = route(members, state)
+      if to == nil or not tend.alive(to) then -- a death not yet told
+        prune()
+        if #members == 0 then return tend.unhandled end
+        to = route(members, state)
+      end
+      to:tell(msg, ctx.sender)
     end
   end
   local ok, ref -- under /user, or as a child of `under` (tend.start_child)

@@ -3,6 +3,8 @@
  * tend.count_children, tend.start_child, tend.stop_child. */
 #include "api/api.h"
 
+#include <string.h>
+
 static const char *restart_name(const tend_actor *a) {
   switch (tend_actor_restart_type(a)) {
     case TEND_PERMANENT: return "permanent";
@@ -127,11 +129,24 @@ static int l_stop_child(lua_State *L) {
   return 1;
 }
 
+/* core.mailbox_load(ref) -> twice its queued messages, plus 1 when it is
+ * not "running" (busy in a message, waiting, restarting, suspended), or
+ * nil for a dead ref: tend.pool's smallest_mailbox reads one member at a
+ * time with it (tend.children would build a row for each member) */
+static int l_mailbox_load(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_ref_actor(h, tend_check_ref(L, 1, "tend.pool", "ref"));
+  if (a == NULL || tend_actor_state_of(a) == TEND_ACTOR_DEAD) return 0;
+  lua_Integer load = tend_actor_mailbox_size(a) * 2;
+  if (strcmp(tend_actor_state_name(a), "running") != 0) load++;
+  lua_pushinteger(L, load);
+  return 1;
+}
+
 void tend_open_children(lua_State *L) {
-  static const luaL_Reg fns[] = {{"children", l_children},
-                                 {"count_children", l_count_children},
-                                 {"start_child", l_start_child},
-                                 {"stop_child", l_stop_child},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"children", l_children},         {"count_children", l_count_children},
+      {"start_child", l_start_child},   {"stop_child", l_stop_child},
+      {"mailbox_load", l_mailbox_load}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

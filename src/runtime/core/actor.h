@@ -160,7 +160,10 @@ typedef struct tend_actor_ext {
   tend_window child_window; /* its restarts (one_for_one budget) */
   tend_window group_window; /* its children's group restarts (groups) */
   tend_watch *watchers;     /* watches on this actor */
-  tend_watch *watching;     /* watches this actor holds */
+  tend_watch *watching;     /* watches this actor holds, on live targets */
+  tend_watch *gone;         /* watches it holds whose target is gone (their
+                               notice on its way): found without a walk of
+                               `watching` (design §5.6) */
   tend_queue notices;       /* terminated notices not yet in the user queue
                                (Akka's DeathWatchNotification): appended
                                when it next steps outside a wait */
@@ -171,6 +174,8 @@ typedef struct tend_actor_ext {
   uint32_t cause_id; /* the actor whose failure its restart is for */
   uint32_t cause_gen;
   int group_active;          /* a group restart of its children is under way */
+  uint32_t group_at_id;      /* the member that restart waits for (0: none): */
+  uint32_t group_at_gen;     /* the ones younger than it are held already */
   tend_backoff_sup *backoff; /* backoff supervisor state, or NULL */
   tend_typed *typed;         /* typed supervision clauses, or NULL */
   tend_stash *stash;         /* ctx:stash's messages and bound (stash.h) */

@@ -9,6 +9,31 @@
 #include "runtime/core/runq.h"
 #include "runtime/core/value.h"
 
+/* The list of w's watches that r is on: `watching` while its target is
+ * live, `gone` once unlinked from it. */
+static tend_watch **held_list(tend_watch *r) {
+  return r->target ? &r->watcher->ext->watching : &r->watcher->ext->gone;
+}
+
+static void unlink_watcher(tend_watch *r) {
+  if (r->w_prev)
+    r->w_prev->w_next = r->w_next;
+  else
+    *held_list(r) = r->w_next;
+  if (r->w_next) r->w_next->w_prev = r->w_prev;
+  r->w_prev = r->w_next = NULL;
+}
+
+static void link_watcher(tend_watch *r) {
+  tend_watch **head = held_list(r);
+  r->w_prev = NULL;
+  r->w_next = *head;
+  if (*head) (*head)->w_prev = r;
+  *head = r;
+}
+
+/* r's target is gone (or r is being freed): off its watchers, and from its
+ * watcher's `watching` to its `gone` */
 static void unlink_target(tend_watch *r) {
   tend_actor *t = r->target;
   if (t == NULL) return;
@@ -17,17 +42,10 @@ static void unlink_target(tend_watch *r) {
   else
     t->ext->watchers = r->t_next;
   if (r->t_next) r->t_next->t_prev = r->t_prev;
+  unlink_watcher(r);
   r->target = NULL;
   r->t_prev = r->t_next = NULL;
-}
-
-static void unlink_watcher(tend_watch *r) {
-  tend_actor *w = r->watcher;
-  if (r->w_prev)
-    r->w_prev->w_next = r->w_next;
-  else
-    w->ext->watching = r->w_next;
-  if (r->w_next) r->w_next->w_prev = r->w_prev;
+  link_watcher(r);
 }
 
 static void free_record(lua_State *L, tend_host *h, tend_watch *r) {
@@ -37,10 +55,25 @@ static void free_record(lua_State *L, tend_host *h, tend_watch *r) {
   free(r);
 }
 
-static tend_watch *find(tend_actor *w, uint32_t id, uint32_t gen) {
+/* w's watch of (id, gen), or NULL. A watch of a live target is on both
+ * w's `watching` and the target's `watchers`: the two are walked in step,
+ * so the cost is the shorter of them (an actor watching 10^5 others, or
+ * watched by 10^5, finds a watch between the two of them at once); a
+ * watch whose target is gone is on `gone` (notices not yet taken). */
+static tend_watch *find(tend_host *h, tend_actor *w, uint32_t id,
+                        uint32_t gen) {
   if (w->ext == NULL) return NULL;
-  for (tend_watch *r = w->ext->watching; r; r = r->w_next)
+  for (tend_watch *r = w->ext->gone; r; r = r->w_next)
     if (r->target_id == id && r->target_gen == gen) return r;
+  tend_actor *t = tend_slots_get(&h->ids, id, gen);
+  if (t == NULL || t->kind != TEND_ENTITY_ACTOR || t->ext == NULL) return NULL;
+  tend_watch *a = w->ext->watching, *b = t->ext->watchers;
+  while (a && b) {
+    if (a->target == t) return a;
+    if (b->watcher == w) return b;
+    a = a->w_next;
+    b = b->t_next;
+  }
   return NULL;
 }
 
@@ -101,7 +134,7 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
   if (ref_idx) ref_idx = lua_absindex(L, ref_idx);
   tend_actor_ext *wx = tend_actor_ext_get(w);
   if (wx == NULL) luaL_error(L, "watch: out of memory");
-  tend_watch *r = find(w, id, gen);
+  tend_watch *r = find(h, w, id, gen);
   if (r && r->fired) return; /* its notice is on its way: no second one */
   if (r) {                   /* watching already: the new message replaces */
     tend_value_drop(L, h, &r->msg);
@@ -124,11 +157,9 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
   r->target_gen = gen;
   r->custom = msg_idx != 0;
   if (msg_idx) tend_value_store(L, h, msg_idx, &r->msg);
-  r->w_next = wx->watching;
-  if (wx->watching) wx->watching->w_prev = r;
-  wx->watching = r;
+  r->target = t;
+  link_watcher(r);
   if (t) {
-    r->target = t;
     r->t_next = tx->watchers;
     if (tx->watchers) tx->watchers->t_prev = r;
     tx->watchers = r;
@@ -151,7 +182,7 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
 
 void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                        uint32_t gen) {
-  tend_watch *r = find(w, id, gen);
+  tend_watch *r = find(h, w, id, gen);
   if (r) free_record(L, h, r);
 }
 
@@ -184,12 +215,13 @@ void tend_watch_watcher_died(lua_State *L, tend_host *h, tend_actor *w) {
   }
   w->flags &= ~TEND_AF_NOTICES;
   while (w->ext->watching) free_record(L, h, w->ext->watching);
+  while (w->ext->gone) free_record(L, h, w->ext->gone);
   while (w->ext->watchers) unlink_target(w->ext->watchers);
 }
 
 int tend_watch_take(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                     uint32_t gen) {
-  tend_watch *r = find(w, id, gen);
+  tend_watch *r = find(h, w, id, gen);
   if (r == NULL || !r->fired) return 0;
   int custom = r->custom;
   free_record(L, h, r);

@@ -2,6 +2,7 @@
 #include "runtime/supervision/names.h"
 
 #include <lauxlib.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char names_key = 0; /* its address keys the registry entry */
@@ -110,6 +111,10 @@ void tend_names_push_name(lua_State *L, tend_host *h, const tend_actor *a) {
   lua_pop(L, 1);
 }
 
+static int by_bytes(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 void tend_names_push_all(lua_State *L, tend_host *h) {
   (void)h;
   int reg = push_registry(L);
@@ -124,18 +129,21 @@ void tend_names_push_all(lua_State *L, tend_host *h) {
     lua_rawseti(L, list, ++n);
   }
   lua_pop(L, 1);
-  /* sorted, by insertion (few names; no Lua call) */
-  for (lua_Integer i = 2; i <= n; i++)
-    for (lua_Integer j = i; j > 1; j--) {
-      lua_rawgeti(L, list, j - 1);
-      lua_rawgeti(L, list, j);
-      if (strcmp(lua_tostring(L, -2), lua_tostring(L, -1)) <= 0) {
-        lua_pop(L, 2);
-        break;
-      }
-      lua_rawseti(L, list, j - 1);
-      lua_rawseti(L, list, j);
-    }
+  /* sorted with qsort (no Lua call): the strings stay alive in list */
+  const char **v = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *v, 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    v[i - 1] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  qsort(v, (size_t)n, sizeof *v, by_bytes);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_pushstring(L, v[i - 1]);
+    lua_rawseti(L, -2, i);
+  }
+  lua_replace(L, list);
+  lua_pop(L, 1); /* v */
   lua_replace(L, reg);
 }
 

@@ -147,12 +147,23 @@ static void stop_group(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
  * is a GROUP_STEP message to the parent, posted by a member when it is
  * held, rebuilt or gone. */
 static void group_step(lua_State *L, tend_host *h, tend_actor *p) {
-  for (tend_actor *m = p->last_child; m; m = m->prev_sibling) {
+  /* the walk starts at the member the last step waited for (the younger
+   * ones are held): a group of n members costs n steps, not n^2 */
+  tend_actor *at = NULL;
+  if (p->ext->group_at_id)
+    at = tend_slots_get(&h->ids, p->ext->group_at_id, p->ext->group_at_gen);
+  if (at == NULL || at->kind != TEND_ENTITY_ACTOR || at->parent != p ||
+      at->state == TEND_ACTOR_DEAD)
+    at = p->last_child;
+  for (tend_actor *m = at; m; m = m->prev_sibling) {
     if (!(m->flags & TEND_AF_GROUP) || (m->flags & TEND_AF_HELD)) continue;
+    p->ext->group_at_id = m->id;
+    p->ext->group_at_gen = m->gen;
     if (m->state == TEND_ACTOR_RUNNING || m->state == TEND_ACTOR_STARTING)
       post_restart(L, h, m);
     return; /* the youngest not held yet: wait for it */
   }
+  p->ext->group_at_id = 0;
   p->ext->group_active = 0; /* all held: rebuilt in start order */
   for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
     if (!(m->flags & TEND_AF_GROUP)) continue;
@@ -177,6 +188,7 @@ static void group_restart(lua_State *L, tend_host *h, tend_actor *p,
     set_cause(L, h, m, c, TEND_EXT(error_ref));
   }
   p->ext->group_active = 1;
+  p->ext->group_at_id = 0; /* from the youngest */
   group_step(L, h, p);
 }
 
@@ -185,6 +197,7 @@ static void group_restart(lua_State *L, tend_host *h, tend_actor *p,
 void tend_supervise_group_abandon(tend_host *h, tend_actor *p) {
   if (p->ext == NULL || !p->ext->group_active) return;
   p->ext->group_active = 0;
+  p->ext->group_at_id = 0;
   for (tend_actor *m = p->first_child; m; m = m->next_sibling) {
     m->flags &= ~TEND_AF_GROUP;
     if (m->flags & TEND_AF_HELD) {
