@@ -12,6 +12,7 @@
 -- the request's "http" trace event (logged at info: the access log).
 local core = require "tend.core"
 local internal = require "tend.internal"
+local listening = require "tend.listening"
 
 local M = {}
 
@@ -157,18 +158,11 @@ local function bind(spec, owner)
     max_connections = spec.max_connections, max_body = spec.max_body, owner = owner })
 end
 
--- The server's factory (handoff as in tend.tcp: the first start of
--- tend.http.serve takes the socket its caller bound; a restart, and each
--- start of tend.http.server, listens again on the port).
+-- The server's factory (binding in the caller: tend.listening).
 local function server(spec, handoff)
   return function(ctx)
-    local own, given = nil, handoff
+    local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
-    if given == nil then
-      own = bind(spec, ctx.self)
-      spec.port = own:port()
-    end
-    local function srv() return own or given.srv end
     local path = ctx.self:path()
     local live = {} -- id -> { child, timer, t0, method, target }
     local function done(id, status)
@@ -207,11 +201,7 @@ local function server(spec, handoff)
         end
         return core.unhandled
       end,
-      post_stop = function()
-        if own then own:close() return end
-        given.stopped = true -- a socket bound after this is closed by its caller
-        if given.srv then given.srv:close() end
-      end,
+      post_stop = close,
     }
   end
 end
@@ -225,23 +215,14 @@ end
 -- caller (of /user for a task such as the main chunk).
 function M.serve(opts, spawn_opts)
   local spec = checked(opts, "tend.http.serve")
-  local handoff = {}
   if spec.name ~= nil then
     local o = {}
     for k, v in pairs(spawn_opts or {}) do o[k] = v end
     o.name = o.name or spec.name
     spawn_opts = o
   end
-  local ref = core.tcp_spawn(server(spec, handoff), spawn_opts, "tend.http.serve")
-  local ok, srv = pcall(bind, spec, ref)
-  if not ok then
-    core.stop(ref)
-    if type(srv) == "table" then srv.where = nil end
-    error(srv, 2)
-  end
-  spec.port = srv:port() -- where a restart listens again
-  handoff.srv = srv
-  if handoff.stopped then srv:close() end
+  local ref = listening.listen(function(handoff) return server(spec, handoff) end, bind, spec,
+    spawn_opts, "tend.http.serve")
   return ref
 end
 
