@@ -155,7 +155,8 @@ end
 
 local function bind(spec, owner)
   return core.httpd_listen({ host = spec.host, port = spec.port,
-    max_connections = spec.max_connections, max_body = spec.max_body, owner = owner })
+    max_connections = spec.max_connections, max_body = spec.max_body, timeout = spec.timeout,
+    owner = owner })
 end
 
 -- The server's factory (binding in the caller: tend.listening).

@@ -21,8 +21,8 @@ static lua_Integer opt_int(lua_State *L, const char *k, lua_Integer def) {
   return v;
 }
 
-/* core.httpd_listen{ host, port, max_connections, max_body, owner } ->
- * server; raises ListenError (e.reason: why) when it cannot listen. */
+/* core.httpd_listen{ host, port, max_connections, max_body, timeout,
+ * owner } -> server; raises ListenError (e.reason: why) when it cannot listen. */
 static int l_listen(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -33,6 +33,10 @@ static int l_listen(lua_State *L) {
   spec.port = (int)opt_int(L, "port", 0);
   spec.max_connections = (int)opt_int(L, "max_connections", 1024);
   spec.max_body = (size_t)opt_int(L, "max_body", 8 << 20);
+  lua_getfield(L, 1, "timeout");
+  lua_Number t = lua_isnil(L, -1) ? 30 : luaL_checknumber(L, -1);
+  lua_pop(L, 1);
+  spec.timeout_ms = t < 0.001 ? 1 : (uint64_t)(t * 1000);
   lua_getfield(L, 1, "owner");
   tend_actor *a =
       tend_ref_actor(h, tend_check_ref(L, -1, "tend.http.serve", "owner"));

@@ -141,6 +141,7 @@ typedef struct tend_httpd_spec {
   int port;            /* 0: a free one */
   int max_connections; /* > 0 */
   size_t max_body;     /* request bodies, bytes */
+  uint64_t timeout_ms; /* reading a request's head; idle keep-alive */
 } tend_httpd_spec;
 /* Binds and listens for the actor (id, gen); NULL with a message pushed
  * ("host:port: why"). */

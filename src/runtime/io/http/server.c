@@ -347,9 +347,13 @@ static int address(tend_host *h, const char *host, int port,
   return 0;
 }
 
-static void setup_h2o(tend_httpd *s, size_t max_body) {
+static void setup_h2o(tend_httpd *s, const tend_httpd_spec *spec) {
   h2o_config_init(&s->config);
-  s->config.max_request_entity_size = max_body;
+  s->config.max_request_entity_size = spec->max_body;
+  /* slowloris: a request's head (and an idle keep-alive connection) gets
+   * the handler's timeout, then the connection is closed */
+  s->config.http1.req_timeout = spec->timeout_ms;
+  s->config.http2.idle_timeout = spec->timeout_ms;
   s->config.server_name = h2o_iovec_init(H2O_STRLIT("tend"));
   h2o_hostconf_t *host = h2o_config_register_host(
       &s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -399,7 +403,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
       ntohs(me.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&me)->sin6_port
                                      : ((struct sockaddr_in *)&me)->sin_port);
   tend_slots_init(&s->reqs);
-  setup_h2o(s, spec->max_body);
+  setup_h2o(s, spec);
   s->open = 1;
   s->owner_id = id;
   s->owner_gen = gen;
