@@ -22,7 +22,8 @@ static lua_Integer opt_int(lua_State *L, const char *k, lua_Integer def) {
 }
 
 /* core.httpd_listen{ host, port, max_connections, max_body, timeout,
- * owner } -> server; raises ListenError (e.reason: why) when it cannot listen. */
+ * owner } -> server; raises ListenError (e.reason: why) when it cannot
+ * listen. */
 static int l_listen(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
