@@ -1,7 +1,8 @@
 /* lhttp_server: the real transport of tend.http.serve
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
- * respond, close) and core.httpd_event, a request's trace event. */
+ * respond, stream, send, close) and core.httpd_event, a request's trace event.
+ */
 #include <lauxlib.h>
 #include <string.h>
 
@@ -86,6 +87,40 @@ static int l_respond(lua_State *L) {
   return 1;
 }
 
+/* s:stream(id, status, headers, actor) -> true when started (its head
+ * sent; actor is told { tend = "http_more", id } when H2O wants the next
+ * chunk), false when the request is gone. */
+static int l_stream(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  lua_Integer status = luaL_checkinteger(L, 3);
+  if (status < 100 || status > 999)
+    luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
+  int hidx = lua_istable(L, 4) ? 4 : 0;
+  tend_actor *a = tend_ref_actor(tend_host_of(L),
+                                 tend_check_ref(L, 5, "tend.http", "actor"));
+  if (a == NULL) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  lua_pushboolean(L, tend_httpd_stream(L, s, (int64_t)id, (int)status, hidx,
+                                       tend_actor_id(a), tend_actor_gen(a)));
+  return 1;
+}
+
+/* s:send(id, chunk) the next chunk of a streamed answer; s:send(id, nil)
+ * ends it; s:send(id, nil, true) ends it short (an error). -> true when
+ * sent, false when the request is gone. */
+static int l_send(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  size_t n = 0;
+  const char *data = luaL_optlstring(L, 3, NULL, &n);
+  int end = data != NULL ? 0 : lua_toboolean(L, 4) ? 2 : 1;
+  lua_pushboolean(L, tend_httpd_stream_send(L, s, (int64_t)id, data, n, end));
+  return 1;
+}
+
 static int l_close(lua_State *L) {
   tend_httpd_close(check_server(L));
   return 0;
@@ -118,6 +153,8 @@ void tend_open_http_server(lua_State *L) {
                                  {"refused", l_refused},
                                  {"connections", l_connections},
                                  {"respond", l_respond},
+                                 {"stream", l_stream},
+                                 {"send", l_send},
                                  {"close", l_close},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TEND_HTTPD_MT);

@@ -339,7 +339,11 @@ ListenError there (.reason), and nothing is left behind. The server is a
 child of the caller (of /user from a task). Each request runs
 handler(req, ctx) in an actor of its own, a temporary child of the server;
 it returns a string (200, text/plain; charset=utf-8), {status, headers,
-body}, nil and a status, or nothing (204). A raise gives 500 (its text only
+body}, nil and a status, or nothing (204). A body may be a pull function,
+called in the request's actor for each next chunk (a string; nil ends it;
+it may ask, sleep, call out), only once the previous chunk was sent (chunked
+under HTTP/1.1, DATA frames under HTTP/2): the client's reading paces it;
+a client leaving stops the actor. A raise gives 500 (its text only
 with debug = true) and a warn line; past timeout the client gets 503 and
 the request's actor is stopped. A body over max_body gets 413 without the
 handler. tend.ask(server, "port" | "refused" | "connections"). Every
@@ -368,7 +372,7 @@ tend.stop(server)]],
       { "name", "string?", "the server actor's name" },
       { "max_connections", "integer?", "connections at once (default 1024); more are closed and counted" },
       { "max_body", "integer?", "bytes of a request body (default 8 MiB); more: 413" },
-      { "timeout", "number?", "seconds a handler has (default 30); then 503" },
+      { "timeout", "number?", "seconds a handler has to return (default 30); then 503 (a streamed body's pulls are not timed)" },
       { "debug", "boolean?", "a handler's error text is the body of its 500 (default false)" },
     },
   },
