@@ -380,6 +380,7 @@ local tend_SimProcess = {}
 ---@field max_body? integer # bytes of a request body (default 8 MiB); more: 413
 ---@field timeout? number # seconds a handler has to return (default 30); then 503 (a streamed body's pulls are not timed)
 ---@field debug? boolean # a handler's error text is the body of its 500 (default false)
+---@field tls? {cert: string, key: string} # HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1
 
 ---The request a server's handler gets.
 ---@class tend.HttpServerRequest
@@ -390,6 +391,7 @@ local tend_SimProcess = {}
 ---@field body string # the body (at most max_body bytes)
 ---@field peer? string # "address:port" of the client
 ---@field version string # "1.1", "1.0" or "2"
+---@field scheme string # "http", or "https" on a server with tls
 ---@field params? table<string, string> # the router's :names, decoded
 
 ---The options of tend.node.start (any other key is an error).

@@ -16,7 +16,7 @@ local internal = require "tend.internal"
 local M = {}
 
 local KEYS = { host = true, port = true, handler = true, name = true,
-  max_connections = true, max_body = true, timeout = true, debug = true }
+  max_connections = true, max_body = true, timeout = true, debug = true, tls = true }
 
 local REASONS = { [200] = "OK", [201] = "Created", [204] = "No Content",
   [400] = "Bad Request", [403] = "Forbidden", [404] = "Not Found",
@@ -68,6 +68,22 @@ local function check(opts, fn)
   end
   if opts.debug ~= nil and type(opts.debug) ~= "boolean" then
     fail(fn, "debug", "a boolean", opts.debug)
+  end
+  local tls = opts.tls
+  if tls ~= nil then
+    if type(tls) ~= "table" then fail(fn, "tls", "a table { cert = path, key = path }", tls) end
+    for k in pairs(tls) do
+      if k ~= "cert" and k ~= "key" then
+        fail(fn, "tls", "only the keys cert and key", k)
+      end
+    end
+    if type(tls.cert) ~= "string" or tls.cert == "" then
+      fail(fn, "tls.cert", "the path of a PEM certificate (chain)", tls.cert)
+    end
+    if type(tls.key) ~= "string" or tls.key == "" then
+      fail(fn, "tls.key", "the path of its PEM private key", tls.key)
+    end
+    spec.tls = { cert = tls.cert, key = tls.key }
   end
   return spec
 end
@@ -208,7 +224,8 @@ end
 
 local function bind(spec, owner)
   return core.httpd_listen({ host = spec.host, port = spec.port,
-    max_connections = spec.max_connections, max_body = spec.max_body, owner = owner })
+    max_connections = spec.max_connections, max_body = spec.max_body, tls = spec.tls,
+    owner = owner })
 end
 
 -- The server's factory (handoff as in tend.tcp: the first start of
@@ -240,7 +257,8 @@ local function server(spec, handoff)
         if type(msg) ~= "table" then return core.unhandled end
         if msg.tend == "http" then
           local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
-            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version }
+            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
+            scheme = msg.scheme }
           local r = { t0 = core.now(), method = msg.method,
             target = msg.query and msg.path .. "?" .. msg.query or msg.path }
           r.child = c:spawn(request(srv(), spec, req, msg.id, c.self), { restart = "temporary" })

@@ -513,7 +513,7 @@ function M.http_request(o)
   for k, v in pairs(o.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
   local req = { method = o.method or "GET", url = o.url, path = p or target,
     query = hs.decode_query(q), headers = headers, body = o.body or "", peer = src,
-    version = "1.1" }
+    version = "1.1", scheme = scheme }
   local text = "text/plain; charset=utf-8"
   if #req.body > server.max_body then
     return { status = 413, headers = { ["content-type"] = text }, body = "Payload Too Large\n" }

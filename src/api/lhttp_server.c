@@ -22,8 +22,9 @@ static lua_Integer opt_int(lua_State *L, const char *k, lua_Integer def) {
   return v;
 }
 
-/* core.httpd_listen{ host, port, max_connections, max_body, owner } ->
- * server; raises ListenError (e.reason: why) when it cannot listen. */
+/* core.httpd_listen{ host, port, max_connections, max_body, tls, owner }
+ * -> server; raises ListenError (e.reason: why) when it cannot listen, an
+ * error naming tls.cert or tls.key when those files do not serve. */
 static int l_listen(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -34,6 +35,14 @@ static int l_listen(lua_State *L) {
   spec.port = (int)opt_int(L, "port", 0);
   spec.max_connections = (int)opt_int(L, "max_connections", 1024);
   spec.max_body = (size_t)opt_int(L, "max_body", 8 << 20);
+  spec.tls_cert = spec.tls_key = NULL;
+  lua_getfield(L, 1, "tls"); /* { cert = path, key = path }, checked */
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "cert");
+    lua_getfield(L, -2, "key");
+    spec.tls_cert = luaL_checkstring(L, -2); /* kept on the stack */
+    spec.tls_key = luaL_checkstring(L, -1);
+  }
   lua_getfield(L, 1, "owner");
   tend_actor *a =
       tend_ref_actor(h, tend_check_ref(L, -1, "tend.http.serve", "owner"));
@@ -45,6 +54,10 @@ static int l_listen(lua_State *L) {
   *ud = tend_httpd_listen(L, h, &spec, tend_actor_id(a), tend_actor_gen(a));
   if (*ud == NULL) {
     const char *why = lua_tostring(L, -1);
+    if (strncmp(why, "tls.", 4) == 0) { /* a bad option, not a bind */
+      lua_pushfstring(L, "tend.http.serve: %s", why);
+      return lua_error(L); /* the caller says where */
+    }
     const char *colon = strrchr(why, ':');
     lua_pushfstring(L, "tend.http.serve: %s", why);
     tend_error_new(L, TEND_ERR_NAME(LISTEN_ERROR), lua_tostring(L, -1));

@@ -137,13 +137,14 @@ int tend_http_in_flight(const tend_host *h);
 #define TEND_HTTPD_MT "tend.HttpServer" /* userdata: a tend_httpd * */
 typedef struct tend_httpd tend_httpd;
 typedef struct tend_httpd_spec {
-  const char *host;    /* an address, or a name resolved at once */
-  int port;            /* 0: a free one */
-  int max_connections; /* > 0 */
-  size_t max_body;     /* request bodies, bytes */
+  const char *host;               /* an address, or a name resolved at once */
+  int port;                       /* 0: a free one */
+  int max_connections;            /* > 0 */
+  size_t max_body;                /* request bodies, bytes */
+  const char *tls_cert, *tls_key; /* PEM files: HTTPS (NULL: plain) */
 } tend_httpd_spec;
 /* Binds and listens for the actor (id, gen); NULL with a message pushed
- * ("host:port: why"). */
+ * ("host:port: why", or "tls.cert: why" / "tls.key: why"). */
 tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                               const tend_httpd_spec *spec, uint32_t id,
                               uint32_t gen);

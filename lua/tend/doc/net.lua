@@ -331,7 +331,7 @@ print(tend.http.get("http://api/health", { timeout = 2 }).body)   --> you asked 
     },
   },
   { name = "tend.http.serve",
-    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug} [, spawn_opts] -> ref",
+    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug, tls} [, spawn_opts] -> ref",
     summary = "An HTTP/1.1 and HTTP/2 server (H2O on tend's loop), an actor bound in the caller; under --virtual-time a simulated server.",
     text = [[
 Binds in the caller: a taken port or a host that does not resolve raises
@@ -355,7 +355,8 @@ handler running in the caller's request (no ctx, no timeout).]],
                { "spawn_opts", "tend.SpawnOpts?", "the server actor's spawn options" } },
     returns = { { "tend.Ref", "the server (real clock)" } },
     errors = { "ListenError when it cannot listen (.reason)",
-               "an error naming the option that is wrong" },
+               "an error naming the option that is wrong (tls.cert, tls.key: a file that cannot be read, "
+                 .. "is not PEM, or a key that does not match)" },
     example = [[
 local tend = require "tend"
 local server = tend.http.serve { port = 0, handler = function(req) return "hi " .. req.path end }
@@ -374,6 +375,7 @@ tend.stop(server)]],
       { "max_body", "integer?", "bytes of a request body (default 8 MiB); more: 413" },
       { "timeout", "number?", "seconds a handler has to return (default 30); then 503 (a streamed body's pulls are not timed)" },
       { "debug", "boolean?", "a handler's error text is the body of its 500 (default false)" },
+      { "tls", "{cert: string, key: string}?", "HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1" },
     },
   },
   { class = "tend.HttpServerRequest",
@@ -386,6 +388,7 @@ tend.stop(server)]],
       { "body", "string", "the body (at most max_body bytes)" },
       { "peer", "string?", "\"address:port\" of the client" },
       { "version", "string", "\"1.1\", \"1.0\" or \"2\"" },
+      { "scheme", "string", "\"http\", or \"https\" on a server with tls" },
       { "params", "table<string, string>?", "the router's :names, decoded" },
     },
   },

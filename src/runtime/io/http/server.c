@@ -23,6 +23,8 @@ static void finish(tend_httpd *s) {
   s->ctx_live = 0;
   h2o_context_dispose(&s->ctx);
   h2o_config_dispose(&s->config);
+  SSL_CTX_free(s->accept.ssl_ctx);
+  s->accept.ssl_ctx = NULL;
   tend_slots_free(&s->reqs);
 }
 
@@ -232,6 +234,8 @@ static int request_p(lua_State *L) {
   else
     lua_pushfstring(L, "%d.%d", major, minor);
   lua_setfield(L, -2, "version");
+  if (req->scheme)
+    push_lstr(L, "scheme", req->scheme->name.base, req->scheme->name.len);
   tend_actor_send(L, s->h, s->owner_id, s->owner_gen, -1, s->owner_id,
                   s->owner_gen);
   return 0;
@@ -376,9 +380,15 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                     r == UV_EAI_NONAME ? "host not found" : uv_strerror(r));
     return NULL;
   }
+  SSL_CTX *tls = NULL;
+  if (spec->tls_cert) {
+    tls = tend_httpd_tls(L, spec->tls_cert, spec->tls_key);
+    if (tls == NULL) return NULL;
+  }
   tend_httpd *s = calloc(1, sizeof *s);
   if (s == NULL || uv_tcp_init(&h->loop, &s->listener) != 0) {
     free(s);
+    SSL_CTX_free(tls);
     lua_pushliteral(L, "out of memory");
     return NULL;
   }
@@ -394,6 +404,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
     r = uv_tcp_getsockname(&s->listener, (struct sockaddr *)&me, &len);
   if (r != 0) {
     lua_pushfstring(L, "%s:%d: %s", spec->host, spec->port, uv_strerror(r));
+    SSL_CTX_free(tls);
     s->lua_gone = 1; /* freed once the handle closed */
     uv_close((uv_handle_t *)&s->listener, on_listener_close);
     return NULL;
@@ -403,6 +414,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                                      : ((struct sockaddr_in *)&me)->sin_port);
   tend_slots_init(&s->reqs);
   setup_h2o(s, spec->max_body);
+  s->accept.ssl_ctx = tls; /* H2O runs the handshake on each connection */
   s->open = 1;
   s->owner_id = id;
   s->owner_gen = gen;

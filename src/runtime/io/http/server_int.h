@@ -74,6 +74,9 @@ void tend_httpd_tell(lua_State *L, tend_httpd *s, const char *ev, int64_t id,
 /* Adds the string pairs of the table at hidx to req's response headers. */
 void tend_httpd_add_headers(lua_State *L, h2o_req_t *req, int hidx);
 const char *tend_httpd_reason(int status);
+/* tls.c: an OpenSSL server context for the PEM files cert and key, or
+ * NULL with "tls.cert: why" / "tls.key: why" pushed. */
+SSL_CTX *tend_httpd_tls(lua_State *L, const char *cert, const char *key);
 /* body.c: a request going away mid-stream, and the server closing. */
 void tend_httpd_stream_disposed(httpd_req *r);
 void tend_httpd_stream_abort(httpd_req *r);
