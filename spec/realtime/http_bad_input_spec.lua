@@ -2,8 +2,9 @@
 -- (tend.tcp.connect, framing "raw": bytes as written, no HTTP client in
 -- between): malformed request lines, headers over H2O's limits, bodies
 -- over max_body, slowloris, pipelining, clients that leave mid-response,
--- more connections than max_connections; then 10,000 requests leave the
--- descriptors, the actors and the memory where they were. Run with the
+-- more connections than max_connections, TLS garbage on a TLS port; then
+-- 10,000 requests leave the descriptors, the actors and the memory where
+-- they were. Run with the
 -- real clock: `tend --real-time test spec/realtime/http_bad_input_spec.lua`.
 local lu = require "luaunit"
 local tend = require "tend"
@@ -279,6 +280,57 @@ local function rss_kib()
   local kib = tonumber(f:read("a"):match("VmRSS:%s*(%d+)"))
   f:close()
   return kib
+end
+
+-- ------------------------------------------------------------ TLS
+
+-- A certificate made by `openssl req` (once), and a TLS server on it.
+local certdir
+local function tls_server(opts)
+  if certdir == nil then
+    certdir = os.tmpname()
+    os.remove(certdir)
+    assert(os.execute("mkdir -p " .. certdir))
+    local r = tend.process.run({ "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+      "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", certdir .. "/key.pem", "-out",
+      certdir .. "/cert.pem", "-days", "2", "-subj", "/CN=localhost" })
+    assert(r.status == 0, r.stderr)
+  end
+  opts.tls = { cert = certdir .. "/cert.pem", key = certdir .. "/key.pem" }
+  return counting(opts)
+end
+
+function TestHttpBadInput:test_tls_garbage_is_dropped_and_the_server_lives()
+  local s, calls = tls_server({ timeout = 0.5 })
+  local fds0 = fds()
+  local garbage = {
+    "GET / HTTP/1.1\r\nHost: x\r\n\r\n",        -- plain HTTP on the TLS port
+    string.rep("\0\255\1\254", 256),              -- bytes, not a record
+    "\22\3\1\0\5hello",                          -- a handshake record that is no ClientHello
+    "\22\3\1\64\0" .. string.rep("\1", 100),    -- one far longer than what comes
+  }
+  for i, bytes in ipairs(garbage) do
+    local c, read = raw(s)
+    local t0 = tend.now()
+    pcall(tend.tcp.write, c, bytes)
+    local got, closed = read(nil, 5)
+    lu.assertTrue(closed, "garbage " .. i .. " left open")
+    lu.assertFalse(got:find("HTTP/1", 1, true) ~= nil, "garbage " .. i .. ": " .. got)
+    lu.assertTrue(tend.now() - t0 < 3, "garbage " .. i .. " held " .. (tend.now() - t0) .. " s")
+  end
+  -- a handshake begun and never finished: closed after timeout
+  local c, read = raw(s)
+  local t0 = tend.now()
+  tend.tcp.write(c, "\22\3\1")
+  local _, closed = read(nil, 5)
+  lu.assertTrue(closed)
+  lu.assertTrue(tend.now() - t0 >= 0.45 and tend.now() - t0 < 3, "cut after " .. (tend.now() - t0))
+  lu.assertEquals(calls(), 0)
+  lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
+  lu.assertTrue(eventually(function() return fds() <= fds0 end), "descriptors left")
+  local r = tend.process.run({ "curl", "-s", "-k", "https://127.0.0.1:" .. tend.ask(s, "port") .. "/after" })
+  lu.assertEquals({ r.status, r.stdout }, { 0, "ok /after" })
+  lu.assertEquals(calls(), 1)
 end
 
 -- 10,000 requests: 5 callers with kept-alive connections (libcurl), and

@@ -361,6 +361,7 @@ static void setup_h2o(tend_httpd *s, const tend_httpd_spec *spec) {
    * the handler's timeout, then the connection is closed */
   s->config.http1.req_timeout = spec->timeout_ms;
   s->config.http2.idle_timeout = spec->timeout_ms;
+  s->config.handshake_timeout = spec->timeout_ms; /* TLS's, as slow */
   s->config.server_name = h2o_iovec_init(H2O_STRLIT("tend"));
   h2o_hostconf_t *host = h2o_config_register_host(
       &s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
