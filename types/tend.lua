@@ -378,7 +378,7 @@ local tend_SimProcess = {}
 ---@field name? string # the server actor's name
 ---@field max_connections? integer # connections at once (default 1024); more are closed and counted
 ---@field max_body? integer # bytes of a request body (default 8 MiB); more: 413
----@field timeout? number # seconds a handler has to return (default 30), then 503 (a streamed body's pulls are not timed); also a request's head and an idle keep-alive connection, then closed
+---@field timeout? number # seconds a handler has to return (default 30), then 503 (a streamed body's pulls are not timed); also a TLS handshake, a request's head and an idle keep-alive connection, then closed
 ---@field debug? boolean # a handler's error text is the body of its 500 (default false)
 ---@field tls? {cert: string, key: string} # HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1
 
