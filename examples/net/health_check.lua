@@ -1,6 +1,6 @@
 -- A health check over HTTP, all in one program on real loopback sockets:
--- a worker under a supervisor, an HTTP endpoint (tend.tcp.listen, raw
--- framing, enough HTTP/1.1 by hand) that reports the worker's health, and
+-- a worker under a supervisor, an HTTP endpoint (tend.http.serve: each
+-- request in an actor of its own) that reports the worker's health, and
 -- a checker actor that polls the endpoint with tend.http.get and restarts
 -- the worker after three failed checks in a row. The worker's first
 -- instance goes bad on purpose after four checks; its restart is healthy.
@@ -27,27 +27,17 @@ local function worker()
   end
 end
 
--- The endpoint: GET /health -> 200 "ok" or 503 "degraded" (it asks the
--- worker); anything else 404. One request per connection.
-local function http_handler(ctx)
-  local buf = ""
-  return function(msg, ctx)
-    if msg.tend ~= "data" then return end
-    buf = buf .. msg.data
-    if not buf:find("\r\n\r\n", 1, true) then return end
-    local method, path = buf:match("^(%u+) (%S+) HTTP/1%.[01]\r\n")
-    local status, body = 404, "not found"
-    if method == "GET" and path == "/health" then
-      local ok, health = pcall(tend.ask, "/user/service/worker", "health", 0.2)
-      health = ok and health or "no answer"
-      status, body = health == "ok" and 200 or 503, health
-    end
-    ctx:write(string.format("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
-      .. "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-      status, status == 200 and "OK" or "Unavailable", #body, body))
-    ctx:close()
-  end
-end
+-- The endpoint: GET /health -> 200 "ok" or 503 and why (it asks the
+-- worker; no answer within 0.2 s is a failed check too); anything else
+-- 404, another method on /health 405 (the router's).
+local endpoint_handler = tend.http.router({
+  { "GET", "/health", function()
+    local ok, health = pcall(tend.ask, "/user/service/worker", "health", 0.2)
+    health = ok and health or "no answer"
+    if health == "ok" then return "ok" end
+    return { status = 503, body = health }
+  end },
+})
 
 -- The checker: polls url; after FAILS failures in a row it restarts the
 -- worker; once healthy again after a restart, it reports to `report`.
@@ -85,8 +75,8 @@ tend.spawn(function(ctx)
   ctx:spawn(worker, { name = "worker" })
   return function() end
 end, { name = "service" })
-local endpoint = tend.tcp.listen({ host = "127.0.0.1", port = 0, framing = "raw",
-  handler = http_handler }, { name = "endpoint" })
+local endpoint = tend.http.serve({ host = "127.0.0.1", port = 0, name = "endpoint",
+  handler = endpoint_handler })
 local url = "http://127.0.0.1:" .. tend.ask(endpoint, "port") .. "/health"
 tend.spawn(checker(url, tend.self()), { name = "checker" })
 

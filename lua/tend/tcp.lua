@@ -19,6 +19,7 @@
 local core = require "tend.core"
 local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
 local internal = require "tend.internal"
+local listening = require "tend.listening"
 
 local M = {}
 
@@ -144,21 +145,11 @@ local function bind(spec, owner)
     backlog = spec.backlog, max_connections = spec.max_connections, listener = owner })
 end
 
--- The listener's factory. `handoff` (tend.tcp.listen only) carries the
--- socket its caller binds (so a taken port is the caller's error): the
--- first start takes that socket, and never binds one itself, since it can
--- start before the caller has bound (the caller, spawn then bind, can be
--- preempted between the two). Every other start (a restart, each start of
--- tend.tcp.server) listens again on the port.
+-- The listener's factory (binding in the caller: tend.listening).
 local function listener(spec, handoff)
   return function(ctx)
-    local own, given = nil, handoff
+    local lst, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
-    if given == nil then
-      own = bind(spec, ctx.self)
-      spec.port = own:port()
-    end
-    local function lst() return own or given.lst end
     return {
       receive = function(_, msg, c)
         if msg == "port" then c:reply(lst():port()) return end
@@ -170,11 +161,7 @@ local function listener(spec, handoff)
         end
         return core.unhandled
       end,
-      post_stop = function()
-        if own then own:close() return end
-        given.stopped = true -- a socket bound after this is closed by its caller
-        if given.lst then given.lst:close() end
-      end,
+      post_stop = close,
     }
   end
 end
@@ -188,17 +175,8 @@ end
 -- the caller (or of /user for a task such as the main chunk).
 function M.listen(opts, spawn_opts)
   local spec = checked(check_listen, opts, "tend.tcp.listen")
-  local handoff = {}
-  local ref = core.tcp_spawn(listener(spec, handoff), spawn_opts, "tend.tcp.listen")
-  local ok, lst = pcall(bind, spec, ref)
-  if not ok then
-    core.stop(ref)
-    if type(lst) == "table" then lst.where = nil end
-    error(lst, 2)
-  end
-  spec.port = lst:port() -- where a restart listens again
-  handoff.lst = lst
-  if handoff.stopped then lst:close() end
+  local ref = listening.listen(function(handoff) return listener(spec, handoff) end, bind,
+    spec, spawn_opts, "tend.tcp.listen")
   return ref
 end
 
