@@ -156,8 +156,9 @@ mutate: deps
 
 # The timeline in headless Chromium: screenshots of a drawn trace and of a
 # cut one in build/timeline-shot/, checked to be PNGs of the drawing's size
-# (look at them). Skips with a message when chromium is not installed.
+# (look at them). Installs chromium first (scripts/deps browser).
 timeline-shot: deps
+	@scripts/deps browser
 	@$(MAKE) --no-print-directory all
 	@scripts/timeline-shot build/tend
 
