@@ -36,6 +36,7 @@ function TestTimelineLives:test_each_life_is_spans_of_one_state()
     "/user/feed running 3..8 stream_restart",
     "/user/feed stopped 8..10 stream_complete",
     "/user/main running 0..10 spawn",
+    "/user/main stopped 10..10 terminated", -- the state it ends in, however short
     "/user/sup running 0..10 spawn",
     "/user/sup/w running 0..1 spawn",
     "/user/sup/w backoff 1..1.5 backoff", -- its supervisor's wait
@@ -79,7 +80,7 @@ function TestTimelineLives:test_the_svg_draws_lives_outages_streams_and_tooltips
   lu.assertEquals(count('class="life running"'), 10)
   lu.assertEquals(count('class="life backoff"'), 2)
   lu.assertEquals(count('class="life waiting"'), 1)
-  lu.assertEquals(count('class="life stopped"'), 3)
+  lu.assertEquals(count('class="life stopped"'), 4)
   lu.assertEquals(count('<rect class="downtime"'), 1)
   lu.assertEquals(count('<rect class="partition"'), 2) -- over a's band and b's
   lu.assertEquals(count('<g class="axis">'), 2)        -- on top and at the bottom (over 12 lanes)

@@ -65,7 +65,7 @@ function TestTimelineBrowser:test_the_story_draws_without_errors_and_with_every_
   lu.assertEquals(r.errors, {})
   lu.assertEquals(r.parsererror, 0)
   lu.assertEquals(r.lanes, 15)
-  lu.assertEquals({ r.running, r.backoff, r.waiting, r.stopped }, { 10, 2, 1, 3 })
+  lu.assertEquals({ r.running, r.backoff, r.waiting, r.stopped }, { 10, 2, 1, 4 })
   lu.assertEquals({ r.downtime, r.partition, r.axes }, { 1, 2, 2 })
   lu.assertEquals(r.legend[1], "running")
   lu.assertEquals(#r.legend, 19)

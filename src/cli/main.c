@@ -34,11 +34,15 @@ static const char usage[] =
     "                                         shrink the failures\n"
     "       tend timeline TRACE.jsonl|- [-o OUT.svg]  draw a trace as a "
     "timeline\n"
+    "       tend observe TRACE.jsonl [--port [HOST:]PORT]\n"
+    "                                         a recorded trace in the "
+    "browser,\n"
+    "                                         with a time slider\n"
     "       tend cluster N SCRIPT [ARGS...]   N nodes of SCRIPT and a local "
     "nats-server\n"
     "       tend SUBCOMMAND --help            help on test, scenario, "
     "explore,\n"
-    "                                         timeline\n"
+    "                                         timeline, observe\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
@@ -123,6 +127,18 @@ static const char usage_timeline[] =
     "  -o OUT.svg      where to write the drawing\n"
     "  --help          print this help\n";
 
+static const char usage_observe[] =
+    "usage: tend observe TRACE.jsonl [--port [HOST:]PORT]\n"
+    "Serves a recorded trace (from --trace, tend scenario, tend explore) to\n"
+    "the browser: a time slider and the timeline as its navigator show the\n"
+    "tree, each actor's state, restarts and last failure, the nodes and\n"
+    "the counters as they were at any instant; buttons step to the next or\n"
+    "previous failure, restart or chaos event. Prints its URL, which holds\n"
+    "a token: nothing is served without it. Ctrl-C ends it.\n"
+    "  --port ADDR     where to listen, [HOST:]PORT (default 127.0.0.1:8642;\n"
+    "                  port 0: a free one; another host only when named)\n"
+    "  --help          print this help\n";
+
 /* When a subcommand's arguments (before a `--`) ask for help: its usage
  * text, else NULL. */
 static const char *subcommand_help(int argc, char **argv, int from,
@@ -143,6 +159,7 @@ typedef struct options {
   int test;                 /* tend test */
   int scenario;             /* tend scenario */
   int timeline;             /* tend timeline */
+  int observe;              /* tend observe */
   int explore;              /* tend explore */
   const char *trace;        /* --trace FILE, or NULL */
   int trace_internal;       /* --trace-internal */
@@ -345,6 +362,8 @@ static int parse(int argc, char **argv, options *o) {
       help = subcommand_help(argc, argv, i + 1, usage_scenario);
     else if (strcmp(argv[i], "timeline") == 0)
       help = subcommand_help(argc, argv, i + 1, usage_timeline);
+    else if (strcmp(argv[i], "observe") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_observe);
     else if (strcmp(argv[i], "explore") == 0)
       help = subcommand_help(argc, argv, i + 1, usage_explore);
     if (help) {
@@ -357,6 +376,8 @@ static int parse(int argc, char **argv, options *o) {
       o->cluster = 1;
     } else if (strcmp(argv[i], "timeline") == 0) {
       o->timeline = 1;
+    } else if (strcmp(argv[i], "observe") == 0) {
+      o->observe = 1;
     } else if (strcmp(argv[i], "explore") == 0) {
       o->explore = 1;
       if (i + 1 >= argc)
@@ -401,6 +422,8 @@ static int load_main(lua_State *L, const options *o) {
     r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
   } else if (o->timeline) {
     r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
+  } else if (o->observe) {
+    r = luaL_loadstring(L, "return require('tend.observe.replay').main(...)");
   } else if (o->explore) {
     r = luaL_loadstring(L, "return require('tend.explore').run(...)");
   } else if (o->cluster) {

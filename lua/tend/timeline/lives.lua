@@ -131,7 +131,8 @@ function M.lives(events, t_end)
   for _, p in ipairs(rest) do
     local cur = open[p]
     cur.to = math.max(t_end, cur.from)
-    if cur.to > cur.from or cur.state ~= "stopped" then spans[#spans + 1] = cur end
+    cur.open = true -- the state it is in when the trace ends
+    spans[#spans + 1] = cur
   end
   table.sort(spans, function(a, b)
     if a.path ~= b.path then return a.path < b.path end
@@ -144,7 +145,7 @@ end
 -- a, b (partition: both sides), where = "node"|"lane", from, to, label }:
 -- a node is down from its crash_node to its restart_node (or the nemesis's
 -- heal of it), two sides are partitioned from a partition to its repair
--- (or heal); open spans end at t_end. `a` and `b` name nodes (where =
+-- (or heal); open spans end at t_end, marked `open`. `a` and `b` name nodes (where =
 -- "node") or lanes (a simnet host's /net/NAME).
 function M.outages(events, t_end)
   local out, down, cut = {}, {}, {}
@@ -194,7 +195,10 @@ function M.outages(events, t_end)
   for _, s in pairs(down) do rest[#rest + 1] = s end
   for _, s in pairs(cut) do rest[#rest + 1] = s end
   table.sort(rest, function(x, y) return x.label < y.label end)
-  for _, s in ipairs(rest) do close(s, math.max(t_end, s.from)) end
+  for _, s in ipairs(rest) do
+    s.open = true -- still open when the trace ends
+    close(s, math.max(t_end, s.from))
+  end
   table.sort(out, function(x, y)
     if x.from ~= y.from then return x.from < y.from end
     return x.label < y.label

@@ -188,8 +188,9 @@ function M.render(events, heading)
   local function y(i) return lane_top(i) + lane_h / 2 end
   local out = {}
   local function add(...) out[#out + 1] = string.format(...) end
-  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">',
-    width, height, width, height)
+  -- data-*: the time scale, for a page that maps a click to an instant
+  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" data-t-max="%.6f" data-x0="%d" data-x1="%d">',
+    width, height, width, height, t_max, left, left + plot_w)
   add('<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="3" stroke-opacity="0.35"/></pattern></defs>',
     COLOR.partition)
   add('<rect width="100%%" height="100%%" fill="white"/>')
