@@ -44,14 +44,21 @@ const child = spawn(exe, ["--headless", "--no-sandbox", "--disable-gpu", "--hide
   `--window-size=${opt.width},${opt.height}`, "about:blank"], { stdio: "ignore" });
 const deadline = Date.now() + Number(opt.timeout) * 1000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let exited = false;
+child.on("exit", () => { exited = true; });
 function finish(code, out) {
   if (out !== undefined) console.log(JSON.stringify(out));
   try { child.kill("SIGTERM"); } catch (_) { /* gone */ }
-  setTimeout(() => {
+  const t0 = Date.now();
+  const done = () => { // once chromium has exited (it writes its profile to the end)
+    if (!exited && Date.now() - t0 < 3000) { setTimeout(done, 50); return; }
     try { child.kill("SIGKILL"); } catch (_) { /* gone */ }
-    rmSync(profile, { recursive: true, force: true });
+    for (let i = 0; i < 5; i++) {
+      try { rmSync(profile, { recursive: true, force: true }); break; } catch (_) { /* busy: again */ }
+    }
     process.exit(code);
-  }, 300);
+  };
+  done();
 }
 function fail(why) { console.error("browser.mjs: " + why); finish(1); }
 

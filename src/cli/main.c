@@ -54,6 +54,11 @@ static const char usage[] =
     "                     the real clock, turns in order under the virtual)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines\n"
+    "  --observe [HOST:]PORT  serve the browser observer of the run (or of\n"
+    "                     the REPL) on 127.0.0.1:PORT (another host only\n"
+    "                     when named); prints its URL, with its token;\n"
+    "                     the process stays up after the script, until\n"
+    "                     Ctrl-C\n"
     "  --trace-internal   show tend's own tasks (simulated transfers, the\n"
     "                     REPL's watch) in traces and tend.tree()\n"
     "  --copy-messages    deep-copy every message where it is sent (finds\n"
@@ -162,6 +167,7 @@ typedef struct options {
   int observe;              /* tend observe */
   int explore;              /* tend explore */
   const char *trace;        /* --trace FILE, or NULL */
+  const char *observe_at;   /* --observe [HOST:]PORT, or NULL */
   int trace_internal;       /* --trace-internal */
   int interactive;          /* -i: the REPL after the script */
   int copy_messages;        /* --copy-messages */
@@ -239,6 +245,7 @@ static const cli_flag cli_flags[] = {
     {"--schedulers", "an integer 1..64", 0, 0, take_schedulers},
     {"--log-level", "error|warn|info|debug", 0, 0, take_log_level},
     {"--trace", "a file name", 0, AT(trace), NULL},
+    {"--observe", "[HOST:]PORT", 0, AT(observe_at), NULL},
     {"--trace-internal", NULL, 1, AT(trace_internal), NULL},
     {"--copy-messages", NULL, 1, AT(copy_messages), NULL},
     {"--node", "a node name", 0, AT(node), NULL},
@@ -440,6 +447,14 @@ static int load_main(lua_State *L, const options *o) {
     lua_pop(L, 1);
     return 1;
   }
+  if (o->observe_at) { /* the observer starts before the chunk runs */
+    luaL_loadstring(L,
+                    "local chunk = ... return function(...) "
+                    "require('tend.observe.live').from_cli() "
+                    "return chunk(...) end");
+    lua_insert(L, -2);
+    lua_call(L, 1, 1);
+  }
   if (o->node) { /* the chunk runs once this process is a node */
     luaL_loadstring(L,
                     "local chunk, o = ... return function(...) "
@@ -523,6 +538,10 @@ int main(int argc, char **argv) {
     tend_event_emit(tend_host_state(h), h, &e);
   }
   lua_State *L = tend_host_state(h);
+  if (o.observe_at) { /* read by tend.observe.live.from_cli */
+    lua_pushstring(L, o.observe_at);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tend.observe.cli");
+  }
   int script = o.script ? o.first_arg - 1 : 0;
   set_arg(L, argc, argv, script);
   if (o.repl) {

@@ -36,6 +36,8 @@ tr.selected { background: #e3eefa; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 11px; }
 .running { background: #dcefd9; } .waiting { background: #fbf0c6; } .backoff { background: #fde0c5; }
 .stopped { background: #e6e6e6; color: #666; } .none { color: #aaa; }
+.busy { background: #f8d3d3; } .suspended { background: #d6e4f5; } .restarting, .starting, .stopping { background: #fbf0c6; }
+#actions button { margin: 2px 4px 2px 0; } #actions input { width: 14em; font: 12px ui-monospace, monospace; }
 .failure { color: var(--fail); max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
 #nav { grid-column: 1 / -1; max-height: 48vh; padding: 0; }
 #nav svg { display: block; cursor: crosshair; }
@@ -154,7 +156,42 @@ function renderActor(st) {
   if (a.strategy) lines.push(["strategy", a.strategy]);
   const body = [el("table", {}, el("tbody", {}, ...lines.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v))))))];
   if (a.last_failure) body.push(el("pre", {}, `last failure at ${fmt(a.last_failure.t)} s: ${a.last_failure.kind || ""}\n${a.last_failure.message || ""}`));
+  if (info.mode === "live") body.push(actions(a.path), el("div", { id: "inspect" }, detail.path === a.path ? detail.node : ""));
   $("actorbody").replaceChildren(...body);
+  if (info.mode === "live" && detail.path !== a.path && detail.loading !== a.path) loadDetail(a.path);
+}
+
+// live: the actions on the selected actor, and its inspect and history
+const detail = { path: null, node: "" };
+async function loadDetail(path) {
+  detail.loading = path;
+  try {
+    const d = await api("/api/actor", { path });
+    const hist = d.history.map((e) => `${fmt(e.t)} s ${e.ev} ${e.kind || e.detail || ""} ${e.message || ""}`);
+    detail.path = path;
+    detail.node = el("div", {}, el("pre", {}, d.inspect), el("pre", {}, hist.length ? hist.join("\n") : "no failure, restart or chaos kept"));
+    const box = $("inspect");
+    if (box) box.replaceChildren(detail.node);
+  } catch (e) { $("error").textContent = e.message; }
+  detail.loading = null;
+}
+async function act(verb, path, body) {
+  const r = await fetch("/api/action?" + new URLSearchParams({ do: verb, path, token }), { method: "POST", body: body || "" });
+  const j = await r.json();
+  $("error").textContent = r.ok ? "" : j.error;
+  detail.path = null;
+}
+function actions(path) {
+  const input = el("input", { id: "message", placeholder: '{ op = "get", key = 1 }', "aria-label": "message (a Lua literal)" });
+  const send = el("button", { "data-do": "send" }, "send");
+  send.addEventListener("click", () => act("send", path, input.value));
+  const box = el("div", { id: "actions" }, input, send);
+  for (const v of ["stop", "kill", "crash", "suspend", "resume"]) {
+    const b = el("button", { "data-do": v }, v);
+    b.addEventListener("click", () => act(v, path));
+    box.append(b);
+  }
+  return box;
 }
 
 function render(st) {
@@ -207,10 +244,17 @@ async function navigator() {
 }
 
 async function live() {
-  for (;;) {
+  for (let n = 0; ; n++) {
     try {
-      render(await api("/api/tree"));
-      $("error").textContent = "";
+      const st = await api("/api/tree");
+      if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
+      else { state = st; renderTree(st); renderCounters(st); }
+      if (n % 10 === 9) { // the timeline every 2 s, where it was scrolled
+        const nav = $("nav"), top = nav.scrollTop;
+        await navigator();
+        nav.scrollTop = top;
+      }
+      if (n % 5 === 4 && selected) detail.path = null; // inspect again every second
     } catch (e) { $("error").textContent = e.message; }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -241,6 +285,7 @@ async function start() {
     await show(0);
   } else {
     $("slider").classList.add("hidden");
+    $("now").title = "the host's clock";
     $("steps").classList.add("hidden");
     if (info.timeline) await navigator();
     live();

@@ -1,6 +1,7 @@
 -- tend.observe.server: the observer's HTTP server, on tend.http.serve.
 -- Every request needs the token (?token=...; 403 without it, before
--- anything else, unknown paths included); GET only (405); a route
+-- anything else, unknown paths included); GET only, or POST only for the
+-- routes in opts.post (405); a route
 -- returns a Lua value (sent as JSON), or nil, status, message (an error
 -- as JSON { error = message }); "/" serves the page. Bodies over 64 KiB
 -- are refused by the HTTP server (413).
@@ -42,7 +43,7 @@ local function answer(status, value)
     ["cache-control"] = "no-store" }, body = json.encode(value) .. "\n" }
 end
 
--- Serves routes (path -> function(query) returning a value, or nil,
+-- Serves routes (path -> function(query, req) returning a value, or nil,
 -- status, message) and page (the HTML of "/") on host:port. Returns the
 -- server's ref, its URL with the token, and the token.
 function M.start(opts)
@@ -54,9 +55,11 @@ function M.start(opts)
     if not same(q.token, token) then
       return answer(403, { error = "a token is needed: open the URL the observer printed (?token=...)" })
     end
-    if req.method ~= "GET" and req.method ~= "HEAD" then
-      local r = answer(405, { error = "only GET: " .. tostring(req.method) .. " " .. req.path })
-      r.headers.allow = "GET, HEAD"
+    local post = (opts.post or {})[req.path]
+    if (post and req.method ~= "POST") or (not post and req.method ~= "GET" and req.method ~= "HEAD") then
+      local allow = post and "POST" or "GET, HEAD"
+      local r = answer(405, { error = "only " .. allow .. ": " .. tostring(req.method) .. " " .. req.path })
+      r.headers.allow = allow
       return r
     end
     if req.path == "/" or req.path == "/index.html" then
@@ -65,7 +68,7 @@ function M.start(opts)
     end
     local route = routes[req.path]
     if not route then return answer(404, { error = "no such endpoint: " .. req.path }) end
-    local ok, value, status, why = pcall(route, q)
+    local ok, value, status, why = pcall(route, q, req)
     if not ok then return answer(500, { error = tostring(value) }) end
     if value == nil then return answer(status or 404, { error = why or "not found" }) end
     if type(value) == "string" then
