@@ -127,6 +127,7 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
     document.querySelector('#actions button[data-do="send"]').click();
     const typed_ms = await until(() => row("/user/w/typed"), 3000);
     return { spawn_ms, restart_ms, typed_ms, restarts: row("/user/w").children[3].textContent,
+      failures: row("/user/w").children[4].textContent, last: row("/user/w").children[6].textContent,
       state: row("/user/w").children[1].textContent, mode: document.getElementById("title").textContent,
       error: document.getElementById("error").textContent };
   })()]]
@@ -142,6 +143,9 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
   lu.assertTrue(r.spawn_ms < 1000, "the spawned actor showed after " .. r.spawn_ms .. " ms")
   lu.assertTrue(r.restart_ms < 1000, "the restart showed after " .. r.restart_ms .. " ms")
   lu.assertTrue(r.typed_ms < 1000, "the typed message's child showed after " .. r.typed_ms .. " ms")
-  lu.assertEquals({ r.restarts, r.state }, { "1", "running" })
+  lu.assertEquals({ r.restarts, r.failures, r.state }, { "1", "1", "running" })
+  lu.assertStrContains(r.last, "ChaosCrash")
+  io.stderr:write(string.format("observe_live_spec: spawn shown after %d ms, restart after %d ms, typed after %d ms\n",
+    r.spawn_ms, r.restart_ms, r.typed_ms))
   lu.assertEquals(out(), "w got late\nw got typed\n")
 end

@@ -5,7 +5,9 @@
 -- the page polls /api/tree every 200 ms. Endpoints (each needs ?token=):
 --   /api/info          { mode = "live", t }
 --   /api/tree[?all=1]  { t, actors = {path, state, restarts, mailbox, depth,
---                      since, pid, socket, busy}, nodes, counters, rates,
+--                      since (its last spawn, else when first seen),
+--                      failures, last_failure, pid, socket, busy}, nodes,
+--                      counters, rates,
 --                      events }; /system/observer is left out unless all=1
 --   /api/actor?path=P  its tend.inspect, its last failure, its restarts
 --   /api/events?from=N the kept events after sequence number N (500 at most)
@@ -30,13 +32,25 @@ local running -- the handle of the observer of this host, once started
 
 local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN + 1) == OWN .. "/") end
 
--- The events kept: a ring of the last RING, numbered from 1.
-local ring, seq = {}, 0
+-- The events kept: a ring of the last RING, numbered from 1; and what
+-- they tell of each path: since (its last spawn), failures, last_failure.
+local ring, seq, told = {}, 0, {}
 local function keep(e)
   if own(e.path) then return end
   seq = seq + 1
   ring[seq] = e
   ring[seq - M.RING] = nil
+  if type(e.path) ~= "string" then return end
+  local i = told[e.path]
+  if e.ev == "spawn" then
+    i = i or { failures = 0 }
+    i.since = e.t
+  elseif e.ev == "fail" then
+    i = i or { failures = 0 }
+    i.failures = i.failures + 1
+    i.last_failure = { t = e.t, kind = e.kind, message = e.message }
+  end
+  told[e.path] = i
 end
 
 local function rows(all)
@@ -72,7 +86,10 @@ local function routes()
     local actors = rows(q.all == "1")
     for _, a in ipairs(actors) do
       first_seen[a.path] = first_seen[a.path] or now
-      a.since = first_seen[a.path]
+      local i = told[a.path]
+      a.since = i and i.since or first_seen[a.path]
+      a.failures = i and i.failures or 0
+      a.last_failure = i and i.last_failure
     end
     local s = tend.stats()
     local counters = {}

@@ -28,7 +28,7 @@ section h2 { font-size: 13px; margin: 0 0 6px; color: #555; text-transform: uppe
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 2px 6px; border-bottom: 1px solid #f0f0f0; white-space: nowrap; }
 th { color: #777; font-weight: 500; position: sticky; top: 0; background: white; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.actor { cursor: pointer; }
 tr.actor:hover { background: #f3f7fb; }
 tr.selected { background: #e3eefa; }
@@ -64,8 +64,8 @@ tr.selected { background: #e3eefa; }
 </header>
 <main>
   <section id="tree"><h2>Tree</h2>
-    <table><thead><tr><th>path</th><th>state</th><th>since</th><th>restarts</th><th>failures</th>
-      <th>mailbox</th><th>last failure</th></tr></thead><tbody id="rows"></tbody></table>
+    <table><thead><tr><th>path</th><th>state</th><th class="num">since</th><th class="num">restarts</th>
+      <th class="num">failures</th><th class="num">mailbox</th><th>last failure</th></tr></thead><tbody id="rows"></tbody></table>
   </section>
   <div>
     <section id="counters"><h2>Counters</h2><table><tbody id="counts"></tbody></table></section>
