@@ -29,7 +29,8 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 2px 6px; border-bottom: 1px solid #f0f0f0; white-space: nowrap; }
 th { color: #777; font-weight: 500; position: sticky; top: 0; background: white; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.actor { cursor: pointer; }
+tr.actor { cursor: pointer; height: 23px; }
+tr.spacer td { padding: 0; border: 0; }
 tr.actor:hover { background: #f3f7fb; }
 tr.selected { background: #e3eefa; }
 .tw { display: inline-block; width: 1em; color: #888; }
@@ -63,7 +64,7 @@ tr.selected { background: #e3eefa; }
   <span id="error"></span>
 </header>
 <main>
-  <section id="tree"><h2>Tree</h2>
+  <section id="tree"><h2>Tree <small id="treecount"></small></h2>
     <table><thead><tr><th>path</th><th>state</th><th class="num">since</th><th class="num">restarts</th>
       <th class="num">failures</th><th class="num">mailbox</th><th>last failure</th></tr></thead><tbody id="rows"></tbody></table>
   </section>
@@ -97,37 +98,64 @@ const fmt = (x) => (Math.round(x * 1000) / 1000).toString();
 let info = null, t = 0, tMax = 1, scale = null, cursor = null, selected = null, state = null;
 const collapsed = new Set();
 
-function renderTree(st) {
-  const rows = $("rows");
+// The tree is virtualised: only the rows in view (and a margin) are in
+// the page, between two spacers, so 10,000 actors cost what 60 do. The
+// actors come in tree order: an actor's children follow it.
+const ROW = 23;
+function visibleActors(st) {
   const out = [];
-  const hiddenUnder = [];
-  for (const a of st.actors) {
-    if (hiddenUnder.some((p) => a.path.startsWith(p + "/"))) continue;
-    const hasKids = st.actors.some((b) => b.path.startsWith(a.path + "/"));
-    const name = a.path.replace(/^.*\//, "") || a.path;
-    const tw = el("span", { class: "tw" }, hasKids ? (collapsed.has(a.path) ? "\u25b8" : "\u25be") : "");
-    const label = a.node && a.depth === 0 ? "node " + a.node : name;
-    const pathCell = el("td", { style: `padding-left:${6 + a.depth * 14}px`, title: a.path }, tw, label);
-    const s = a.state || "none";
-    const tr = el("tr", { class: "actor" + (a.path === selected ? " selected" : ""), "data-path": a.path },
-      pathCell,
-      el("td", {}, el("span", { class: "badge " + s }, a.state ? (a.state === "backoff" ? "backing off" : a.state) : "-")),
-      el("td", { class: "num" }, a.since !== undefined ? fmt(a.since) + " s" : ""),
-      el("td", { class: "num" }, String(a.restarts)),
-      el("td", { class: "num" }, String(a.failures)),
-      el("td", { class: "num" }, a.mailbox !== undefined ? String(a.mailbox) : "-"),
-      el("td", { class: "failure", title: a.last_failure ? a.last_failure.message || "" : "" },
-        a.last_failure ? `${fmt(a.last_failure.t)} s ${a.last_failure.kind || ""}: ${a.last_failure.message || ""}` : ""));
-    tr.addEventListener("click", (ev) => {
-      if (ev.target === tw && hasKids) {
-        if (collapsed.has(a.path)) collapsed.delete(a.path); else collapsed.add(a.path);
-      } else selected = a.path;
-      render(state);
-    });
-    out.push(tr);
-    if (collapsed.has(a.path)) hiddenUnder.push(a.path);
+  let skip = null;
+  const list = st.actors;
+  for (let i = 0; i < list.length; i++) {
+    const a = list[i];
+    if (skip && a.path.startsWith(skip)) continue;
+    skip = null;
+    const next = list[i + 1];
+    a.hasKids = !!(next && next.path.startsWith(a.path + "/"));
+    out.push(a);
+    if (a.hasKids && collapsed.has(a.path)) skip = a.path + "/";
   }
-  rows.replaceChildren(...out);
+  return out;
+}
+function rowOf(a) {
+  const name = a.path.replace(/^.*\//, "") || a.path;
+  const tw = el("span", { class: "tw" }, a.hasKids ? (collapsed.has(a.path) ? "\u25b8" : "\u25be") : "");
+  const label = a.node && a.depth === 0 ? "node " + a.node : name;
+  const pathCell = el("td", { style: `padding-left:${6 + a.depth * 14}px`, title: a.path }, tw, label);
+  const s = a.state || "none";
+  const tr = el("tr", { class: "actor" + (a.path === selected ? " selected" : ""), "data-path": a.path },
+    pathCell,
+    el("td", {}, el("span", { class: "badge " + s }, a.state ? (a.state === "backoff" ? "backing off" : a.state) : "-")),
+    el("td", { class: "num" }, a.since !== undefined ? fmt(a.since) + " s" : ""),
+    el("td", { class: "num" }, String(a.restarts)),
+    el("td", { class: "num" }, String(a.failures ?? "")),
+    el("td", { class: "num" }, a.mailbox !== undefined ? String(a.mailbox) : "-"),
+    el("td", { class: "failure", title: a.last_failure ? a.last_failure.message || "" : "" },
+      a.last_failure ? `${fmt(a.last_failure.t)} s ${a.last_failure.kind || ""}: ${a.last_failure.message || ""}` : ""));
+  tr.addEventListener("click", (ev) => {
+    if (ev.target === tw && a.hasKids) {
+      if (collapsed.has(a.path)) collapsed.delete(a.path); else collapsed.add(a.path);
+    } else selected = a.path;
+    render(state);
+  });
+  return tr;
+}
+let shown = [];
+function renderTree(st) {
+  shown = visibleActors(st);
+  drawRows();
+}
+function drawRows() {
+  const box = $("tree");
+  const first = Math.max(0, Math.floor(box.scrollTop / ROW) - 20);
+  const last = Math.min(shown.length, first + Math.ceil((box.clientHeight || 600) / ROW) + 40);
+  const out = [];
+  const spacer = (n) => el("tr", { class: "spacer", style: `height:${n * ROW}px` });
+  if (first > 0) out.push(spacer(first));
+  for (let i = first; i < last; i++) out.push(rowOf(shown[i]));
+  if (last < shown.length) out.push(spacer(shown.length - last));
+  $("rows").replaceChildren(...out);
+  $("treecount").textContent = `${shown.length} shown of ${state ? state.actors.length : shown.length}`;
 }
 
 function renderCounters(st) {
@@ -249,7 +277,7 @@ async function live() {
       const st = await api("/api/tree");
       if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
       else { state = st; renderTree(st); renderCounters(st); }
-      if (n % 10 === 9) { // the timeline every 2 s, where it was scrolled
+      if (info.timeline && n % 10 === 0) { // the timeline after the first tree, then every 2 s
         const nav = $("nav"), top = nav.scrollTop;
         await navigator();
         nav.scrollTop = top;
@@ -259,6 +287,8 @@ async function live() {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+$("tree").addEventListener("scroll", () => drawRows());
 
 async function start() {
   try { info = await api("/api/info"); } catch (e) { $("error").textContent = e.message; return; }
@@ -287,8 +317,7 @@ async function start() {
     $("slider").classList.add("hidden");
     $("now").title = "the host's clock";
     $("steps").classList.add("hidden");
-    if (info.timeline) await navigator();
-    live();
+    live(); // the tree first; the timeline (larger) after it
   }
 }
 start();

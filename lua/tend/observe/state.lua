@@ -77,7 +77,8 @@ function M.at(events, t)
     local a = by_path[s.path]
     if a and s.from <= t then a.state, a.since = s.state, s.from end
   end
-  table.sort(list, function(x, y) return x.path < y.path end)
+  -- tree order: an actor's subtree right after it ("/a/b" before "/a-b")
+  table.sort(list, function(x, y) return x.path:gsub("/", "\1") < y.path:gsub("/", "\1") end)
   local outages, down = {}, {}
   for _, s in ipairs(lives.outages(banded, t)) do
     if s.open then
