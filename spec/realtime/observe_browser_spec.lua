@@ -92,7 +92,7 @@ local function page(steps)
       return tr ? tr.children[1].textContent : "absent"; };
     const now = () => document.getElementById("now").textContent;
     ]] .. steps .. [[ })()]]
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url,
+  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
     "--wait-for", "document.body.dataset.ready === '1'", "--eval", js }
   for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
   local out = sh(table.concat(words, " ") .. " 2>&1")

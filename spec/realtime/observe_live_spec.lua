@@ -116,6 +116,7 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
     await fetch("/api/action?" + new URLSearchParams({ do: "send", path: "/user/w", token }), { method: "POST", body: '"late"' });
     const spawn_ms = await until(() => row("/user/w/late"), 3000);
     // select /user/w, crash it from its page, see its restart
+    if (!row("/user/w/late")) return { spawn_ms, error: "the spawned actor never showed" };
     row("/user/w").children[0].click();
     await until(() => document.querySelector('#actions button[data-do="crash"]'), 2000);
     document.querySelector('#actions button[data-do="crash"]').click();
@@ -131,7 +132,7 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
       state: row("/user/w").children[1].textContent, mode: document.getElementById("title").textContent,
       error: document.getElementById("error").textContent };
   })()]]
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url,
+  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
     "--wait-for", "document.body.dataset.ready === '1'", "--eval", js }
   for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
   local text = sh(table.concat(words, " ") .. " 2>&1")

@@ -25,7 +25,7 @@ TestTimelineBrowser = {}
 -- Opens url in Chromium, evaluates expr there; returns the flat result
 -- (its fields, errors, ms).
 local function browse(url, expr, extra)
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--eval", expr }
+  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60", "--eval", expr }
   for _, w in ipairs(extra or {}) do words[#words + 1] = w end
   for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
   local p = assert(io.popen(table.concat(words, " ") .. " 2>&1"))
