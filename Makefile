@@ -36,7 +36,7 @@ OBJ      = $(SRC:src/%.c=build/obj/%.o) build/obj/modules.o
 ASAN_OBJ = $(SRC:src/%.c=build/asan/%.o) build/asan/modules.o
 ASAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps demo test check tsan fuzz soak mutate bench format lint install clean \
+.PHONY: all deps demo test check tsan fuzz soak mutate bench format lint install clean observer-shots \
   timeline-shot docs
 
 all: build/tend
@@ -156,10 +156,18 @@ mutate: deps
 
 # The timeline in headless Chromium: screenshots of a drawn trace and of a
 # cut one in build/timeline-shot/, checked to be PNGs of the drawing's size
-# (look at them). Skips with a message when chromium is not installed.
+# (look at them). Installs chromium first (scripts/deps browser).
 timeline-shot: deps
+	@scripts/deps browser
 	@$(MAKE) --no-print-directory all
 	@scripts/timeline-shot build/tend
+
+# The observer's three views (replay, live, timeline) in headless
+# Chromium, written to docs/observer-*.png (the README shows them).
+observer-shots: deps
+	@scripts/deps browser
+	@$(MAKE) --no-print-directory all
+	@scripts/observer-shots build/tend docs
 
 bench: deps
 	@$(MAKE) --no-print-directory all

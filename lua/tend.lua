@@ -51,6 +51,9 @@ tend.spawn_on = node.spawn_on
 local invariant = require "tend.invariant"
 tend.invariant = invariant.invariant
 tend.eventually = invariant.eventually
+-- the browser observer of this host (lua/tend/observe/live.lua), loaded
+-- when first called
+function tend.observe(opts) return require("tend.observe.live").start(opts) end
 
 -- tend.testkit, tend.chaos, tend.simnet, tend.global and tend.sim (the
 -- simulated nodes, lua/tend/simnodes.lua) load on first use.

@@ -361,7 +361,7 @@ function TestSimNodes:test_the_split_brain_scenario_replays_byte_for_byte()
   end
   -- node b sees node a go down at 7 s: a red mark in b's band
   lu.assertStrMatches(runs[1].svg, '.*<g class="lane" data%-path="/@b/node/a">.*')
-  lu.assertStrContains(runs[1].svg, 'fill="#d62728"><title>t=7 node down: no heartbeat</title>')
+  lu.assertStrContains(runs[1].svg, 'fill="#d62728"><title>t=7 node down: no heartbeat\n')
   for _, band in ipairs({ "/@a", "/@b", "/@c" }) do
     lu.assertStrContains(runs[1].svg, 'data-path="' .. band .. '"')
   end

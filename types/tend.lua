@@ -263,6 +263,11 @@ local tend_Probe = {}
 ---@field jitter? number[] # the range of a latency fault's jitter (default {0, 0.05})
 ---@field signals? string[] # the signals a signal fault draws from (default {"TERM", "KILL"})
 
+---Where tend.observe listens.
+---@class tend.ObserveOpts
+---@field port? integer # the port (default 8642; 0: a free one)
+---@field host? string # the interface (default 127.0.0.1; another only when named)
+
 ---The options of tend.process{...} (any other key is an error).
 ---@class tend.ProcessOpts
 ---@field cmd? string[]|string # argv {program, args...} (program looked up in PATH when it has no /); with shell = true a string run by /bin/sh -c. Needed unless sim runs under --virtual-time
@@ -1407,6 +1412,23 @@ function tend.invariant(name, fn) end
 ---@param within number # seconds > 0
 ---@param opts? table # {after_heal = true}
 function tend.eventually(name, fn, within, opts) end
+
+---Serves the browser observer of this host: the live tree, an actor's page with actions, the timeline, the counters.
+---
+---The observer's actor is /system/observer (left out of the page's tree).
+---It listens on 127.0.0.1 unless opts.host names another interface, and
+---every request needs the token of the URL it returns (403 without it).
+---The page refreshes the tree every 200 ms: each actor's path, state,
+---mailbox length, restarts, pid or socket; the counters and their rates;
+---the timeline of the last 5000 events. An actor's page shows tend.inspect
+---and its last failures and restarts, and acts on it: send a message typed
+---as a Lua literal (read as data, nothing runs), stop, kill, crash, suspend
+---and resume; each action is a "chaos" trace event. A second call returns
+---the first's handle. `tend --observe [HOST:]PORT SCRIPT` starts it before
+---the script; observe() at the REPL prints the URL.
+---@param opts? tend.ObserveOpts # where to listen
+---@return table # url (with the token), token, port
+function tend.observe(opts) end
 
 -- OS processes
 

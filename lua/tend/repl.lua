@@ -86,6 +86,12 @@ local helpers = {
     return shown(table.concat(lines, "\n"), s)
   end,
   describe = function(x) print(tend.describe(x)) end,
+  -- the browser observer (tend.observe): prints its URL, with the token
+  observe = function(opts)
+    local h = tend.observe(opts)
+    print("observer at " .. h.url)
+    return h
+  end,
   -- Erlang's l(Mod): says which actors move (at their next message) and
   -- which cannot; each move says how it went when it happens
   reload = function(mod)
@@ -149,6 +155,7 @@ local helpers = {
 -- The task /user/repl: waits for a line's chunk, runs it, prints what it
 -- returned (or its error), gives the prompt back; again.
 local function loop()
+  require("tend.observe.live").from_cli() -- tend --observe ADDR (no script)
   while true do
     local chunk = host.next_line()
     if chunk then

@@ -34,11 +34,15 @@ static const char usage[] =
     "                                         shrink the failures\n"
     "       tend timeline TRACE.jsonl|- [-o OUT.svg]  draw a trace as a "
     "timeline\n"
+    "       tend observe TRACE.jsonl [--port [HOST:]PORT]\n"
+    "                                         a recorded trace in the "
+    "browser,\n"
+    "                                         with a time slider\n"
     "       tend cluster N SCRIPT [ARGS...]   N nodes of SCRIPT and a local "
     "nats-server\n"
     "       tend SUBCOMMAND --help            help on test, scenario, "
     "explore,\n"
-    "                                         timeline\n"
+    "                                         timeline, observe\n"
     "options:\n"
     "  --virtual-time     virtual clock: time jumps to the next timer when no\n"
     "                     actor can run (default for `tend test`)\n"
@@ -50,6 +54,11 @@ static const char usage[] =
     "                     the real clock, turns in order under the virtual)\n"
     "  --log-level LEVEL  error|warn|info|debug (default: warn)\n"
     "  --trace FILE       lifecycle events as JSON lines\n"
+    "  --observe [HOST:]PORT  serve the browser observer of the run (or of\n"
+    "                     the REPL) on 127.0.0.1:PORT (another host only\n"
+    "                     when named); prints its URL, with its token;\n"
+    "                     the process stays up after the script, until\n"
+    "                     Ctrl-C\n"
     "  --trace-internal   show tend's own tasks (simulated transfers, the\n"
     "                     REPL's watch) in traces and tend.tree()\n"
     "  --copy-messages    deep-copy every message where it is sent (finds\n"
@@ -123,6 +132,18 @@ static const char usage_timeline[] =
     "  -o OUT.svg      where to write the drawing\n"
     "  --help          print this help\n";
 
+static const char usage_observe[] =
+    "usage: tend observe TRACE.jsonl [--port [HOST:]PORT]\n"
+    "Serves a recorded trace (from --trace, tend scenario, tend explore) to\n"
+    "the browser: a time slider and the timeline as its navigator show the\n"
+    "tree, each actor's state, restarts and last failure, the nodes and\n"
+    "the counters as they were at any instant; buttons step to the next or\n"
+    "previous failure, restart or chaos event. Prints its URL, which holds\n"
+    "a token: nothing is served without it. Ctrl-C ends it.\n"
+    "  --port ADDR     where to listen, [HOST:]PORT (default 127.0.0.1:8642;\n"
+    "                  port 0: a free one; another host only when named)\n"
+    "  --help          print this help\n";
+
 /* When a subcommand's arguments (before a `--`) ask for help: its usage
  * text, else NULL. */
 static const char *subcommand_help(int argc, char **argv, int from,
@@ -143,8 +164,10 @@ typedef struct options {
   int test;                 /* tend test */
   int scenario;             /* tend scenario */
   int timeline;             /* tend timeline */
+  int observe;              /* tend observe */
   int explore;              /* tend explore */
   const char *trace;        /* --trace FILE, or NULL */
+  const char *observe_at;   /* --observe [HOST:]PORT, or NULL */
   int trace_internal;       /* --trace-internal */
   int interactive;          /* -i: the REPL after the script */
   int copy_messages;        /* --copy-messages */
@@ -222,6 +245,7 @@ static const cli_flag cli_flags[] = {
     {"--schedulers", "an integer 1..64", 0, 0, take_schedulers},
     {"--log-level", "error|warn|info|debug", 0, 0, take_log_level},
     {"--trace", "a file name", 0, AT(trace), NULL},
+    {"--observe", "[HOST:]PORT", 0, AT(observe_at), NULL},
     {"--trace-internal", NULL, 1, AT(trace_internal), NULL},
     {"--copy-messages", NULL, 1, AT(copy_messages), NULL},
     {"--node", "a node name", 0, AT(node), NULL},
@@ -345,6 +369,8 @@ static int parse(int argc, char **argv, options *o) {
       help = subcommand_help(argc, argv, i + 1, usage_scenario);
     else if (strcmp(argv[i], "timeline") == 0)
       help = subcommand_help(argc, argv, i + 1, usage_timeline);
+    else if (strcmp(argv[i], "observe") == 0)
+      help = subcommand_help(argc, argv, i + 1, usage_observe);
     else if (strcmp(argv[i], "explore") == 0)
       help = subcommand_help(argc, argv, i + 1, usage_explore);
     if (help) {
@@ -357,6 +383,8 @@ static int parse(int argc, char **argv, options *o) {
       o->cluster = 1;
     } else if (strcmp(argv[i], "timeline") == 0) {
       o->timeline = 1;
+    } else if (strcmp(argv[i], "observe") == 0) {
+      o->observe = 1;
     } else if (strcmp(argv[i], "explore") == 0) {
       o->explore = 1;
       if (i + 1 >= argc)
@@ -401,6 +429,8 @@ static int load_main(lua_State *L, const options *o) {
     r = luaL_loadstring(L, "return require('tend.scenario').run(...)");
   } else if (o->timeline) {
     r = luaL_loadstring(L, "return require('tend.timeline').main(...)");
+  } else if (o->observe) {
+    r = luaL_loadstring(L, "return require('tend.observe.replay').main(...)");
   } else if (o->explore) {
     r = luaL_loadstring(L, "return require('tend.explore').run(...)");
   } else if (o->cluster) {
@@ -416,6 +446,14 @@ static int load_main(lua_State *L, const options *o) {
     fprintf(stderr, "tend: %s\n", lua_tostring(L, -1));
     lua_pop(L, 1);
     return 1;
+  }
+  if (o->observe_at) { /* the observer starts before the chunk runs */
+    luaL_loadstring(L,
+                    "local chunk = ... return function(...) "
+                    "require('tend.observe.live').from_cli() "
+                    "return chunk(...) end");
+    lua_insert(L, -2);
+    lua_call(L, 1, 1);
   }
   if (o->node) { /* the chunk runs once this process is a node */
     luaL_loadstring(L,
@@ -500,6 +538,10 @@ int main(int argc, char **argv) {
     tend_event_emit(tend_host_state(h), h, &e);
   }
   lua_State *L = tend_host_state(h);
+  if (o.observe_at) { /* read by tend.observe.live.from_cli */
+    lua_pushstring(L, o.observe_at);
+    lua_setfield(L, LUA_REGISTRYINDEX, "tend.observe.cli");
+  }
   int script = o.script ? o.first_arg - 1 : 0;
   set_arg(L, argc, argv, script);
   if (o.repl) {

@@ -6,6 +6,7 @@ local EXAMPLES = {
   describe = [[describe(tend.one_for_one { max_retries = 3, within = 10 })]], flush = [[flush()]],
   watch = [[w = tend.spawn(function() return function() end end)
 watch(w)]], kill = [[kill(w)]], trace = [[trace(true)]], inspect = [[inspect(w)]], reload = [[reload("counter")]],
+  observe = [[observe { port = 0 }]],
 }
 
 local function helper(name, sig, summary, text, params, returns)
@@ -37,6 +38,10 @@ return {
     "Prints each lifecycle event as the scenario timeline does, or stops.",
     [[Lines as "[trace] t=0.000 /user/pool/w directive restart (PoisonError) window 1/3 per 10.0 s"; { internal = true } shows tend's own tasks too.]],
     { { "on", "boolean|table", "true, false or { internal = bool }" } }),
+  helper("observe", "observe([opts]) -> { url, token, port }",
+    "Starts the browser observer (tend.observe) and prints its URL, with the token.", "",
+    { { "opts", "tend.ObserveOpts?", "port (default 8642; 0: a free one) and host" } },
+    { { "table", "url, token, port" } }),
   helper("inspect", "inspect(ref) -> state",
     "An actor's state without stopping it; prints it and returns it (tend.inspect).",
     [[Its behavior's upvalues (or its hook table's fields), mailbox length, current message, restarts, timers, watchers.]],

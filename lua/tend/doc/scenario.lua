@@ -606,4 +606,28 @@ tend.eventually("it comes up", function() return up end, 5)
 tend.sleep(3)
 print("up:", up)   --> up:  true]],
   },
+  { name = "tend.observe", sig = "tend.observe([opts]) -> { url, token, port }",
+    summary = "Serves the browser observer of this host: the live tree, an actor's page with actions, the timeline, the counters.",
+    text = [[
+The observer's actor is /system/observer (left out of the page's tree).
+It listens on 127.0.0.1 unless opts.host names another interface, and
+every request needs the token of the URL it returns (403 without it).
+The page refreshes the tree every 200 ms: each actor's path, state,
+mailbox length, restarts, pid or socket; the counters and their rates;
+the timeline of the last 5000 events. An actor's page shows tend.inspect
+and its last failures and restarts, and acts on it: send a message typed
+as a Lua literal (read as data, nothing runs), stop, kill, crash, suspend
+and resume; each action is a "chaos" trace event. A second call returns
+the first's handle. `tend --observe [HOST:]PORT SCRIPT` starts it before
+the script; observe() at the REPL prints the URL.]],
+    params = { { "opts", "tend.ObserveOpts?", "where to listen" } },
+    returns = { { "table", "url (with the token), token, port" } },
+    errors = { "BadArg naming port or host, or an unknown option; an error when the port cannot be bound" },
+    example = [[local tend = require "tend"
+local obs = tend.observe { port = 0 } -- a free port on 127.0.0.1
+print(obs.url)                        --> http://127.0.0.1:PORT/?token=...
+tend.shutdown()]] },
+  { class = "tend.ObserveOpts", summary = "Where tend.observe listens.",
+    fields = { { "port", "integer?", "the port (default 8642; 0: a free one)" },
+      { "host", "string?", "the interface (default 127.0.0.1; another only when named)" } } },
 }

@@ -1,0 +1,225 @@
+-- tend.observe.live: the observer of the running tree (tend.observe{...},
+-- `tend --observe [HOST:]PORT SCRIPT`, observe() at the REPL). An actor
+-- /system/observer owns the HTTP server (tend.observe.server: the token,
+-- the errors) and keeps the last RING trace events (its own left out);
+-- the page polls /api/tree every 200 ms. Endpoints (each needs ?token=):
+--   /api/info          { mode = "live", t }
+--   /api/tree[?all=1]  { t, actors = {path, state, restarts, mailbox, depth,
+--                      since (its last spawn, else when first seen),
+--                      failures, last_failure, pid, socket, busy}, nodes,
+--                      counters, rates,
+--                      events }; /system/observer is left out unless all=1
+--   /api/actor?path=P  its tend.inspect, its last failure, its restarts
+--   /api/events?from=N the kept events after sequence number N (500 at most)
+--   /api/timeline.svg  the kept events drawn by tend.timeline
+--   POST /api/action?do=send|stop|kill|crash|suspend|resume&path=P (send:
+--                      the body is the message, a Lua literal read as data
+--                      by tend.observe.literal). Each action is a "chaos"
+--                      trace event ("observer: ..."; crash, kill, suspend
+--                      and resume through tend.chaos, which writes its own).
+local core = require "tend.core"
+local internal = require "tend.internal"
+local server = require "tend.observe.server"
+local json = require "tend.observe.json"
+local literal = require "tend.observe.literal"
+
+local M = {}
+
+M.RING = 5000 -- trace events kept for the live timeline and /api/events
+local OWN = "/system/observer"
+
+local running -- the handle of the observer of this host, once started
+
+local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN + 1) == OWN .. "/") end
+
+-- The events kept: a ring of the last RING, numbered from 1; and what
+-- they tell of each path: since (its last spawn), failures, last_failure.
+local ring, seq, told = {}, 0, {}
+local function keep(e)
+  if own(e.path) then return end
+  seq = seq + 1
+  ring[seq] = e
+  ring[seq - M.RING] = nil
+  if type(e.path) ~= "string" then return end
+  local i = told[e.path]
+  if e.ev == "spawn" then
+    i = i or { failures = 0 }
+    i.since = e.t
+  elseif e.ev == "fail" then
+    i = i or { failures = 0 }
+    i.failures = i.failures + 1
+    i.last_failure = { t = e.t, kind = e.kind, message = e.message }
+  end
+  told[e.path] = i
+end
+
+local function rows(all)
+  local tend = require "tend"
+  local out = json.array({})
+  for _, r in ipairs(tend.ps()) do
+    if all or not own(r.path) then
+      out[#out + 1] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox,
+        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy }
+    end
+  end
+  return out
+end
+
+local function find(path)
+  local tend = require "tend"
+  for _, r in ipairs(tend.ps()) do
+    if r.path == path then return r.ref end
+  end
+end
+
+local COUNTERS = { "messages", "restarts", "failures", "dead_letters", "spawned", "actors", "runnable" }
+
+-- The routes of the live observer.
+local function routes()
+  local tend = require "tend"
+  local first_seen = {}
+  local prev, rates = nil, {}
+  local r = {}
+  r["/api/info"] = function() return { mode = "live", t = core.now(), timeline = true } end
+  r["/api/tree"] = function(q)
+    local now = core.now()
+    local actors = rows(q.all == "1")
+    for _, a in ipairs(actors) do
+      first_seen[a.path] = first_seen[a.path] or now
+      local i = told[a.path]
+      a.since = i and i.since or first_seen[a.path]
+      a.failures = i and i.failures or 0
+      a.last_failure = i and i.last_failure
+    end
+    local s = tend.stats()
+    local counters = {}
+    for _, k in ipairs(COUNTERS) do counters[k] = s[k] end
+    counters.memory_bytes = (s.lua_bytes or 0) + (s.c_bytes or 0)
+    if prev == nil or now - prev.t >= 0.5 then -- a rate over half a second at least
+      if prev and now > prev.t then
+        for _, k in ipairs { "messages", "restarts", "failures", "dead_letters", "spawned" } do
+          rates[k] = math.floor(((s[k] or 0) - (prev.s[k] or 0)) / (now - prev.t) + 0.5)
+        end
+      end
+      prev = { t = now, s = s }
+    end
+    local nodes = json.array({})
+    if package.loaded["tend.simnodes"] then
+      for _, n in ipairs(core.sim_list()) do nodes[#nodes + 1] = { name = n.name, up = n.state == "up" } end
+    end
+    return { t = now, actors = actors, nodes = nodes, outages = json.array({}), counters = counters,
+      rates = rates, events = seq }
+  end
+  r["/api/actor"] = function(q)
+    local ref = type(q.path) == "string" and find(q.path)
+    if not ref then return nil, 404, "path: no live actor at " .. string.format("%q", tostring(q.path)) end
+    local pretty = require "tend.pretty"
+    local st = tend.inspect(ref)
+    local history = json.array({})
+    for i = math.max(1, seq - M.RING + 1), seq do
+      local e = ring[i]
+      if e and e.path == q.path and (e.ev == "fail" or e.ev == "restart" or e.ev == "chaos") then
+        history[#history + 1] = e
+      end
+    end
+    while #history > 20 do table.remove(history, 1) end
+    return { path = q.path, inspect = st and pretty.format(st) or "dead", history = history }
+  end
+  r["/api/events"] = function(q)
+    local from = tonumber(q.from or 0)
+    if not from then return nil, 400, "from: expected an event number, got " .. string.format("%q", q.from) end
+    local out = json.array({})
+    for i = math.max(math.floor(from) + 1, seq - M.RING + 1, 1), seq do
+      out[#out + 1] = ring[i]
+      if #out == 500 then break end
+    end
+    return { events = out, seq = seq }
+  end
+  r["/api/timeline.svg"] = function()
+    local list = {}
+    for i = math.max(1, seq - M.RING + 1), seq do list[#list + 1] = ring[i] end
+    return require("tend.timeline").render(list, "tend observer (live)")
+  end
+  r["/api/action"] = function(q, req)
+    local verb, path = q["do"], q.path
+    local ref = type(path) == "string" and find(path)
+    if not ref then return nil, 404, "path: no live actor at " .. string.format("%q", tostring(path)) end
+    local chaos = tend.chaos
+    if verb == "send" then
+      local msg, why = literal.parse(req.body or "")
+      if why then return nil, 400, "the message: " .. why end
+      core.chaos_event(ref, "observer: send " .. (req.body or ""):sub(1, 200))
+      tend.send(ref, msg)
+    elseif verb == "stop" then
+      core.chaos_event(ref, "observer: stop")
+      tend.stop(ref)
+    elseif verb == "kill" then chaos.kill(ref)
+    elseif verb == "crash" then chaos.crash(ref)
+    elseif verb == "suspend" then chaos.freeze(ref, math.huge)
+    elseif verb == "resume" then chaos.thaw(ref)
+    else
+      return nil, 400, "do: expected send, stop, kill, crash, suspend or resume, got "
+        .. string.format("%q", tostring(verb))
+    end
+    return { done = verb, path = path }
+  end
+  return r
+end
+
+local KEYS = { port = true, host = true }
+
+-- tend.observe{ port, host } -> { url, token, port }: starts the observer
+-- of this host (once: a second call returns the first's).
+function M.start(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error("tend.observe: options: expected a table { port, host }, got " .. type(opts), 2)
+  end
+  local unknown = internal.check_keys(opts, KEYS, "tend.observe")
+  if unknown then error(unknown, 2) end
+  local port = opts.port == nil and server.DEFAULT_PORT or opts.port
+  if math.type(port) ~= "integer" or port < 0 or port > 65535 then
+    error("tend.observe: port: expected an integer 0-65535, got " .. tostring(port), 2)
+  end
+  local host = opts.host or "127.0.0.1"
+  if type(host) ~= "string" or host == "" then
+    error("tend.observe: host: expected a host name or address, got " .. tostring(host), 2)
+  end
+  if running then return running end
+  local tend = require "tend"
+  tend.trace(keep)
+  local ref = core.node_spawn(function()
+    return function(msg, ctx)
+      if type(msg) == "table" and msg.start then
+        local ok, srv, url, token = pcall(server.start, { host = host, port = port, routes = routes(),
+          types = { ["/api/timeline.svg"] = "image/svg+xml" }, post = { ["/api/action"] = true },
+          page = require("tend.observe.page") })
+        if not ok then ctx:reply({ error = tostring(srv) }) return end
+        ctx:reply({ url = url, token = token, port = tonumber(url:match(":(%d+)/")) })
+      end
+    end
+  end, { name = "observer" })
+  local r = tend.ask(ref, { start = true }, 10)
+  if r.error then
+    tend.stop(ref)
+    error("tend.observe: cannot serve on " .. host .. ":" .. port .. ": " .. r.error, 2)
+  end
+  running = r
+  return r
+end
+
+-- `tend --observe [HOST:]PORT`: starts it and prints its URL on stderr.
+function M.from_cli()
+  local address = debug.getregistry()["tend.observe.cli"]
+  if not address then return end
+  debug.getregistry()["tend.observe.cli"] = nil
+  local host, port = server.parse_address(address, "--observe")
+  if not host then
+    io.stderr:write("tend: " .. port .. "\n")
+    return require("tend").shutdown(2)
+  end
+  local h = M.start({ host = host, port = port })
+  io.stderr:write("tend: observer at " .. h.url .. "\n")
+end
+
+return M

@@ -1,0 +1,152 @@
+-- The live observer (tend --observe PORT SCRIPT) in a real browser: a
+-- program runs with it as an OS process; the URL it prints holds the token;
+-- an action without the token is refused (403), a malformed literal is a
+-- 400 naming where, and nothing of it runs; headless Chromium
+-- (scripts/browser.mjs) opens the page: the tree shows an actor spawned
+-- after the page opened within 1 s, a crash (the crash button) shows its
+-- restart, a message sent from the page (a Lua literal) reaches the actor.
+-- Skipped, saying why, without chromium or node.
+local lu = require "luaunit"
+local tend = require "tend"
+local timeline = require "tend.timeline"
+
+if tend.virtual_time() then return end
+local function has(cmd) return os.execute("command -v " .. cmd .. " >/dev/null 2>&1") end
+if not (has("chromium") or has("chromium-browser") or has("google-chrome")) then
+  print("observe_live_spec: skipped: no chromium (scripts/deps browser installs it)")
+  return
+end
+if not has("node") then
+  print("observe_live_spec: skipped: no node (scripts/deps browser installs it)")
+  return
+end
+
+TestObserveLive = {}
+
+local exe = require("tend.internal").executable()
+local dir, pid, url, base, token
+
+local function sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+-- The program observed: /user/w spawns a child named by each string it
+-- gets, and fails on "boom"; it prints each message it gets.
+local PROGRAM = [[
+local tend = require "tend"
+tend.spawn(function()
+  return function(msg, ctx)
+    io.stdout:write("w got ", type(msg) == "table" and ("table " .. tostring(msg.n)) or tostring(msg), "\n")
+    io.stdout:flush()
+    if msg == "boom" then error("boom") end
+    if type(msg) == "string" then ctx:spawn(function() return function() end end, { name = msg }) end
+  end
+end, { name = "w" })
+tend.sleep(60)
+]]
+
+function TestObserveLive:setUp()
+  dir = sh("mktemp -d"):gsub("\n$", "")
+  local f = assert(io.open(dir .. "/app.lua", "w"))
+  f:write(PROGRAM)
+  f:close()
+  pid = sh(string.format("'%s' --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!", exe, dir, dir, dir))
+    :gsub("\n$", "")
+  for _ = 1, 100 do
+    local o = io.open(dir .. "/err")
+    local text = o and o:read("a") or ""
+    if o then o:close() end
+    url = text:match("tend: observer at (http://%S+)")
+    if url then break end
+    tend.sleep(0.05)
+  end
+  lu.assertNotNil(url, "tend --observe printed no URL")
+  base, token = url:match("^(http://127%.0%.0%.1:%d+)/%?token=(%x+)$")
+  lu.assertNotNil(token)
+end
+
+function TestObserveLive:tearDown()
+  os.execute("kill " .. pid)
+  os.execute("rm -rf '" .. dir .. "'")
+end
+
+local function out()
+  local f = io.open(dir .. "/out")
+  local s = f and f:read("a") or ""
+  if f then f:close() end
+  return s
+end
+
+function TestObserveLive:test_actions_need_the_token_and_a_literal_that_is_data()
+  local function post(q, body)
+    return tend.http.request { method = "POST", url = base .. "/api/action?" .. q, body = body }
+  end
+  lu.assertEquals(post("do=crash&path=/user/w", "").status, 403)
+  lu.assertEquals(post("do=crash&path=/user/w&token=" .. string.rep("f", 32), "").status, 403)
+  local r = post("do=send&path=/user/w&token=" .. token, "os.exit(3)")
+  lu.assertEquals(r.status, 400)
+  lu.assertStrContains(r.body, "the message: at character 1: 'os' is a name: only literals are read, nothing runs")
+  r = post("do=explode&path=/user/w&token=" .. token, "")
+  lu.assertEquals(r.status, 400)
+  lu.assertStrContains(r.body, 'do: expected send, stop, kill, crash, suspend or resume, got \\"explode\\"')
+  r = post("do=stop&path=/user/nobody&token=" .. token, "")
+  lu.assertEquals(r.status, 404)
+  r = tend.http.get(base .. "/api/action?do=stop&path=/user/w&token=" .. token)
+  lu.assertEquals(r.status, 405)
+  r = post("do=send&path=/user/w&token=" .. token, "{ n = 7 }")
+  lu.assertEquals(r.status, 200)
+  tend.sleep(0.2)
+  lu.assertEquals(out(), "w got table 7\n") -- the refused ones never reached it
+  -- the tree hides the observer's own actors unless asked
+  r = tend.http.get(base .. "/api/tree?token=" .. token)
+  lu.assertNotStrContains(r.body, "/system/observer")
+  lu.assertStrContains(tend.http.get(base .. "/api/tree?all=1&token=" .. token).body, '"/system/observer"')
+end
+
+function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash_with_its_restart()
+  local js = [[(async () => {
+    const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+    const until = async (f, ms) => { const t0 = Date.now(); while (!f() && Date.now() - t0 < ms) await wait(10); return Date.now() - t0; };
+    const row = (p) => document.querySelector(`tr[data-path="${p}"]`);
+    const token = new URLSearchParams(location.search).get("token");
+    // an actor spawned now (a message sent from outside the page)
+    await fetch("/api/action?" + new URLSearchParams({ do: "send", path: "/user/w", token }), { method: "POST", body: '"late"' });
+    const spawn_ms = await until(() => row("/user/w/late"), 3000);
+    // select /user/w, crash it from its page, see its restart
+    if (!row("/user/w/late")) return { spawn_ms, error: "the spawned actor never showed" };
+    row("/user/w").children[0].click();
+    await until(() => document.querySelector('#actions button[data-do="crash"]'), 2000);
+    document.querySelector('#actions button[data-do="crash"]').click();
+    const restart_ms = await until(() => row("/user/w") && row("/user/w").children[3].textContent === "1", 3000);
+    // send a literal typed in the page
+    await until(() => document.getElementById("message"), 2000);
+    const input = document.getElementById("message");
+    input.value = '"typed"';
+    document.querySelector('#actions button[data-do="send"]').click();
+    const typed_ms = await until(() => row("/user/w/typed"), 3000);
+    return { spawn_ms, restart_ms, typed_ms, restarts: row("/user/w").children[3].textContent,
+      failures: row("/user/w").children[4].textContent, last: row("/user/w").children[6].textContent,
+      state: row("/user/w").children[1].textContent, mode: document.getElementById("title").textContent,
+      error: document.getElementById("error").textContent };
+  })()]]
+  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
+    "--wait-for", "document.body.dataset.ready === '1'", "--eval", js }
+  for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
+  local text = sh(table.concat(words, " ") .. " 2>&1")
+  local r, why = timeline.parse_line(text:match("([^\n]*)\n*$"))
+  lu.assertNotNil(r, "browser.mjs said: " .. text .. " (" .. tostring(why) .. ")")
+  lu.assertEquals(r.errors, {})
+  lu.assertEquals(r.error, "")
+  lu.assertEquals(r.mode, "tend observer (live)")
+  lu.assertTrue(r.spawn_ms < 1000, "the spawned actor showed after " .. r.spawn_ms .. " ms")
+  lu.assertTrue(r.restart_ms < 1000, "the restart showed after " .. r.restart_ms .. " ms")
+  lu.assertTrue(r.typed_ms < 1000, "the typed message's child showed after " .. r.typed_ms .. " ms")
+  lu.assertEquals({ r.restarts, r.failures, r.state }, { "1", "1", "running" })
+  lu.assertStrContains(r.last, "ChaosCrash")
+  io.stderr:write(string.format("observe_live_spec: spawn shown after %d ms, restart after %d ms, typed after %d ms\n",
+    r.spawn_ms, r.restart_ms, r.typed_ms))
+  lu.assertEquals(out(), "w got late\nw got typed\n")
+end

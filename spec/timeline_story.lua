@@ -1,0 +1,41 @@
+-- A trace that has every kind of span the timeline draws (shared by
+-- spec/timeline_lives_spec.lua and spec/realtime/timeline_browser_spec.lua):
+-- two simulated nodes, a's crash and restart, a partition a | b and its
+-- repair, a worker under a backoff supervisor failing and restarted, a
+-- freeze, a stream supervised at /user/feed, and the world's nemesis.
+return {
+  { t = 0, ev = "trace", path = "/", detail = "seed 7" },
+  { t = 0, ev = "spawn", path = "/user/main" },
+  { t = 0, ev = "spawn", path = "/user/sup" },
+  { t = 0, ev = "spawn", path = "/user/sup/w" },
+  { t = 0, ev = "start", path = "/user/sup/w", incarnation = 1 },
+  { t = 0, ev = "spawn", node = "a", path = "/user/kv" },
+  { t = 0, ev = "start", node = "a", path = "/user/kv", incarnation = 1 },
+  { t = 0, ev = "spawn", node = "b", path = "/user/kv" },
+  { t = 0, ev = "start", node = "b", path = "/user/kv", incarnation = 1 },
+  { t = 0.5, ev = "stream_start", path = "/user/feed" },
+  { t = 1, ev = "fail", path = "/user/sup/w", kind = "Error", message = "boom" },
+  { t = 1, ev = "terminated", path = "/user/sup/w", reason = "Error" },
+  { t = 1, ev = "backoff", path = "/user/sup", count = 1, delay = 0.5 },
+  { t = 1.5, ev = "spawn", path = "/user/sup/w" },
+  { t = 1.5, ev = "restart", path = "/user/sup/w", count = 1, incarnation = 2 },
+  { t = 2, ev = "chaos", path = "/node/a", to = "/node/b", detail = "partition" },
+  { t = 2.5, ev = "stream_fail", path = "/user/feed", kind = "Error", message = "source lost" },
+  { t = 2.5, ev = "stream_backoff", path = "/user/feed", delay = 0.5 },
+  { t = 3, ev = "stream_restart", path = "/user/feed", count = 1 },
+  { t = 3, ev = "chaos", path = "/user/sup/w", detail = "freeze 1.000 s" },
+  { t = 4, ev = "chaos", path = "/node/a", to = "/node/b", detail = "repair" },
+  { t = 4, ev = "chaos", path = "/user/sup/w", detail = "thaw" },
+  { t = 5, ev = "chaos", path = "/system/nemesis", detail = "nemesis: crash_node a (heal after 2 s)",
+    by = "nemesis", fault = "crash_node", target = "a", heal_after = 2 },
+  { t = 6, ev = "node", node = "b", path = "/node/a", detail = "down: no heartbeat" },
+  { t = 6, ev = "stream_drop", path = "/user/feed", detail = "buffer full" },
+  { t = 7, ev = "chaos", path = "/system/nemesis", detail = "nemesis: heal crash_node a",
+    by = "nemesis", fault = "crash_node", target = "a", heal = true },
+  { t = 7, ev = "spawn", node = "a", path = "/user/kv" },
+  { t = 7, ev = "start", node = "a", path = "/user/kv", incarnation = 1 },
+  { t = 8, ev = "stream_complete", path = "/user/feed" },
+  { t = 9, ev = "stop", path = "/user/sup/w", reason = "shutdown" },
+  { t = 9, ev = "terminated", path = "/user/sup/w", reason = "shutdown" },
+  { t = 10, ev = "terminated", path = "/user/main", reason = "normal" },
+}
