@@ -38,6 +38,13 @@ typedef enum tend_event_kind {
                           was dropped (lua/tend/node.lua) */
   TEND_EV_HTTP,        /* an HTTP server answered a request (method,
                           target, status, duration) */
+  TEND_EV_STREAM_START,    /* tend.stream: a stream began to run */
+  TEND_EV_STREAM_COMPLETE, /* it completed */
+  TEND_EV_STREAM_FAIL,     /* it failed (kind, message, detail: the stage) */
+  TEND_EV_STREAM_CANCEL,   /* it was cancelled (detail: why) */
+  TEND_EV_STREAM_RESTART,  /* a restart_* stage made a new inner stream */
+  TEND_EV_STREAM_BACKOFF,  /* it waits this delay first */
+  TEND_EV_STREAM_DROP,     /* "resume" dropped an element (detail: stage) */
   TEND_EV_KINDS
 } tend_event_kind;
 
