@@ -11,6 +11,7 @@ local flows = require "tend.stream_flows"
 local async = require "tend.stream_async"
 local sinks = require "tend.stream_sinks"
 local restart = require "tend.stream_restart"
+local io_src = require "tend.stream_io"
 
 local S = { sink = {} }
 
@@ -46,7 +47,9 @@ end
 local function add(self, name, build, prefix)
   local parts = table.move(self.parts, 1, #self.parts, 1, {})
   parts[#parts + 1] = { name = name, build = build, prefix = prefix }
-  return blueprint(parts, self.kind)
+  local b = blueprint(parts, self.kind)
+  b.queue = self.queue
+  return b
 end
 
 local function is_source(v)
@@ -116,6 +119,28 @@ function S.queue(opts)
   local b = source("queue", src.queue())
   b.queue = { size = opts.size, overflow = overflow }
   return b
+end
+
+-- A source that reads a mailbox (a process's, a connection's): in a task
+-- of its own, behind an asynchronous boundary.
+local function outside(name, build)
+  local parts = { { name = name, build = build }, { name = "async", build = async.async(), prefix = true } }
+  return blueprint(parts, "source")
+end
+
+function S.lines(spec)
+  need("lines", "spec", type(spec) == "table", "a table of tend.process options {cmd, ...}", spec)
+  if spec.to ~= nil or spec.stdout ~= nil then
+    bad("lines", "spec", "tend.process options without 'to' and 'stdout' (the stream reads stdout)", spec.to or spec.stdout)
+  end
+  return outside("lines", io_src.lines(spec))
+end
+
+function S.tcp(opts)
+  need("tcp", "options", type(opts) == "table", "a table {host, port, framing}", opts)
+  need("tcp", "option 'port'", is_int(opts.port, 1), "an integer port", opts.port)
+  if opts.to ~= nil then bad("tcp", "option 'to'", "nothing (the stream reads the frames)", opts.to) end
+  return outside("tcp", io_src.tcp(opts))
 end
 
 -- S.flow(): a flow with no source yet (Akka's Flow): attach it with
@@ -310,7 +335,9 @@ local function restart_opts(fn, opts, factory)
   end
   local ok, e = pcall(core.backoff_delay_generator, cfg, "tend.stream." .. fn)
   if not ok then error(e, 3) end
-  return table.move(opts, 1, 0, 1, setmetatable({}, { __index = opts }))
+  local copy = {}
+  for k, v in pairs(opts) do copy[k] = v end
+  return copy
 end
 
 function S.restart_source(opts, factory)

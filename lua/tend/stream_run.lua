@@ -123,6 +123,8 @@ function Env:dispatch(timeout)
     if h then h(msg) end
   elseif type(msg) == "table" and msg.ctl then
     if self.on_ctl then self.on_ctl(msg) end
+  elseif self.on_other then -- a process's lines, a connection's frames
+    self.on_other(msg)
   end
   return true
 end
