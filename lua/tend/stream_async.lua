@@ -76,6 +76,7 @@ function M.consumer(env, sources, buf, overflow, name)
   end
   local c = {}
   function c.take(deadline)
+    if overflow then env:poll() end -- arrivals meet the overflow rule now
     local ready = env:wait(function() return qn() > 0 or open == 0 or err ~= nil end, deadline)
     if not ready then return nil end
     if err ~= nil then error(err, 0) end

@@ -60,13 +60,18 @@ return function(S, Blueprint, Sink, R)
         local stage = R.materialize(env, parts)
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
         local s = sink.make(env, st)
-        local n = 0
+        local n, t = 0, core.now()
         while not shutdown do
           local has, x = stage.pull()
           if not has then break end
           if s.push(x) == "stop" then break end
           n = n + 1
-          if n % 128 == 0 then env:poll() end
+          -- a look at the mailbox (shutdown) every 128 elements, and after
+          -- any element that took time
+          if n % 128 == 0 or core.now() ~= t then
+            env:poll()
+            t = core.now()
+          end
         end
         return s.done()
       end)

@@ -63,12 +63,12 @@ end
 -- interval; ticks a slow consumer missed are skipped (Akka's Source.tick).
 function M.tick(interval, value)
   return function()
-    local due = core.now() + interval
+    local start, k = core.now(), 1 -- the k-th tick is due at start + k * interval
     return { pull = function()
-      local now = core.now()
-      if due > now then core.sleep(due - now) end
-      now = core.now()
-      while due <= now do due = due + interval end
+      local left = start + k * interval - core.now()
+      if left > 1e-9 then core.sleep(left) end
+      -- the next one not yet due (a tick missed by a slow consumer is skipped)
+      k = math.max(k + 1, math.floor((core.now() - start) / interval + 1e-6) + 1)
       return true, value
     end }
   end
