@@ -124,7 +124,8 @@ end
 -- A source that reads a mailbox (a process's, a connection's): in a task
 -- of its own, behind an asynchronous boundary.
 local function outside(name, build)
-  local parts = { { name = name, build = build }, { name = "async", build = async.async(), prefix = true } }
+  local parts = { { name = name, build = build, mailbox = true },
+    { name = "async", build = async.async(), prefix = true } }
   return blueprint(parts, "source")
 end
 
@@ -172,6 +173,11 @@ end
 function Blueprint:scan(init, fn)
   need("scan", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
   return add(self, "scan", flows.scan(init, fn))
+end
+
+function Blueprint:fold(init, fn)
+  need("fold", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
+  return add(self, "fold", flows.fold(init, fn))
 end
 
 function Blueprint:grouped(n)

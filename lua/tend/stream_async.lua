@@ -10,25 +10,38 @@ local R = require "tend.stream_run"
 
 local M = {}
 
--- Starts a producer of `parts` for the consumer stage `sid` of env.
-local function producer(env, parts, sid, prefix_name)
+-- Starts a producer of `parts` for the consumer stage `sid` of env. A
+-- producer whose source reads its own mailbox (a process's lines, a
+-- connection's frames: parts[1].mailbox) must leave that mailbox alone
+-- while it has no demand (so the program or peer is paused): its credit is
+-- then `shared.credit`, raised by the consumer in place, and it looks at it
+-- every few milliseconds of the tend clock while it is 0.
+local function producer(env, parts, sid, prefix_name, shared)
   local me = env.self
   return env:spawn(prefix_name, function()
     local penv = R.env(env.sup, env.path, core.self(), env.opts)
     penv.seq, penv.queue = env.seq, env.queue
     local credit = 0
     penv.on_ctl = function(m) if m.ctl == "demand" then credit = credit + m.n end end
+    local function wait_credit()
+      if not shared then return penv:wait(function() return credit > 0 end) end
+      local d = 0.001
+      while shared.credit <= 0 do
+        core.sleep(d)
+        d = math.min(2 * d, 0.016)
+      end
+    end
     local ok, err = pcall(function()
       local stage = R.materialize(penv, parts)
       local sent = 0
       while true do
-        penv:wait(function() return credit > 0 end)
+        wait_credit()
         local has, v = stage.pull()
         if not has then core.send(me, { sid = sid, done = true }) return end
-        credit = credit - 1
+        if shared then shared.credit = shared.credit - 1 else credit = credit - 1 end
         core.send(me, { sid = sid, v = v })
         sent = sent + 1
-        if sent % 64 == 0 then penv:poll() end
+        if sent % 64 == 0 and not shared then penv:poll() end
       end
     end)
     if not ok then core.send(me, { sid = sid, err = err }) end
@@ -44,10 +57,12 @@ function M.consumer(env, sources, buf, overflow, name)
   local open, err = #sources, nil
   local refs, outstanding = {}, {}
   local function qn() return tail - head + 1 end
+  local shared = {}
   local function grant(k, n)
     if n > 0 then
       outstanding[k] = outstanding[k] + n
-      core.send(refs[k], { ctl = "demand", n = n })
+      if shared[k] then shared[k].credit = shared[k].credit + n
+      else core.send(refs[k], { ctl = "demand", n = n }) end
     end
   end
   local sids = {}
@@ -71,7 +86,8 @@ function M.consumer(env, sources, buf, overflow, name)
       q[tail] = m.v
       if overflow then grant(k, 1) end
     end)
-    refs[k] = producer(env, parts, sids[k], name)
+    if parts[1] and parts[1].mailbox then shared[k] = { credit = 0 } end
+    refs[k] = producer(env, parts, sids[k], name, shared[k])
     grant(k, buf)
   end
   local c = {}

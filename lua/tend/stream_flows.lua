@@ -95,6 +95,24 @@ function M.scan(init, fn)
   end
 end
 
+-- One element at completion: the fold of all (Akka's Flow.fold); "restart"
+-- starts again from init.
+function M.fold(init, fn)
+  return function(env, up, st)
+    local acc, over = init, false
+    st.reset = function() acc = init end
+    return { pull = function()
+      if over then return false end
+      while true do
+        local ok, v = up.pull()
+        if not ok then over = true return true, acc end
+        local kept, r = R.call(env, st, fn, v, acc, v)
+        if kept then acc = r end
+      end
+    end }
+  end
+end
+
 function M.grouped(n)
   return function(_, up)
     local over = false

@@ -13,16 +13,21 @@ local M = {}
 
 -- One message at a time from the task's mailbox, as pull asks.
 local function reader(env, st, on_msg)
-  local got, over, err = {}, false, nil
+  local got, head, tail, over, err = {}, 1, 0, false, nil
   env.on_other = function(m)
     local kind, v = on_msg(m)
-    if kind == "elem" then got[#got + 1] = v
+    if kind == "elem" then tail = tail + 1 got[tail] = v
     elseif kind == "done" then over = true
     elseif kind == "fail" then err = v end
   end
   return { pull = function()
-    env:wait(function() return #got > 0 or over or err ~= nil end)
-    if #got > 0 then return true, table.remove(got, 1) end
+    env:wait(function() return tail >= head or over or err ~= nil end)
+    if tail >= head then
+      local v = got[head]
+      got[head] = nil
+      head = head + 1
+      return true, v
+    end
     if err ~= nil then error(R.failed(err, nil, st.label), 0) end
     return false
   end }
