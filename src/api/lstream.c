@@ -44,8 +44,7 @@ static int l_stream_event(lua_State *L) {
   const char *ev = luaL_checkstring(L, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
   size_t i = 0;
-  while (i < sizeof kinds / sizeof kinds[0] && strcmp(kinds[i].name, ev))
-    i++;
+  while (i < sizeof kinds / sizeof kinds[0] && strcmp(kinds[i].name, ev)) i++;
   if (i == sizeof kinds / sizeof kinds[0])
     return luaL_error(L, "stream_event: no event '%s'", ev);
   tend_event e = TEND_EVENT_INIT(kinds[i].ev, NULL);

@@ -38,13 +38,18 @@ typedef enum tend_event_kind {
                           was dropped (lua/tend/node.lua) */
   TEND_EV_HTTP,        /* an HTTP server answered a request (method,
                           target, status, duration) */
-  TEND_EV_STREAM_START,    /* tend.stream: a stream began to run */
-  TEND_EV_STREAM_COMPLETE, /* it completed */
-  TEND_EV_STREAM_FAIL,     /* it failed (kind, message, detail: the stage) */
-  TEND_EV_STREAM_CANCEL,   /* it was cancelled (detail: why) */
-  TEND_EV_STREAM_RESTART,  /* a restart_* stage made a new inner stream */
-  TEND_EV_STREAM_BACKOFF,  /* it waits this delay first */
-  TEND_EV_STREAM_DROP,     /* "resume" dropped an element (detail: stage) */
+  /* tend.stream (lua/tend/stream_run.lua; path: the stream's supervisor):
+   * it began, completed, failed (kind, message, detail: the stage), was
+   * cancelled (detail: why); a restart_* stage waits a delay (backoff),
+   * then makes its inner stream again (restart); "resume" dropped an
+   * element (drop, detail: the stage) */
+  TEND_EV_STREAM_START,
+  TEND_EV_STREAM_COMPLETE,
+  TEND_EV_STREAM_FAIL,
+  TEND_EV_STREAM_CANCEL,
+  TEND_EV_STREAM_RESTART,
+  TEND_EV_STREAM_BACKOFF,
+  TEND_EV_STREAM_DROP,
   TEND_EV_KINDS
 } tend_event_kind;
 
