@@ -360,3 +360,17 @@ function TestStream:test_bad_input_names_the_option()
   lu.assertErrorMsgContains("tend.stream.restart_source: option 'max_restarts'",
     function() S.restart_source({ min_backoff = 1, max_backoff = 2, max_restarts = -1 }, S.empty) end)
 end
+
+function TestStream:test_a_crashed_stage_task_fails_its_element()
+  local h = S.range(1, 3):map_async(1, function(x) tend.sleep(1) return x end)
+    :run_async(S.sink.seq(), { name = "crashy" })
+  tend.sleep(0.5)
+  local w
+  for _, p in ipairs(tend.ps()) do if p.path:match("^/user/crashy/map_async#2%-") then w = p.ref end end
+  tend.chaos.crash(w)
+  local ok, e = pcall(h.await, h)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.cause.kind, "StageFailed")
+  lu.assertEquals(e.element, 1)
+  lu.assertEquals(e.stage, "map_async#2")
+end

@@ -181,9 +181,11 @@ function M.idle_timeout(seconds)
   end
 end
 
--- Up to n calls of fn at once, each in a task of its own; results in input
+-- Up to n calls of fn at once, each in a task of its own (up to n worker
+-- tasks, made as needed and kept for the next elements); results in input
 -- order (ordered) or as they come. opts.retry: each call retried with its
--- own backoff (tend.retry), RetriesExhausted after the last.
+-- own backoff (tend.retry), RetriesExhausted after the last. A worker that
+-- dies (a chaos crash) fails its element with StageFailed.
 function M.map_async(n, fn, opts, ordered)
   local work = fn
   if opts and opts.retry then
@@ -193,24 +195,45 @@ function M.map_async(n, fn, opts, ordered)
   return function(env, up, st)
     local results, arrived, elems = {}, {}, {}
     local launched, head, inflight, updone = 0, 1, 0, false
-    local refs = {} -- each task is watched until its result is taken
+    local idle, refs, busy, nworkers = {}, {}, {}, 0
     local sid = env:sid(function(m)
-      if results[m.i] ~= nil or not refs[m.i] then return end
+      local k = m.k
+      local i = busy[k]
+      busy[k] = nil
+      if m.dead then
+        refs[k] = nil
+        if i == nil then return end
+        m = { i = i, ok = false, v = core.error("StageFailed", st.label .. ": its task ended before answering") }
+      else
+        idle[#idle + 1] = k
+      end
       results[m.i] = m
       arrived[#arrived + 1] = m.i
     end)
+    local function worker()
+      local k = table.remove(idle)
+      if k then return k end
+      nworkers = nworkers + 1
+      k = nworkers
+      local me = env.self
+      refs[k] = env:spawn(st.label, function()
+        while true do
+          local job = core.receive()
+          local ok, r = pcall(work, job.v)
+          core.send(me, { sid = sid, k = k, i = job.i, ok = ok, v = r })
+        end
+      end)
+      core.watch(refs[k], { sid = sid, k = k, dead = true })
+      return k
+    end
     local function launch(v)
       launched = launched + 1
-      local i, me = launched, env.self
+      local i = launched
       elems[i] = v
       inflight = inflight + 1
-      local ref = env:spawn(st.label, function()
-        local ok, r = pcall(work, v)
-        core.send(me, { sid = sid, i = i, ok = ok, v = r })
-      end)
-      refs[i] = ref
-      core.watch(ref, { sid = sid, i = i, ok = false, notice = true,
-        v = core.error("StageFailed", st.label .. ": its task ended before answering") })
+      local k = worker()
+      busy[k] = i
+      core.send(refs[k], { i = i, v = v })
     end
     return { pull = function()
       while true do
@@ -223,17 +246,13 @@ function M.map_async(n, fn, opts, ordered)
         if ordered then
           env:wait(function() return results[head] ~= nil end)
           i, head = head, head + 1
+          for x = #arrived, 1, -1 do if arrived[x] == i then table.remove(arrived, x) break end end
         else
           env:wait(function() return #arrived > 0 end)
           i = table.remove(arrived, 1)
         end
-        if ordered then
-          for k, x in ipairs(arrived) do if x == i then table.remove(arrived, k) break end end
-        end
         local r, e = results[i], elems[i]
         results[i], elems[i] = nil, nil
-        core.unwatch(refs[i])
-        refs[i] = nil
         inflight = inflight - 1
         if r.ok then return true, r.v end
         R.decided(env, st, r.v, e)

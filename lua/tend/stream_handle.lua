@@ -6,6 +6,9 @@ local core = require "tend.core"
 
 return function(S, Blueprint, Sink, R)
   local count = 0
+  -- A stage task that fails is stopped, not restarted: the stage that
+  -- watches it fails its element (the stream's supervision decides).
+  local STOP = core.one_for_one({ decider = function() return "stop" end })
 
   -- S.queue's actor: a bounded buffer between offering actors and the
   -- stream's source stage, which takes from it.
@@ -202,7 +205,7 @@ return function(S, Blueprint, Sink, R)
     end
     local owner = core.self()
     local ok, sup = pcall(core.spawn, supervisor(parts, sink, opts, owner, self.queue),
-      { name = name, stash = 1000000 })
+      { name = name, stash = 1000000, children = STOP })
     if not ok then error((tostring(sup):gsub("^tend%.spawn:", "tend.stream:" .. fn .. ":")), 3) end
     local h = setmetatable({ sup = sup }, Handle)
     if self.queue then h.queue = core.ask(sup, "queue") end

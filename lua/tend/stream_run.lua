@@ -76,21 +76,22 @@ Env.__index = Env
 
 function M.env(sup, path, self, opts)
   return setmetatable({ sup = sup, path = path, self = self, handlers = {},
-    next_sid = 0, spawned = {}, opts = opts or {}, seq = opts and opts.seq or { n = 0 } },
-    Env)
+    sids = { n = 0 }, mine = {}, spawned = {}, opts = opts or {}, seq = { n = 0 } }, Env)
 end
 
 -- A child environment (a restart's inner stream): its own tasks.
 function Env:sub()
   local e = setmetatable({}, { __index = self })
-  e.spawned = {}
+  e.spawned, e.mine = {}, {}
   return e
 end
 
+-- A new stage id (unique in the task) routed to handler.
 function Env:sid(handler)
-  self.next_sid = self.next_sid + 1
-  local id = tostring(self.self) .. "/" .. self.next_sid
+  self.sids.n = self.sids.n + 1
+  local id = self.sids.n
   self.handlers[id] = handler
+  self.mine[#self.mine + 1] = id
   return id
 end
 
@@ -110,7 +111,8 @@ end
 -- Stops the tasks this environment started (a restart's old stream).
 function Env:cancel()
   for _, r in ipairs(self.spawned) do if core.alive(r) then core.stop(r) end end
-  self.spawned = {}
+  for _, id in ipairs(self.mine) do self.handlers[id] = nil end -- late messages are dropped
+  self.spawned, self.mine = {}, {}
 end
 
 -- Routes one message (waiting at most `timeout`); false on a timeout.
