@@ -44,7 +44,7 @@ local function producer(env, parts, sid, prefix_name, shared)
         if sent % 64 == 0 and not shared then penv:poll() end
       end
     end)
-    if not ok then core.send(me, { sid = sid, err = err }) end
+    if not ok then core.send(me, { sid = sid, err = R.failed_here(penv, err) }) end
   end)
 end
 

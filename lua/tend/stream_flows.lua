@@ -7,8 +7,20 @@ local R = require "tend.stream_run"
 
 local M = {}
 
+-- Without a decider a failure stops the stream: fn is called directly
+-- (no pcall per element), the stage and element noted for the StreamFailed
+-- the task that runs the chain makes of the error (R.failed_here).
 function M.map(fn)
   return function(env, up, st)
+    if not st.decider then
+      local label, upull = st.label, up.pull
+      return { pull = function()
+        local ok, v = upull()
+        if not ok then return false end
+        env.at_label, env.at_elem = label, v
+        return true, fn(v)
+      end }
+    end
     return { pull = function()
       while true do
         local ok, v = up.pull()
@@ -22,6 +34,17 @@ end
 
 function M.filter(fn)
   return function(env, up, st)
+    if not st.decider then
+      local label, upull = st.label, up.pull
+      return { pull = function()
+        while true do
+          local ok, v = upull()
+          if not ok then return false end
+          env.at_label, env.at_elem = label, v
+          if fn(v) then return true, v end
+        end
+      end }
+    end
     return { pull = function()
       while true do
         local ok, v = up.pull()

@@ -64,21 +64,22 @@ return function(S, Blueprint, Sink, R)
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
         local s = sink.make(env, st)
         local n, t = 0, core.now()
+        local pull, push, now = stage.pull, s.push, core.now
         while not shutdown do
-          local has, x = stage.pull()
+          local has, x = pull()
           if not has then break end
-          if s.push(x) == "stop" then break end
+          if push(x) == "stop" then break end
           n = n + 1
-          -- a look at the mailbox (shutdown) every 128 elements, and after
-          -- any element that took time
-          if n % 128 == 0 or core.now() ~= t then
+          -- a look at the mailbox (shutdown) every 64 elements, and once
+          -- a millisecond of the tend clock passed
+          if n & 63 == 0 or now() - t > 0.001 then
             env:poll()
-            t = core.now()
+            t = now()
           end
         end
         return s.done()
       end)
-      if not ok then v = R.failed(v) end
+      if not ok then v = R.failed_here(env, v) end
       env:poll()
       core.send(sup, { ctl = "result", ok = ok, v = v })
     end

@@ -26,6 +26,13 @@ function M.failed(cause, element, stage)
   return e
 end
 
+-- The StreamFailed of err raised in env's task: a stage called without a
+-- pcall noted where it was (env.at_label, env.at_elem).
+function M.failed_here(env, err)
+  if type(err) == "table" and err.kind == "StreamFailed" then return err end
+  return M.failed(err, env.at_elem, env.at_label)
+end
+
 function M.event(env, ev, fields)
   core.stream_event(env.path, ev, fields or {})
 end

@@ -14,6 +14,16 @@ function M.fold(init, fn)
   return function(env, st)
     local acc = init
     st.reset = function() acc = init end
+    if not st.decider then
+      local label = st.label
+      return {
+        push = function(v)
+          env.at_label, env.at_elem = label, v
+          acc = fn(acc, v)
+        end,
+        done = function() return acc end,
+      }
+    end
     return {
       push = function(v)
         local kept, r = R.call(env, st, fn, v, acc, v)
