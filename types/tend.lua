@@ -1916,6 +1916,24 @@ function tend.stream.lazy(factory) end
 ---@return tend.Stream # a source blueprint (immutable, reusable)
 function tend.stream.queue(opts) end
 
+---The stdout lines of an OS process (tend.process options), read as they are asked for.
+---
+---The process runs under the stream's supervisor and is stopped when the stream ends or is
+---cancelled. Its lines wait in the mailbox of the stream's reading task until demanded; at 1000
+---tend stops reading the pipe, so a slow stream keeps the program blocked on it. A non-zero exit
+---fails the stream (ProcessExit). The source brings an asynchronous boundary: the stage after it
+---is #3.
+---@param process_spec table # tend.process options ({cmd, ...}; not to or stdout)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.lines(process_spec) end
+
+---The frames of a client connection (tend.tcp.connect options).
+---
+---The connection closes when the stream ends; the peer closing completes the stream.
+---@param opts table # tend.tcp.connect options (not to)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.tcp(opts) end
+
 ---A flow with no source yet (Akka's Flow): source:via(flow), flow:to(sink).
 ---@return tend.Stream # an empty flow blueprint
 function tend.stream.flow() end

@@ -100,6 +100,7 @@ return function(S, Blueprint, Sink, R)
         if result then return end
         result = { ok = ok, v = v }
         R.event({ path = path }, ev, fields or {})
+        if opts.notify then core.send(opts.notify, { ctl_done = true, ok = ok, v = v }) end
         for _, c in ipairs(ctx:children()) do ctx:stop(c) end
         ctx:unstash_all()
       end
@@ -171,7 +172,7 @@ return function(S, Blueprint, Sink, R)
     if self.queue and core.alive(self.queue) then core.send(self.queue, { fail = err }) end
   end
 
-  local run_keys = { name = true, timeout = true, decider = true }
+  local run_keys = { name = true, timeout = true, decider = true, notify = true }
 
   local function check_opts(fn, opts)
     if opts == nil then return {} end
@@ -229,5 +230,6 @@ return function(S, Blueprint, Sink, R)
   function Blueprint:run_last(opts) return self:run_with(S.sink.last(), opts) end
   function Blueprint:run_ignore(opts) return self:run_with(S.sink.ignore(), opts) end
 
+  require("tend.stream_http")(S, Blueprint)
   return true
 end

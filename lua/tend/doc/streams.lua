@@ -43,6 +43,27 @@ print(pcall(s.run_seq, s)) ]], nil),
 h:offer(1) h:offer(2) h:complete()
 print(#h:await()) --> 2]],
     [[:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue).]]),
+  src("lines", "tend.stream.lines(process_spec) -> stream",
+    "The stdout lines of an OS process (tend.process options), read as they are asked for.",
+    { { "process_spec", "table", "tend.process options ({cmd, ...}; not to or stdout)" } },
+    [[-- run: tend
+print(#tend.stream.lines({ cmd = { "seq", "1", "3" } }):run_seq()) --> 3]],
+    [[The process runs under the stream's supervisor and is stopped when the stream ends or is
+cancelled. Its lines wait in the mailbox of the stream's reading task until demanded; at 1000
+tend stops reading the pipe, so a slow stream keeps the program blocked on it. A non-zero exit
+fails the stream (ProcessExit). The source brings an asynchronous boundary: the stage after it
+is #3.]]),
+  src("tcp", "tend.stream.tcp{host, port, framing} -> stream",
+    "The frames of a client connection (tend.tcp.connect options).",
+    { { "opts", "table", "tend.tcp.connect options (not to)" } },
+    [[-- run: tend --virtual-time
+local server = tend.tcp.listen({ port = 0, handler = function(ctx)
+  ctx:write("a") ctx:write("b") ctx:close()
+  return function() end
+end })
+local port = tend.ask(server, "port")
+print(table.concat(tend.stream.tcp({ host = "127.0.0.1", port = port }):run_seq(), " ")) --> a b]],
+    "The connection closes when the stream ends; the peer closing completes the stream."),
   { name = "tend.stream.flow", sig = "tend.stream.flow() -> flow",
     summary = "A flow with no source yet (Akka's Flow): source:via(flow), flow:to(sink).",
     text = "", params = {}, returns = { { "tend.Stream", "an empty flow blueprint" } }, errors = {},
