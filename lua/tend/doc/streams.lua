@@ -1,10 +1,17 @@
 -- The doc entries of the group "streams": tend.stream, Akka Streams in
 -- Lua (the format: lua/tend/doc.lua; the guide: docs/guide/streams.md).
+-- An example as a whole program (each runs as a tend process of its own:
+-- spec/doc_entry_examples.lua), its "-- run:" line first.
+local function prog(ex)
+  local run, rest = ex:match("^(%-%- run:[^\n]*\n)(.*)$")
+  return (run or "") .. 'local tend = require "tend"\n' .. (rest or ex)
+end
+
 local function src(name, sig, summary, params, example, text)
   return { name = "tend.stream." .. name, sig = sig, summary = summary, text = text or "",
     params = params, returns = { { "tend.Stream", "a source blueprint (immutable, reusable)" } },
     errors = { "a wrong argument, named with what was expected and what was given" },
-    example = example }
+    example = prog(example) }
 end
 
 return {
@@ -67,8 +74,8 @@ print(table.concat(tend.stream.tcp({ host = "127.0.0.1", port = port }):run_seq(
   { name = "tend.stream.flow", sig = "tend.stream.flow() -> flow",
     summary = "A flow with no source yet (Akka's Flow): source:via(flow), flow:to(sink).",
     text = "", params = {}, returns = { { "tend.Stream", "an empty flow blueprint" } }, errors = {},
-    example = [[local double = tend.stream.flow():map(function(x) return 2 * x end)
-print(tend.stream.range(1, 3):via(double):run_last()) --> 6]] },
+    example = prog([[local double = tend.stream.flow():map(function(x) return 2 * x end)
+print(tend.stream.range(1, 3):via(double):run_last()) --> 6]]) },
   { name = "tend.stream.restart_source", sig = "tend.stream.restart_source(opts, factory) -> stream",
     summary = "Akka's RestartSource.withBackoff: factory()'s source made again after it fails or completes.",
     text = [[opts: min_backoff, max_backoff, random_factor (tend's backoff options), max_restarts,
@@ -77,24 +84,24 @@ onFailuresWithBackoff). After max_restarts it completes: :run_head() then raises
 whose .cause is NoElement. Each delay is a stream_backoff trace event, each restart a stream_restart.]],
     params = { { "opts", "table", "the backoff options" }, { "factory", "function", "() -> source" } },
     returns = { { "tend.Stream", "a source" } }, errors = { "an unknown or wrong option, named" },
-    example = [[-- run: tend --virtual-time
+    example = prog([[-- run: tend --virtual-time
 local n = 0
 local s = tend.stream.restart_source({ min_backoff = 1, max_backoff = 1, max_restarts = 3 },
   function() n = n + 1 return tend.stream.failed("down") end)
-print(pcall(s.run_head, s), n) ]] },
+print(pcall(s.run_head, s), n) ]]) },
   { name = "tend.stream.restart_flow", sig = "tend.stream.restart_flow(opts, factory) -> flow",
     summary = "Akka's RestartFlow: factory()'s flow made again over the same upstream after a failure.",
     text = "The element in it when it failed is lost.",
     params = { { "opts", "table", "as restart_source" }, { "factory", "function", "() -> flow" } },
     returns = { { "tend.Stream", "a flow" } }, errors = { "an unknown or wrong option, named" },
-    example = [[local f = tend.stream.restart_flow({ min_backoff = 0.01, max_backoff = 0.1 }, function()
+    example = prog([[local f = tend.stream.restart_flow({ min_backoff = 0.01, max_backoff = 0.1 }, function()
   return tend.stream.flow():map(function(x) return x + 1 end) end)
-print(tend.stream.range(1, 3):via(f):run_last()) --> 4]] },
+print(tend.stream.range(1, 3):via(f):run_last()) --> 4]]) },
   { name = "tend.stream.restart_sink", sig = "tend.stream.restart_sink(opts, factory) -> sink",
     summary = "Akka's RestartSink: factory()'s sink made again after a failure (its state starts over).",
     text = "After max_restarts the run ends with the sink's value.",
     params = { { "opts", "table", "as restart_source" }, { "factory", "function", "() -> sink" } },
     returns = { { "tend.StreamSink", "a sink" } }, errors = { "an unknown or wrong option, named" },
-    example = [[local k = tend.stream.restart_sink({ min_backoff = 0.01, max_backoff = 0.1 }, tend.stream.sink.seq)
-print(#tend.stream.range(1, 3):run_with(k)) --> 3]] },
+    example = prog([[local k = tend.stream.restart_sink({ min_backoff = 0.01, max_backoff = 0.1 }, tend.stream.sink.seq)
+print(#tend.stream.range(1, 3):run_with(k)) --> 3]]) },
 }
