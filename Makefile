@@ -4,11 +4,11 @@
 PREFIX  ?= /usr/local
 CC      ?= cc
 OPT     ?= -O2 -g
-PKGS     = lua5.4 libuv readline libcurl msgpack libnats libh2o
+PKGS     = lua5.4 libuv readline libcurl msgpack libnats libh2o openssl
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 DEPFLAGS = -MMD -MP
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs libuv readline libcurl msgpack libnats libh2o 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs libuv readline libcurl msgpack libnats libh2o openssl 2>/dev/null)
 # Lua is linked statically from liblua5.4-dev's archive when it is there:
 # calls into the API then skip the shared library's PLT and PIC code, about
 # 15 % of a message's CPU time (docs/benchmarks.md); -rdynamic keeps the API

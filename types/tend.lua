@@ -378,8 +378,9 @@ local tend_SimProcess = {}
 ---@field name? string # the server actor's name
 ---@field max_connections? integer # connections at once (default 1024); more are closed and counted
 ---@field max_body? integer # bytes of a request body (default 8 MiB); more: 413
----@field timeout? number # seconds a handler has (default 30); then 503
+---@field timeout? number # seconds a handler has to return (default 30); then 503 (a streamed body's pulls are not timed)
 ---@field debug? boolean # a handler's error text is the body of its 500 (default false)
+---@field tls? {cert: string, key: string} # HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1
 
 ---The request a server's handler gets.
 ---@class tend.HttpServerRequest
@@ -390,6 +391,7 @@ local tend_SimProcess = {}
 ---@field body string # the body (at most max_body bytes)
 ---@field peer? string # "address:port" of the client
 ---@field version string # "1.1", "1.0" or "2"
+---@field scheme string # "http", or "https" on a server with tls
 ---@field params? table<string, string> # the router's :names, decoded
 
 ---The options of tend.node.start (any other key is an error).
@@ -1604,7 +1606,11 @@ function tend.http.get(url, opts) end
 ---child of the caller (of /user from a task). Each request runs
 ---handler(req, ctx) in an actor of its own, a temporary child of the server;
 ---it returns a string (200, text/plain; charset=utf-8), {status, headers,
----body}, nil and a status, or nothing (204). A raise gives 500 (its text only
+---body}, nil and a status, or nothing (204). A body may be a pull function,
+---called in the request's actor for each next chunk (a string; nil ends it;
+---it may ask, sleep, call out), only once the previous chunk was sent (chunked
+---under HTTP/1.1, DATA frames under HTTP/2): the client's reading paces it;
+---a client leaving stops the actor. A raise gives 500 (its text only
 ---with debug = true) and a warn line; past timeout the client gets 503 and
 ---the request's actor is stopped. A body over max_body gets 413 without the
 ---handler. tend.ask(server, "port" | "refused" | "connections"). Every

@@ -16,7 +16,7 @@ local internal = require "tend.internal"
 local M = {}
 
 local KEYS = { host = true, port = true, handler = true, name = true,
-  max_connections = true, max_body = true, timeout = true, debug = true }
+  max_connections = true, max_body = true, timeout = true, debug = true, tls = true }
 
 local REASONS = { [200] = "OK", [201] = "Created", [204] = "No Content",
   [400] = "Bad Request", [403] = "Forbidden", [404] = "Not Found",
@@ -68,6 +68,22 @@ local function check(opts, fn)
   end
   if opts.debug ~= nil and type(opts.debug) ~= "boolean" then
     fail(fn, "debug", "a boolean", opts.debug)
+  end
+  local tls = opts.tls
+  if tls ~= nil then
+    if type(tls) ~= "table" then fail(fn, "tls", "a table { cert = path, key = path }", tls) end
+    for k in pairs(tls) do
+      if k ~= "cert" and k ~= "key" then
+        fail(fn, "tls", "only the keys cert and key", k)
+      end
+    end
+    if type(tls.cert) ~= "string" or tls.cert == "" then
+      fail(fn, "tls.cert", "the path of a PEM certificate (chain)", tls.cert)
+    end
+    if type(tls.key) ~= "string" or tls.key == "" then
+      fail(fn, "tls.key", "the path of its PEM private key", tls.key)
+    end
+    spec.tls = { cert = tls.cert, key = tls.key }
   end
   return spec
 end
@@ -121,31 +137,85 @@ function M.answer_of(a, b)
     return nil, "status: expected an integer 100-999, got " .. show(status)
   end
   if type(headers) ~= "table" then return nil, "headers: expected a table, got " .. type(headers) end
-  if type(body) ~= "string" then return nil, "body: expected a string, got " .. type(body) end
+  if type(body) ~= "string" and type(body) ~= "function" then
+    return nil, "body: expected a string or a pull function, got " .. type(body)
+  end
   return status, headers, body
 end
 
--- The request's actor: runs the handler once, answers, tells the server.
+-- The next chunk of a streamed body: pull() until a non-empty string (an
+-- empty one is skipped) or nil (the end) -> true, chunk; or false, why.
+function M.pull(pull)
+  while true do
+    local ok, c = xpcall(pull, debug.traceback)
+    if not ok then return false, c end
+    if c == nil then return true, nil end
+    if type(c) ~= "string" then
+      return false, "the body's pull returned " .. type(c) .. " (expected a string, or nil at the end)"
+    end
+    if c ~= "" then return true, c end
+  end
+end
+
+-- The headers of a streamed answer: server-sent events are not cached.
+function M.stream_headers(headers)
+  local out, sse, cache = {}, false, false
+  for k, v in pairs(headers) do
+    out[k] = v
+    local lk = type(k) == "string" and k:lower()
+    if lk == "content-type" and tostring(v):lower():find("^%s*text/event%-stream") then sse = true end
+    if lk == "cache-control" then cache = true end
+  end
+  if sse and not cache then out["cache-control"] = "no-cache" end
+  return out
+end
+
+-- The request's actor: runs the handler once and answers; a streamed
+-- body (a pull function) keeps it alive, pulling a chunk each time H2O
+-- asks for more ({ tend = "http_more" }), until the pull returns nil.
 local function request(S, spec, req, id, server)
   return function(ctx)
     core.send(ctx.self, "go")
-    return function()
-      local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
-      local status, headers, body
-      if ok then
-        status, headers, body = M.answer_of(a, b)
-        if status == nil then
-          ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
-          status, headers, body = plain(500, "Internal Server Error\n")
-        end
-      else
-        ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
-        status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
-          or "Internal Server Error\n")
-      end
-      S:respond(id, status, headers, body)
+    local pull, status
+    local function finish()
       core.send(server, { tend = "http_done", id = id, status = status })
       return core.stopped
+    end
+    return function(msg)
+      if msg == "go" then
+        local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+        local headers, body
+        if ok then
+          status, headers, body = M.answer_of(a, b)
+          if status == nil then
+            ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
+            status, headers, body = plain(500, "Internal Server Error\n")
+          end
+        else
+          ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
+          status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
+            or "Internal Server Error\n")
+        end
+        if type(body) == "function" then
+          pull = body
+          core.send(server, { tend = "http_started", id = id, status = status })
+          if S:stream(id, status, M.stream_headers(headers), ctx.self) then return end
+          return finish() -- the client left
+        end
+        S:respond(id, status, headers, body)
+        return finish()
+      end
+      if type(msg) == "table" and msg.tend == "http_more" and pull then
+        local ok, chunk = M.pull(pull)
+        if not ok then
+          ctx:log("warn", "%s %s: the body's pull failed: %s", req.method, req.path, tostring(chunk))
+          S:send(id, nil, true)
+          return finish()
+        end
+        if S:send(id, chunk) and chunk ~= nil then return end
+        return finish()
+      end
+      return core.unhandled
     end
   end
 end
@@ -154,7 +224,8 @@ end
 
 local function bind(spec, owner)
   return core.httpd_listen({ host = spec.host, port = spec.port,
-    max_connections = spec.max_connections, max_body = spec.max_body, owner = owner })
+    max_connections = spec.max_connections, max_body = spec.max_body, tls = spec.tls,
+    owner = owner })
 end
 
 -- The server's factory (handoff as in tend.tcp: the first start of
@@ -186,7 +257,8 @@ local function server(spec, handoff)
         if type(msg) ~= "table" then return core.unhandled end
         if msg.tend == "http" then
           local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
-            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version }
+            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
+            scheme = msg.scheme }
           local r = { t0 = core.now(), method = msg.method,
             target = msg.query and msg.path .. "?" .. msg.query or msg.path }
           r.child = c:spawn(request(srv(), spec, req, msg.id, c.self), { restart = "temporary" })
@@ -195,6 +267,19 @@ local function server(spec, handoff)
           return
         end
         if msg.tend == "http_done" then done(msg.id, msg.status) return end
+        if msg.tend == "http_started" then -- streamed: timeout no longer applies
+          local r = live[msg.id]
+          if r then r.timer:cancel() r.status = msg.status end
+          return
+        end
+        if msg.tend == "http_gone" then -- the client left mid-stream
+          local r = live[msg.id]
+          if r == nil then return end
+          core.stop(r.child)
+          c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, r.target)
+          done(msg.id, r.status)
+          return
+        end
         if msg.tend == "http_timeout" then
           local r = live[msg.id]
           if r == nil then return end

@@ -463,6 +463,25 @@ function M.http_serve(o)
   host(norm(o.host))
 end
 
+-- The simulated client reading a streamed body (a pull function, as the
+-- real server's): each chunk crosses the link (its one-way latency) before
+-- the next pull, as the real server pulls only once H2O sent the last.
+local function read_stream(pull, l, url)
+  local hs = require "tend.http_server"
+  local parts = {}
+  while true do
+    local ok, chunk = hs.pull(pull)
+    if not ok then
+      core.log("warn", "%s: the body's pull failed: %s", url, tostring(chunk))
+      http_error("partial body", url .. ": the body ended short (its pull failed)")
+    end
+    if chunk == nil then return table.concat(parts) end
+    local delay = l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
+    if delay > 0 then core.sleep(delay) end
+    parts[#parts + 1] = chunk
+  end
+end
+
 -- What tend.http.request does under the virtual clock (opts are checked).
 function M.http_request(o)
   local scheme, hostname, port, path = o.url:match("^(https?)://([^/:]+):?(%d*)(.*)$")
@@ -494,7 +513,7 @@ function M.http_request(o)
   for k, v in pairs(o.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
   local req = { method = o.method or "GET", url = o.url, path = p or target,
     query = hs.decode_query(q), headers = headers, body = o.body or "", peer = src,
-    version = "1.1" }
+    version = "1.1", scheme = scheme }
   local text = "text/plain; charset=utf-8"
   if #req.body > server.max_body then
     return { status = 413, headers = { ["content-type"] = text }, body = "Payload Too Large\n" }
@@ -509,7 +528,13 @@ function M.http_request(o)
   end
   local out = {}
   for k, v in pairs(rh) do out[tostring(k):lower()] = tostring(v) end
+  if type(body) == "function" then
+    out = hs.stream_headers(out)
+    if status == 200 then out["transfer-encoding"] = "chunked" else out.connection = "close" end
+    body = read_stream(body, l, o.url)
+  end
   return { status = status, headers = out, body = body }
 end
+
 
 return M

@@ -1,7 +1,8 @@
 /* lhttp_server: the real transport of tend.http.serve
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
- * respond, close) and core.httpd_event, a request's trace event. */
+ * respond, stream, send, close) and core.httpd_event, a request's trace event.
+ */
 #include <lauxlib.h>
 #include <string.h>
 
@@ -21,8 +22,9 @@ static lua_Integer opt_int(lua_State *L, const char *k, lua_Integer def) {
   return v;
 }
 
-/* core.httpd_listen{ host, port, max_connections, max_body, owner } ->
- * server; raises ListenError (e.reason: why) when it cannot listen. */
+/* core.httpd_listen{ host, port, max_connections, max_body, tls, owner }
+ * -> server; raises ListenError (e.reason: why) when it cannot listen, an
+ * error naming tls.cert or tls.key when those files do not serve. */
 static int l_listen(lua_State *L) {
   tend_host *h = tend_host_of(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -33,6 +35,14 @@ static int l_listen(lua_State *L) {
   spec.port = (int)opt_int(L, "port", 0);
   spec.max_connections = (int)opt_int(L, "max_connections", 1024);
   spec.max_body = (size_t)opt_int(L, "max_body", 8 << 20);
+  spec.tls_cert = spec.tls_key = NULL;
+  lua_getfield(L, 1, "tls"); /* { cert = path, key = path }, checked */
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "cert");
+    lua_getfield(L, -2, "key");
+    spec.tls_cert = luaL_checkstring(L, -2); /* kept on the stack */
+    spec.tls_key = luaL_checkstring(L, -1);
+  }
   lua_getfield(L, 1, "owner");
   tend_actor *a =
       tend_ref_actor(h, tend_check_ref(L, -1, "tend.http.serve", "owner"));
@@ -44,6 +54,10 @@ static int l_listen(lua_State *L) {
   *ud = tend_httpd_listen(L, h, &spec, tend_actor_id(a), tend_actor_gen(a));
   if (*ud == NULL) {
     const char *why = lua_tostring(L, -1);
+    if (strncmp(why, "tls.", 4) == 0) { /* a bad option, not a bind */
+      lua_pushfstring(L, "tend.http.serve: %s", why);
+      return lua_error(L); /* the caller says where */
+    }
     const char *colon = strrchr(why, ':');
     lua_pushfstring(L, "tend.http.serve: %s", why);
     tend_error_new(L, TEND_ERR_NAME(LISTEN_ERROR), lua_tostring(L, -1));
@@ -86,6 +100,40 @@ static int l_respond(lua_State *L) {
   return 1;
 }
 
+/* s:stream(id, status, headers, actor) -> true when started (its head
+ * sent; actor is told { tend = "http_more", id } when H2O wants the next
+ * chunk), false when the request is gone. */
+static int l_stream(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  lua_Integer status = luaL_checkinteger(L, 3);
+  if (status < 100 || status > 999)
+    luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
+  int hidx = lua_istable(L, 4) ? 4 : 0;
+  tend_actor *a = tend_ref_actor(tend_host_of(L),
+                                 tend_check_ref(L, 5, "tend.http", "actor"));
+  if (a == NULL) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  lua_pushboolean(L, tend_httpd_stream(L, s, (int64_t)id, (int)status, hidx,
+                                       tend_actor_id(a), tend_actor_gen(a)));
+  return 1;
+}
+
+/* s:send(id, chunk) the next chunk of a streamed answer; s:send(id, nil)
+ * ends it; s:send(id, nil, true) ends it short (an error). -> true when
+ * sent, false when the request is gone. */
+static int l_send(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  size_t n = 0;
+  const char *data = luaL_optlstring(L, 3, NULL, &n);
+  int end = data != NULL ? 0 : lua_toboolean(L, 4) ? 2 : 1;
+  lua_pushboolean(L, tend_httpd_stream_send(L, s, (int64_t)id, data, n, end));
+  return 1;
+}
+
 static int l_close(lua_State *L) {
   tend_httpd_close(check_server(L));
   return 0;
@@ -118,6 +166,8 @@ void tend_open_http_server(lua_State *L) {
                                  {"refused", l_refused},
                                  {"connections", l_connections},
                                  {"respond", l_respond},
+                                 {"stream", l_stream},
+                                 {"send", l_send},
                                  {"close", l_close},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TEND_HTTPD_MT);

@@ -149,13 +149,14 @@ int tend_http_in_flight(const tend_host *h);
 #define TEND_HTTPD_MT "tend.HttpServer" /* userdata: a tend_httpd * */
 typedef struct tend_httpd tend_httpd;
 typedef struct tend_httpd_spec {
-  const char *host;    /* an address, or a name resolved at once */
-  int port;            /* 0: a free one */
-  int max_connections; /* > 0 */
-  size_t max_body;     /* request bodies, bytes */
+  const char *host;               /* an address, or a name resolved at once */
+  int port;                       /* 0: a free one */
+  int max_connections;            /* > 0 */
+  size_t max_body;                /* request bodies, bytes */
+  const char *tls_cert, *tls_key; /* PEM files: HTTPS (NULL: plain) */
 } tend_httpd_spec;
 /* Binds and listens for the actor (id, gen); NULL with a message pushed
- * ("host:port: why"). */
+ * ("host:port: why", or "tls.cert: why" / "tls.key: why"). */
 tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                               const tend_httpd_spec *spec, uint32_t id,
                               uint32_t gen);
@@ -168,6 +169,18 @@ int tend_httpd_connections(const tend_httpd *s);
  * 1 when sent, 0 when the request is gone. */
 int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len);
+/* Starts a streamed answer to request id: status, the headers table at
+ * hidx (0: none); its head goes out now. (actor_id, actor_gen) is told
+ * { tend = "http_more", id } each time H2O has sent what it was given and
+ * wants more; the owner { tend = "http_gone", id } when the client went
+ * away first. 1 when started, 0 when the request is gone. */
+int tend_httpd_stream(lua_State *L, tend_httpd *s, int64_t id, int status,
+                      int hidx, uint32_t actor_id, uint32_t actor_gen);
+/* The next chunk of a streamed answer (only after "http_more"; raises
+ * otherwise); end 1: the last (data may be empty), 2: ends it short (an
+ * error: the client sees a cut body). 1 when sent, 0 when it is gone. */
+int tend_httpd_stream_send(lua_State *L, tend_httpd *s, int64_t id,
+                           const char *data, size_t len, int end);
 /* Stops listening, answers what is pending 503, ends its connections. */
 void tend_httpd_close(tend_httpd *s);
 /* Its userdata was collected: closes it; freed when unused. */

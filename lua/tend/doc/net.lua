@@ -331,7 +331,7 @@ print(tend.http.get("http://api/health", { timeout = 2 }).body)   --> you asked 
     },
   },
   { name = "tend.http.serve",
-    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug} [, spawn_opts] -> ref",
+    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug, tls} [, spawn_opts] -> ref",
     summary = "An HTTP/1.1 and HTTP/2 server (H2O on tend's loop), an actor bound in the caller; under --virtual-time a simulated server.",
     text = [[
 Binds in the caller: a taken port or a host that does not resolve raises
@@ -339,7 +339,11 @@ ListenError there (.reason), and nothing is left behind. The server is a
 child of the caller (of /user from a task). Each request runs
 handler(req, ctx) in an actor of its own, a temporary child of the server;
 it returns a string (200, text/plain; charset=utf-8), {status, headers,
-body}, nil and a status, or nothing (204). A raise gives 500 (its text only
+body}, nil and a status, or nothing (204). A body may be a pull function,
+called in the request's actor for each next chunk (a string; nil ends it;
+it may ask, sleep, call out), only once the previous chunk was sent (chunked
+under HTTP/1.1, DATA frames under HTTP/2): the client's reading paces it;
+a client leaving stops the actor. A raise gives 500 (its text only
 with debug = true) and a warn line; past timeout the client gets 503 and
 the request's actor is stopped. A body over max_body gets 413 without the
 handler. tend.ask(server, "port" | "refused" | "connections"). Every
@@ -351,7 +355,8 @@ handler running in the caller's request (no ctx, no timeout).]],
                { "spawn_opts", "tend.SpawnOpts?", "the server actor's spawn options" } },
     returns = { { "tend.Ref", "the server (real clock)" } },
     errors = { "ListenError when it cannot listen (.reason)",
-               "an error naming the option that is wrong" },
+               "an error naming the option that is wrong (tls.cert, tls.key: a file that cannot be read, "
+                 .. "is not PEM, or a key that does not match)" },
     example = [[
 local tend = require "tend"
 local server = tend.http.serve { port = 0, handler = function(req) return "hi " .. req.path end }
@@ -368,8 +373,9 @@ tend.stop(server)]],
       { "name", "string?", "the server actor's name" },
       { "max_connections", "integer?", "connections at once (default 1024); more are closed and counted" },
       { "max_body", "integer?", "bytes of a request body (default 8 MiB); more: 413" },
-      { "timeout", "number?", "seconds a handler has (default 30); then 503" },
+      { "timeout", "number?", "seconds a handler has to return (default 30); then 503 (a streamed body's pulls are not timed)" },
       { "debug", "boolean?", "a handler's error text is the body of its 500 (default false)" },
+      { "tls", "{cert: string, key: string}?", "HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1" },
     },
   },
   { class = "tend.HttpServerRequest",
@@ -382,6 +388,7 @@ tend.stop(server)]],
       { "body", "string", "the body (at most max_body bytes)" },
       { "peer", "string?", "\"address:port\" of the client" },
       { "version", "string", "\"1.1\", \"1.0\" or \"2\"" },
+      { "scheme", "string", "\"http\", or \"https\" on a server with tls" },
       { "params", "table<string, string>?", "the router's :names, decoded" },
     },
   },

@@ -1,60 +1,14 @@
 /* server: HTTP servers on H2O's libuv build (see server.h). */
-#define H2O_USE_LIBUV 1
-#include "runtime/io/http/server.h"
+#include "runtime/io/http/server_int.h"
 
-#include <h2o.h>
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "base/slots.h"
 #include "runtime/core/actor.h"
 #include "runtime/core/send.h"
-
-/* The handler H2O calls for every request: it knows its server. */
-typedef struct httpd_handler {
-  h2o_handler_t super;
-  tend_httpd *srv;
-} httpd_handler;
-
-/* A connection H2O runs: the uv handle it was given (first: the close
- * callback gets it), in its server's list. */
-typedef struct httpd_conn {
-  uv_tcp_t tcp;
-  tend_httpd *srv;
-  struct httpd_conn *prev, *next;
-} httpd_conn;
-
-/* A request waiting for its answer: allocated in the request's pool, so
- * H2O frees it with the request (after dispose, which forgets it). */
-typedef struct httpd_req {
-  h2o_req_t *req;
-  tend_httpd *srv; /* NULL once answered or forgotten */
-  uint32_t id;     /* its slot in srv->reqs */
-} httpd_req;
-
-struct tend_httpd {
-  h2o_globalconf_t config;
-  h2o_context_t ctx;
-  h2o_accept_ctx_t accept;
-  uv_tcp_t listener;
-  tend_host *h;
-  tend_httpd *prev, *next; /* in h->httpd while open */
-  uint32_t owner_id, owner_gen;
-  int port;
-  int max_connections;
-  int live;         /* connections open (in conns) */
-  uint64_t refused; /* closed at once: over max_connections */
-  httpd_conn *conns;
-  tend_slots reqs; /* id -> httpd_req * waiting */
-  int ud_ref;
-  uint8_t open;          /* 1: listening, taking requests */
-  uint8_t listener_open; /* 1: the listener's handle is not closed yet */
-  uint8_t ctx_live;      /* 1: H2O's context and config not disposed */
-  uint8_t lua_gone;      /* 1: its userdata was collected */
-};
 
 /* ------------------------------------------------------------ the end */
 
@@ -69,6 +23,8 @@ static void finish(tend_httpd *s) {
   s->ctx_live = 0;
   h2o_context_dispose(&s->ctx);
   h2o_config_dispose(&s->config);
+  SSL_CTX_free(s->accept.ssl_ctx);
+  s->accept.ssl_ctx = NULL;
   tend_slots_free(&s->reqs);
 }
 
@@ -99,7 +55,7 @@ static void free_handle(uv_handle_t *handle) {
 
 /* ------------------------------------------------------------ answers */
 
-static const char *reason_of(int status) {
+const char *tend_httpd_reason(int status) {
   switch (status) {
     case 200: return "OK";
     case 201: return "Created";
@@ -131,6 +87,7 @@ static const char *reason_of(int status) {
 /* H2O disposes the request (answered, or its client went away). */
 static void on_req_dispose(void *p) {
   httpd_req *r = p;
+  if (r->streaming) tend_httpd_stream_disposed(r); /* tells the owner */
   if (r->srv) tend_slots_release(&r->srv->reqs, r->id);
   r->srv = NULL;
 }
@@ -143,7 +100,7 @@ static int reserved(const char *name, size_t n) {
 }
 
 /* Adds the string pairs of the table at hidx to r's response headers. */
-static void add_headers(lua_State *L, h2o_req_t *req, int hidx) {
+void tend_httpd_add_headers(lua_State *L, h2o_req_t *req, int hidx) {
   lua_pushnil(L);
   while (lua_next(L, hidx) != 0) {
     if (lua_type(L, -2) == LUA_TSTRING && lua_isstring(L, -1)) {
@@ -170,18 +127,27 @@ static void send_answer(lua_State *L, httpd_req *r, int status, int hidx,
   tend_slots_release(&r->srv->reqs, r->id);
   r->srv = NULL; /* answered: dispose has nothing to forget */
   req->res.status = status;
-  req->res.reason = reason_of(status);
-  if (L && hidx) add_headers(L, req, hidx);
+  req->res.reason = tend_httpd_reason(status);
+  if (L && hidx) tend_httpd_add_headers(L, req, hidx);
   req->res.content_length = len;
   h2o_send_inline(req, body, len);
 }
 
+int64_t tend_httpd_req_id(const tend_httpd *s, const httpd_req *r) {
+  uint32_t gen = s->reqs.v[r->id].gen;
+  return (int64_t)(((uint64_t)gen << 32) | r->id);
+}
+
+httpd_req *tend_httpd_req(tend_httpd *s, int64_t id) {
+  if (!s->ctx_live) return NULL;
+  return tend_slots_get(&s->reqs, (uint32_t)(id & 0xffffffff),
+                        (uint32_t)((uint64_t)id >> 32));
+}
+
 int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len) {
-  if (!s->ctx_live) return 0;
-  httpd_req *r = tend_slots_get(&s->reqs, (uint32_t)(id & 0xffffffff),
-                                (uint32_t)((uint64_t)id >> 32));
-  if (r == NULL) return 0;
+  httpd_req *r = tend_httpd_req(s, id);
+  if (r == NULL || r->streaming) return 0;
   if (hidx < 0) hidx = lua_gettop(L) + hidx + 1;
   send_answer(L, r, status, hidx, body, len);
   return 1;
@@ -191,6 +157,10 @@ static void answer_all_unavailable(tend_httpd *s) {
   for (uint32_t i = 1; i < s->reqs.n; i++) {
     httpd_req *r = s->reqs.v[i].ptr;
     if (r == NULL) continue;
+    if (r->streaming) { /* its head went: the body ends short */
+      tend_httpd_stream_abort(r);
+      continue;
+    }
     h2o_add_header(&r->req->pool, &r->req->res.headers, H2O_TOKEN_CONTENT_TYPE,
                    NULL, H2O_STRLIT("text/plain; charset=utf-8"));
     send_answer(NULL, r, 503, 0, H2O_STRLIT("Service Unavailable\n"));
@@ -213,8 +183,7 @@ static int request_p(lua_State *L) {
   lua_createtable(L, 0, 10);
   lua_pushliteral(L, "http");
   lua_setfield(L, -2, "tend");
-  uint32_t gen = s->reqs.v[r->id].gen;
-  lua_pushinteger(L, (lua_Integer)(((uint64_t)gen << 32) | r->id));
+  lua_pushinteger(L, (lua_Integer)tend_httpd_req_id(s, r));
   lua_setfield(L, -2, "id");
   push_lstr(L, "method", req->method.base, req->method.len);
   size_t plen = req->path.len;
@@ -265,9 +234,47 @@ static int request_p(lua_State *L) {
   else
     lua_pushfstring(L, "%d.%d", major, minor);
   lua_setfield(L, -2, "version");
+  if (req->scheme)
+    push_lstr(L, "scheme", req->scheme->name.base, req->scheme->name.len);
   tend_actor_send(L, s->h, s->owner_id, s->owner_gen, -1, s->owner_id,
                   s->owner_gen);
   return 0;
+}
+
+typedef struct tell_args {
+  tend_httpd *s;
+  const char *ev;
+  int64_t id;
+  uint32_t aid, agen;
+} tell_args;
+
+static int tell_p(lua_State *L) {
+  const tell_args *a = lua_touserdata(L, -1);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, a->ev);
+  lua_setfield(L, -2, "tend");
+  lua_pushinteger(L, (lua_Integer)a->id);
+  lua_setfield(L, -2, "id");
+  tend_actor_send(L, a->s->h, a->aid, a->agen, -1, a->s->owner_id,
+                  a->s->owner_gen);
+  lua_pop(L, 2);
+  return 0;
+}
+
+void tend_httpd_tell(lua_State *L, tend_httpd *s, const char *ev, int64_t id,
+                     uint32_t aid, uint32_t agen) {
+  tell_args a = {s, ev, id, aid, agen};
+  if (L) { /* inside a Lua call: sent from there */
+    lua_pushlightuserdata(L, &a);
+    tell_p(L);
+    return;
+  }
+  L = s->h->L;
+  if (L == NULL) return; /* the host is closing */
+  lua_pushcfunction(L, tell_p);
+  lua_pushlightuserdata(L, &a);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1); /* out of memory */
+  tend_host_poke(s->h);
 }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
@@ -278,8 +285,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     return 0;
   }
   httpd_req *r = h2o_mem_alloc_shared(&req->pool, sizeof *r, on_req_dispose);
+  memset(r, 0, sizeof *r);
   r->req = req;
-  r->srv = NULL;
   uint32_t gen;
   r->id = tend_slots_alloc(&s->reqs, r, &gen);
   if (r->id == 0) {
@@ -373,9 +380,15 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                     r == UV_EAI_NONAME ? "host not found" : uv_strerror(r));
     return NULL;
   }
+  SSL_CTX *tls = NULL;
+  if (spec->tls_cert) {
+    tls = tend_httpd_tls(L, spec->tls_cert, spec->tls_key);
+    if (tls == NULL) return NULL;
+  }
   tend_httpd *s = calloc(1, sizeof *s);
   if (s == NULL || uv_tcp_init(&h->loop, &s->listener) != 0) {
     free(s);
+    SSL_CTX_free(tls);
     lua_pushliteral(L, "out of memory");
     return NULL;
   }
@@ -391,6 +404,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
     r = uv_tcp_getsockname(&s->listener, (struct sockaddr *)&me, &len);
   if (r != 0) {
     lua_pushfstring(L, "%s:%d: %s", spec->host, spec->port, uv_strerror(r));
+    SSL_CTX_free(tls);
     s->lua_gone = 1; /* freed once the handle closed */
     uv_close((uv_handle_t *)&s->listener, on_listener_close);
     return NULL;
@@ -400,6 +414,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
                                      : ((struct sockaddr_in *)&me)->sin_port);
   tend_slots_init(&s->reqs);
   setup_h2o(s, spec->max_body);
+  s->accept.ssl_ctx = tls; /* H2O runs the handshake on each connection */
   s->open = 1;
   s->owner_id = id;
   s->owner_gen = gen;

@@ -46,6 +46,18 @@ int tend_httpd_connections(const tend_httpd *s);
  * the request is gone (answered, its client left, the server closed). */
 int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len);
+/* Starts a streamed answer to request id: status, the headers table at
+ * hidx (0: none); its head goes out now. (actor_id, actor_gen) is told
+ * { tend = "http_more", id } each time H2O has sent what it was given and
+ * wants more; the owner { tend = "http_gone", id } when the client went
+ * away first. 1 when started, 0 when the request is gone. */
+int tend_httpd_stream(lua_State *L, tend_httpd *s, int64_t id, int status,
+                      int hidx, uint32_t actor_id, uint32_t actor_gen);
+/* The next chunk of a streamed answer (only after "http_more"; raises
+ * otherwise); end 1: the last (data may be empty), 2: ends it short (an
+ * error: the client sees a cut body). 1 when sent, 0 when it is gone. */
+int tend_httpd_stream_send(lua_State *L, tend_httpd *s, int64_t id,
+                           const char *data, size_t len, int end);
 /* Stops: see above. Idempotent. */
 void tend_httpd_close(tend_httpd *s);
 /* Its userdata was collected: closes it; freed when unused. */
