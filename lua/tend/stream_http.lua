@@ -42,6 +42,19 @@ return function(S, Blueprint)
     end
   end
 
+  local function sse(v) return "data: " .. tostring(v) .. "\n\n" end
+
+  -- The body of a response whose headers are these: server-sent events
+  -- for content-type text/event-stream, else each element as a string.
+  function Blueprint:as_body_for(headers)
+    for k, v in pairs(headers) do
+      if type(k) == "string" and k:lower() == "content-type" and tostring(v):match("^text/event%-stream") then
+        return self:as_body(sse)
+      end
+    end
+    return self:as_body()
+  end
+
   -- source:as_body([format]) -> pull function for tend.http.serve's body.
   function Blueprint:as_body(format)
     if self.kind ~= "source" then error("tend.stream:as_body: expected a source", 2) end
