@@ -48,6 +48,7 @@ local node = require "tend.node"
 tend.node = { start = node.start, name = node.name, list = node.list, monitor = node.monitor,
   stats = node.stats, tree = node.tree, peer = function(...) return require("tend.nats").peer(...) end }
 tend.spawn_on = node.spawn_on
+tend.stream = require "tend.stream"
 local invariant = require "tend.invariant"
 tend.invariant = invariant.invariant
 tend.eventually = invariant.eventually

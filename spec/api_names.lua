@@ -8,7 +8,7 @@ local tend = require "tend"
 local doc = require "tend.doc"
 
 local MODULES = { "backoff", "pg", "testkit", "process", "tcp", "http", "node", "chaos", "simnet",
-  "global", "sim" }
+  "global", "sim", "stream" }
 
 local M = {}
 

@@ -12,7 +12,7 @@ local H = require "helper"
 local M = {}
 
 -- The groups whose examples are whole programs.
-M.groups = { scenario = true, process = true, net = true, nodes = true }
+M.groups = { scenario = true, process = true, net = true, nodes = true, streams = true }
 
 -- The flags of an example (a list), from its first line.
 function M.flags(example)

@@ -80,7 +80,7 @@ function TestDoc:test_the_types_and_classes_named_are_declared()
   lu.assertEquals(sorted(unknown), {})
 end
 
-local AS_PROCESSES = { scenario = true, process = true, net = true, nodes = true }
+local AS_PROCESSES = { scenario = true, process = true, net = true, nodes = true, streams = true }
 
 -- Each example runs in a task of its own (as a main chunk), under the virtual clock; what it
 -- leaves (actors, names) is stopped after it; tend.shutdown does nothing.

@@ -10,7 +10,7 @@ TestTypes = {}
 function TestTypes:tearDown() H.assert_clean() end
 
 local MODULES = { backoff = true, pg = true, testkit = true, process = true, tcp = true, http = true,
-  node = true, chaos = true, simnet = true, global = true, sim = true }
+  node = true, chaos = true, simnet = true, global = true, sim = true, stream = true }
 
 local function read(path)
   local f = assert(io.open(path))

@@ -459,6 +459,12 @@ local tend_SimProcess = {}
 ---@field state "up"|"crashed"|"ended" # its state
 ---@field inc integer # its incarnation (1, then one more at each restart_node)
 
+---A blueprint (source or flow): its methods are the flows, via, to, run_with, run_async and the run_* shortcuts (docs/guide/streams.md).
+---@class tend.Stream
+
+---A sink of tend.stream.sink (fold, reduce, seq, head, last, foreach, ignore, actor, tcp), or flow:to(sink).
+---@class tend.StreamSink
+
 ---@class tend
 local tend = {}
 
@@ -496,6 +502,9 @@ tend.global = {}
 
 ---@class tend.sim
 tend.sim = {}
+
+---@class tend.stream
+tend.stream = {}
 
 -- Actors and messages
 
@@ -1893,6 +1902,109 @@ function tend.sim.list() end
 ---ever. A world started from the main chunk is stopped when that chunk
 ---returns, so a script need not call it.
 function tend.sim.stop() end
+
+-- Streams
+
+---The elements of a list, in order.
+---@param list table # the elements (copied; nil ends it)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.from(list) end
+
+---The numbers a, a+step, ... up to b.
+---@param a number # the first
+---@param b number # the last
+---@param step? number # default 1; not 0
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.range(a, b, step) end
+
+---fn(state) returns next_state, element, or nil to complete.
+---@param state any # the first state
+---@param fn function # (state) -> next_state, element | nil
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.unfold(state, fn) end
+
+---One element.
+---@param v any # the element (not nil)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.single(v) end
+
+---Completes at once.
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.empty() end
+
+---Fails at once with err.
+---@param err any # the error (the StreamFailed's .cause)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.failed(err) end
+
+---value every interval seconds of the tend clock (virtual under --virtual-time).
+---
+---The first comes interval after the start; ticks a slow consumer missed are skipped.
+---@param interval number # seconds, > 0
+---@param value any # the element (default "tick")
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.tick(interval, value) end
+
+---factory() makes the source at the first pull.
+---@param factory function # () -> source
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.lazy(factory) end
+
+---A source fed by actors: :run_async gives a handle with :offer(v), :complete(), :fail(err).
+---
+---:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue).
+---@param opts table # size (integer >= 1), overflow: "backpressure" (default: the offer waits), "drop_head", "drop_tail", "drop_new", "fail"
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.queue(opts) end
+
+---The stdout lines of an OS process (tend.process options), read as they are asked for.
+---
+---The process runs under the stream's supervisor and is stopped when the stream ends or is
+---cancelled. Its lines wait in the mailbox of the stream's reading task until demanded; at 1000
+---tend stops reading the pipe, so a slow stream keeps the program blocked on it. A non-zero exit
+---fails the stream (ProcessExit). The source brings an asynchronous boundary: the stage after it
+---is #3.
+---@param process_spec table # tend.process options ({cmd, ...}; not to or stdout)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.lines(process_spec) end
+
+---The frames of a client connection (tend.tcp.connect options).
+---
+---The connection closes when the stream ends; the peer closing completes the stream.
+---@param opts table # tend.tcp.connect options (not to)
+---@return tend.Stream # a source blueprint (immutable, reusable)
+function tend.stream.tcp(opts) end
+
+---A flow with no source yet (Akka's Flow): source:via(flow), flow:to(sink).
+---@return tend.Stream # an empty flow blueprint
+function tend.stream.flow() end
+
+---Akka's RestartSource.withBackoff: factory()'s source made again after it fails or completes.
+---
+---opts: min_backoff, max_backoff, random_factor (tend's backoff options), max_restarts,
+---max_restarts_within (seconds), on_failures_only (true: a completion ends it, Akka's
+---onFailuresWithBackoff). After max_restarts it completes: :run_head() then raises StreamFailed
+---whose .cause is NoElement. Each delay is a stream_backoff trace event, each restart a stream_restart.
+---@param opts table # the backoff options
+---@param factory function # () -> source
+---@return tend.Stream # a source
+function tend.stream.restart_source(opts, factory) end
+
+---Akka's RestartFlow: factory()'s flow made again over the same upstream after a failure.
+---
+---The element in it when it failed is lost.
+---@param opts table # as restart_source
+---@param factory function # () -> flow
+---@return tend.Stream # a flow
+function tend.stream.restart_flow(opts, factory) end
+
+---Akka's RestartSink: factory()'s sink made again after a failure (its state starts over).
+---
+---After max_restarts the run ends with the sink's value.
+---@param opts table # as restart_source
+---@param factory function # () -> sink
+---@return tend.StreamSink # a sink
+function tend.stream.restart_sink(opts, factory) end
 
 -- (the second value: the classes with methods, for spec/types_spec.lua)
 return tend, {

@@ -43,6 +43,7 @@ M.groups = {
     owns = { "tend.tcp", "tend.http", "tend.simnet", "ctx:write", "ctx:close" } },
   { name = "nodes", title = "Nodes",
     owns = { "tend.node", "tend.nats", "tend.global", "tend.cluster", "tend.sim", "tend.spawn_on" } },
+  { name = "streams", title = "Streams", owns = { "tend.stream" } },
   { name = "repl", title = "The REPL's helpers" },
 }
 

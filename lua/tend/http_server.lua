@@ -138,6 +138,9 @@ function M.answer_of(a, b)
     return nil, "status: expected an integer 100-999, got " .. show(status)
   end
   if type(headers) ~= "table" then return nil, "headers: expected a table, got " .. type(headers) end
+  if type(body) == "table" and body.as_body then -- a tend.stream source (lua/tend/stream_http.lua)
+    body = body:as_body_for(headers)
+  end
   if type(body) ~= "string" and type(body) ~= "function" then
     return nil, "body: expected a string or a pull function, got " .. type(body)
   end

@@ -200,6 +200,7 @@ void tend_open_tcp(lua_State *L);           /* ltcp.c */
 void tend_open_codec(lua_State *L);         /* lcodec.c */
 void tend_open_http(lua_State *L);          /* lhttp.c */
 void tend_open_http_server(lua_State *L);   /* lhttp_server.c */
+void tend_open_stream(lua_State *L);        /* lstream.c */
 void tend_open_remote(lua_State *L);        /* lremote.c */
 void tend_open_nats(lua_State *L);          /* lnats.c */
 void tend_open_simnodes(lua_State *L);      /* lsimnodes.c */

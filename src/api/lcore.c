@@ -31,6 +31,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_codec(L);
   tend_open_http(L);
   tend_open_http_server(L);
+  tend_open_stream(L);
   tend_open_remote(L);
   tend_open_nats(L);
   tend_open_simnodes(L);

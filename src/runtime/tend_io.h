@@ -38,6 +38,18 @@ typedef enum tend_event_kind {
                           was dropped (lua/tend/node.lua) */
   TEND_EV_HTTP,        /* an HTTP server answered a request (method,
                           target, status, duration) */
+  /* tend.stream (lua/tend/stream_run.lua; path: the stream's supervisor):
+   * it began, completed, failed (kind, message, detail: the stage), was
+   * cancelled (detail: why); a restart_* stage waits a delay (backoff),
+   * then makes its inner stream again (restart); "resume" dropped an
+   * element (drop, detail: the stage) */
+  TEND_EV_STREAM_START,
+  TEND_EV_STREAM_COMPLETE,
+  TEND_EV_STREAM_FAIL,
+  TEND_EV_STREAM_CANCEL,
+  TEND_EV_STREAM_RESTART,
+  TEND_EV_STREAM_BACKOFF,
+  TEND_EV_STREAM_DROP,
   TEND_EV_KINDS
 } tend_event_kind;
 

@@ -33,6 +33,13 @@ static const struct {
     [TEND_EV_EXIT] = {"exit", 1},
     [TEND_EV_NODE] = {"node", 1},
     [TEND_EV_HTTP] = {"http", 1},
+    [TEND_EV_STREAM_START] = {"stream_start", 0},
+    [TEND_EV_STREAM_COMPLETE] = {"stream_complete", 0},
+    [TEND_EV_STREAM_FAIL] = {"stream_fail", 1},
+    [TEND_EV_STREAM_CANCEL] = {"stream_cancel", 0},
+    [TEND_EV_STREAM_RESTART] = {"stream_restart", 1},
+    [TEND_EV_STREAM_BACKOFF] = {"stream_backoff", 1},
+    [TEND_EV_STREAM_DROP] = {"stream_drop", 1},
 };
 
 const char *tend_event_name(tend_event_kind ev) {

@@ -1,0 +1,235 @@
+-- tend.stream's running: :run_with / :run_async and their handle. A run
+-- makes the supervisor /user/stream-N (or opts.name); its "run" task pulls
+-- the chain into the sink and hands the value to the supervisor, which
+-- answers the waiting caller. The caller (owner) dying cancels the stream.
+local core = require "tend.core"
+
+return function(S, Blueprint, Sink, R)
+  local count = 0
+  -- A stage task that fails is stopped, not restarted: the stage that
+  -- watches it fails its element (the stream's supervision decides).
+  local STOP = core.one_for_one({ decider = function() return "stop" end })
+
+  -- S.queue's actor: a bounded buffer between offering actors and the
+  -- stream's source stage, which takes from it.
+  local function queue_actor(size, overflow)
+    return function()
+      local buf, head, tail = {}, 1, 0
+      local closed, failure = false, nil
+      local function n() return tail - head + 1 end
+      return function(m, ctx)
+        if m.offer ~= nil then
+          if closed then ctx:reply("closed") return end
+          if n() >= size then
+            if overflow == "backpressure" then ctx:stash() return end
+            if overflow == "drop_new" then ctx:reply("dropped") return end
+            if overflow == "fail" then
+              failure, closed = core.error("BufferOverflow", "tend.stream.queue: more than " .. size), true
+              ctx:unstash_all()
+              ctx:reply("dropped")
+              return
+            end
+            if overflow == "drop_head" then buf[head] = nil head = head + 1
+            else buf[tail] = nil tail = tail - 1 end
+          end
+          tail = tail + 1
+          buf[tail] = m.offer
+          ctx:unstash_all()
+          ctx:reply("enqueued")
+        elseif m.take then
+          if n() > 0 then
+            local v = buf[head]
+            buf[head] = nil
+            head = head + 1
+            ctx:unstash_all()
+            ctx:reply({ v = v })
+          elseif failure ~= nil then ctx:reply({ err = failure })
+          elseif closed then ctx:reply({ done = true })
+          else ctx:stash() end
+        elseif m.complete then closed = true ctx:unstash_all()
+        elseif m.fail ~= nil then failure, closed = m.fail, true ctx:unstash_all() end
+      end
+    end
+  end
+
+  -- The "run" task: pulls the chain into the sink.
+  local function runner(sup, path, parts, sink, opts, queue)
+    return function()
+      local env = R.env(sup, path, core.self(), { decider = opts.decider })
+      env.queue = queue
+      local shutdown = false
+      env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
+      local ok, v = pcall(function()
+        local stage = R.materialize(env, parts)
+        local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
+        local s = sink.make(env, st)
+        local n, t = 0, core.now()
+        local pull, push, now = stage.pull, s.push, core.now
+        while not shutdown do
+          local has, x = pull()
+          if not has then break end
+          if push(x) == "stop" then break end
+          n = n + 1
+          -- a look at the mailbox (shutdown) every 64 elements, and once
+          -- a millisecond of the tend clock passed
+          if n & 63 == 0 or now() - t > 0.001 then
+            env:poll()
+            t = now()
+          end
+        end
+        return s.done()
+      end)
+      if not ok then v = R.failed_here(env, v) end
+      env:poll()
+      core.send(sup, { ctl = "result", ok = ok, v = v })
+    end
+  end
+
+  local function supervisor(parts, sink, opts, owner, qspec)
+    return function(ctx)
+      local path = ctx.self:path()
+      local result, queue
+      if qspec then
+        queue = ctx:spawn(queue_actor(qspec.size, qspec.overflow), { name = "queue", stash = 1000000 })
+      end
+      local run = core.stream_task(ctx.self, "run", runner(ctx.self, path, parts, sink, opts, queue))
+      ctx:watch(run, { ctl = "run_down" })
+      if owner then ctx:watch(owner, { ctl = "owner_down" }) end
+      R.event({ path = path }, "stream_start", {})
+      local function finish(ok, v, ev, fields)
+        if result then return end
+        result = { ok = ok, v = v }
+        R.event({ path = path }, ev, fields or {})
+        if opts.notify then core.send(opts.notify, { ctl_done = true, ok = ok, v = v }) end
+        for _, c in ipairs(ctx:children()) do ctx:stop(c) end
+        ctx:unstash_all()
+      end
+      return function(m, ctx)
+        if m == "await" then
+          if not result then ctx:stash() return end
+          ctx:reply(result)
+          return core.stopped
+        elseif m == "done?" then ctx:reply(result ~= nil)
+        elseif m == "queue" then ctx:reply(queue or false)
+        elseif type(m) ~= "table" then return core.unhandled
+        elseif m.ctl == "result" then
+          if m.ok then finish(true, m.v, "stream_complete")
+          else
+            local kind, msg = R.kind_of(m.v.cause or m.v)
+            finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.v.stage })
+          end
+        elseif m.ctl == "run_down" then
+          finish(false, R.failed(core.error("StageFailed", "the stream's run task ended")),
+            "stream_fail", { detail = "run" })
+        elseif m.ctl == "cancel" or m.ctl == "owner_down" then
+          finish(false, R.failed(core.error("Cancelled", m.ctl == "cancel" and "cancelled" or "its owner ended")),
+            "stream_cancel", { detail = m.ctl == "cancel" and "cancel" or "owner" })
+          if m.ctl == "owner_down" then return core.stopped end
+        elseif m.ctl == "abort" then
+          local kind, msg = R.kind_of(m.err)
+          finish(false, R.failed(m.err), "stream_fail", { kind = kind, message = msg, detail = "abort" })
+        elseif m.ctl == "shutdown" then
+          if not result then core.send(run, { ctl = "shutdown" }) end
+        end
+      end
+    end
+  end
+
+  local Handle = {}
+  Handle.__index = Handle
+  Handle.__name = "tend.stream.handle"
+
+  function Handle:await(timeout)
+    if self.result == nil then
+      local ok, r = pcall(core.ask, self.sup, "await", timeout or R.FOREVER)
+      if not ok then
+        if type(r) == "table" and r.kind == "Timeout" then core.send(self.sup, { ctl = "cancel" }) end
+        error(r, 2)
+      end
+      self.result = r
+    end
+    if self.result.ok then return self.result.v end
+    error(self.result.v, 2)
+  end
+  function Handle:cancel() core.send(self.sup, { ctl = "cancel" }) end
+  function Handle:shutdown() core.send(self.sup, { ctl = "shutdown" }) end
+  function Handle:abort(err) core.send(self.sup, { ctl = "abort", err = err }) end
+  function Handle:done()
+    if self.result ~= nil or not core.alive(self.sup) then return true end
+    return core.ask(self.sup, "done?")
+  end
+  function Handle:ref() return self.sup end
+  function Handle:offer(v)
+    if not self.queue then error("handle:offer: the stream's source is no tend.stream.queue", 2) end
+    local ok, r = pcall(core.ask, self.queue, { offer = v }, R.FOREVER)
+    if ok then return r end
+    return "closed"
+  end
+  function Handle:complete()
+    if self.queue and core.alive(self.queue) then core.send(self.queue, { complete = true }) end
+  end
+  function Handle:fail(err)
+    if self.queue and core.alive(self.queue) then core.send(self.queue, { fail = err }) end
+  end
+
+  local run_keys = { name = true, timeout = true, decider = true, notify = true }
+
+  local function check_opts(fn, opts)
+    if opts == nil then return {} end
+    if type(opts) ~= "table" then
+      error(("tend.stream:%s: options: expected a table {name, timeout}, got %s"):format(fn, type(opts)), 4)
+    end
+    for k in pairs(opts) do
+      if not run_keys[k] then error(("tend.stream:%s: unknown option '%s' (expected name or timeout)"):format(fn, tostring(k)), 4) end
+    end
+    if opts.timeout ~= nil and not (type(opts.timeout) == "number" and opts.timeout > 0) then
+      error(("tend.stream:%s: option 'timeout': expected a number of seconds > 0, got %s"):format(fn, tostring(opts.timeout)), 4)
+    end
+    if opts.name ~= nil and type(opts.name) ~= "string" then
+      error(("tend.stream:%s: option 'name': expected a string, got %s"):format(fn, type(opts.name)), 4)
+    end
+    return opts
+  end
+
+  local function start(self, sink, opts, fn)
+    if getmetatable(self) ~= Blueprint or self.kind ~= "source" then
+      error(("tend.stream:%s: expected a source blueprint (a flow needs :via first)"):format(fn), 3)
+    end
+    if getmetatable(sink) ~= Sink then
+      error(("tend.stream:%s: sink: expected a sink (tend.stream.sink.*), got %s"):format(fn, type(sink)), 3)
+    end
+    opts = check_opts(fn, opts)
+    local parts = table.move(self.parts, 1, #self.parts, 1, {})
+    table.move(sink.parts, 1, #sink.parts, #parts + 1, parts)
+    local name = opts.name
+    if not name then
+      repeat count = count + 1 name = "stream-" .. count until not core.whereis("/user/" .. name)
+    end
+    local owner = core.self()
+    local ok, sup = pcall(core.spawn, supervisor(parts, sink, opts, owner, self.queue),
+      { name = name, stash = 1000000, children = STOP })
+    if not ok then error((tostring(sup):gsub("^tend%.spawn:", "tend.stream:" .. fn .. ":")), 3) end
+    local h = setmetatable({ sup = sup }, Handle)
+    if self.queue then h.queue = core.ask(sup, "queue") end
+    return h, opts
+  end
+
+  function Blueprint:run_async(sink, opts)
+    return (start(self, sink, opts, "run_async"))
+  end
+
+  function Blueprint:run_with(sink, opts)
+    local h, o = start(self, sink, opts, "run_with")
+    return h:await(o.timeout)
+  end
+
+  function Blueprint:run_fold(init, fn, opts) return self:run_with(S.sink.fold(init, fn), opts) end
+  function Blueprint:run_seq(opts) return self:run_with(S.sink.seq(), opts) end
+  function Blueprint:run_foreach(fn, opts) return self:run_with(S.sink.foreach(fn), opts) end
+  function Blueprint:run_head(opts) return self:run_with(S.sink.head(), opts) end
+  function Blueprint:run_last(opts) return self:run_with(S.sink.last(), opts) end
+  function Blueprint:run_ignore(opts) return self:run_with(S.sink.ignore(), opts) end
+
+  require("tend.stream_http")(S, Blueprint)
+  return true
+end

@@ -1,0 +1,124 @@
+-- tend.stream's sinks: each make(env, st) returns { push(v) -> "stop"?,
+-- done() -> the run's value }. The runner pulls the chain and pushes into
+-- the sink; "stop" ends the run early (head: upstream is cancelled).
+local core = require "tend.core"
+local R = require "tend.stream_run"
+
+local M = {}
+
+local function no_element(st)
+  return R.failed(core.error("NoElement", "the stream completed with no element"), nil, st.label)
+end
+
+function M.fold(init, fn)
+  return function(env, st)
+    local acc = init
+    st.reset = function() acc = init end
+    if not st.decider then
+      local label = st.label
+      return {
+        push = function(v)
+          env.at_label, env.at_elem = label, v
+          acc = fn(acc, v)
+        end,
+        done = function() return acc end,
+      }
+    end
+    return {
+      push = function(v)
+        local kept, r = R.call(env, st, fn, v, acc, v)
+        if kept then acc = r end
+      end,
+      done = function() return acc end,
+    }
+  end
+end
+
+function M.reduce(fn)
+  return function(env, st)
+    local acc, any = nil, false
+    st.reset = function() acc, any = nil, false end
+    return {
+      push = function(v)
+        if not any then acc, any = v, true return end
+        local kept, r = R.call(env, st, fn, v, acc, v)
+        if kept then acc = r end
+      end,
+      done = function()
+        if not any then error(no_element(st), 0) end
+        return acc
+      end,
+    }
+  end
+end
+
+function M.seq()
+  return function()
+    local list = {}
+    return { push = function(v) list[#list + 1] = v end, done = function() return list end }
+  end
+end
+
+function M.head()
+  return function(_, st)
+    local got, v = false, nil
+    return {
+      push = function(x) got, v = true, x return "stop" end,
+      done = function()
+        if not got then error(no_element(st), 0) end
+        return v
+      end,
+    }
+  end
+end
+
+function M.last()
+  return function(_, st)
+    local got, v = false, nil
+    return {
+      push = function(x) got, v = true, x end,
+      done = function()
+        if not got then error(no_element(st), 0) end
+        return v
+      end,
+    }
+  end
+end
+
+function M.foreach(fn)
+  return function(env, st)
+    return { push = function(v) R.call(env, st, fn, v, v) end, done = function() return nil end }
+  end
+end
+
+function M.ignore()
+  return function()
+    return { push = function() end, done = function() return nil end }
+  end
+end
+
+-- Each element sent to ref; with ack, the next only once ref answered the
+-- last one (ctx:reply): Akka's Sink.actorRefWithBackpressure.
+function M.actor(ref, opts)
+  return function()
+    return {
+      push = function(v)
+        if opts.ack then core.ask(ref, v, R.FOREVER) else core.send(ref, v) end
+      end,
+      done = function()
+        if opts.on_complete ~= nil then core.send(ref, opts.on_complete) end
+        return nil
+      end,
+    }
+  end
+end
+
+-- Each element written to a tend.tcp connection (conn:send waits while its
+-- write queue is full: the stream is slowed, not buffered).
+function M.tcp(conn)
+  return function()
+    return { push = function(v) conn:send(v) end, done = function() return nil end }
+  end
+end
+
+return M

@@ -1,0 +1,104 @@
+-- tend.stream's sources as stages: each build(env) returns { pull }, pull()
+-- -> true, element | false (complete), or raises (fail). A source makes an
+-- element only when pulled: that is how demand reaches it.
+local core = require "tend.core"
+local R = require "tend.stream_run"
+
+local M = {}
+
+local function done() return false end
+
+function M.from(list)
+  return function()
+    local i = 0
+    return { pull = function()
+      i = i + 1
+      if i > #list then return false end
+      return true, list[i]
+    end }
+  end
+end
+
+function M.range(a, b, step)
+  return function()
+    local i = a - step
+    return { pull = function()
+      local n = i + step
+      if (step > 0 and n > b) or (step < 0 and n < b) then return false end
+      i = n
+      return true, n
+    end }
+  end
+end
+
+function M.unfold(state, fn)
+  return function(env, _, st)
+    local s, finished = state, false
+    return { pull = function()
+      if finished then return false end
+      local ok, nxt, elem = pcall(fn, s)
+      if not ok then error(R.failed(nxt, s, st.label), 0) end
+      if nxt == nil then finished = true return false end
+      s = nxt
+      return true, elem
+    end }
+  end
+end
+
+function M.single(v)
+  return M.from({ v })
+end
+
+function M.empty()
+  return function() return { pull = done } end
+end
+
+function M.failed(err)
+  return function(_, _, st)
+    return { pull = function() error(R.failed(err, nil, st.label), 0) end }
+  end
+end
+
+-- The tend clock's ticks: the first `interval` after the start, then every
+-- interval; ticks a slow consumer missed are skipped (Akka's Source.tick).
+function M.tick(interval, value)
+  return function()
+    local start, k = core.now(), 1 -- the k-th tick is due at start + k * interval
+    return { pull = function()
+      local left = start + k * interval - core.now()
+      if left > 1e-9 then core.sleep(left) end
+      -- the next one not yet due (a tick missed by a slow consumer is skipped)
+      k = math.max(k + 1, math.floor((core.now() - start) / interval + 1e-6) + 1)
+      return true, value
+    end }
+  end
+end
+
+-- factory() makes the source at the first pull (Akka's Source.lazySource).
+function M.lazy(factory, materialize_source)
+  return function(env, _, st)
+    local inner
+    return { pull = function()
+      if not inner then
+        local ok, src = pcall(factory)
+        if not ok then error(R.failed(src, nil, st.label), 0) end
+        inner = materialize_source(env, src, "tend.stream.lazy")
+      end
+      return inner.pull()
+    end }
+  end
+end
+
+-- S.queue's source: takes from the queue actor the run made (env.queue).
+function M.queue()
+  return function(env)
+    return { pull = function()
+      local r = core.ask(env.queue, { take = true }, R.FOREVER)
+      if r.done then return false end
+      if r.err ~= nil then error(r.err, 0) end
+      return true, r.v
+    end }
+  end
+end
+
+return M
