@@ -1,6 +1,7 @@
 -- examples/http/flaky_service.lua as a module, on the simulated network
 -- (tend.http.serve's twin under the virtual clock): the seed decides each
--- uuid's answer, half and half; not a uuid is 404, not GET is 405.
+-- attempt's answer for a uuid, half and half; not a uuid is 404, not GET
+-- is 405.
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
@@ -39,7 +40,8 @@ function TestFlakyService:test_the_seed_decides_each_answer_half_and_half()
       failed = failed + 1
       lu.assertEquals(status, 500)
     end
-    lu.assertEquals(tend.http.get("http://flaky/" .. uuid).status, status) -- again: the same
+    -- again: the second attempt, decided by the seed too
+    lu.assertEquals(tend.http.get("http://flaky/" .. uuid).status, (flaky.answer(42, uuid, 2)))
   end
   lu.assertEquals(ok + failed, 200)
   lu.assertTrue(ok >= 80 and ok <= 120, "answered " .. ok .. " of 200")
@@ -50,6 +52,18 @@ function TestFlakyService:test_the_seed_decides_each_answer_half_and_half()
     if flaky.answer(42, u) ~= flaky.answer(7, u) then differ = differ + 1 end
   end
   lu.assertTrue(differ >= 60, "seeds 42 and 7 differ on " .. differ .. " of 200")
+  -- a retry can succeed where the first attempt failed: of the uuids whose
+  -- first attempt fails, about half answer at the second
+  local retried, second = 0, 0
+  for i = 1, 200 do
+    local u = flaky.uuid(42, i)
+    if flaky.answer(42, u) == 500 then
+      retried = retried + 1
+      if flaky.answer(42, u, 2) == 200 then second = second + 1 end
+    end
+  end
+  lu.assertTrue(second >= retried // 3 and second <= retried * 2 // 3,
+    second .. " of " .. retried .. " failed first attempts answer at the second")
 end
 
 function TestFlakyService:test_not_a_uuid_is_404_and_not_get_is_405()

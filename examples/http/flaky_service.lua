@@ -1,12 +1,16 @@
 -- The flaky service: `GET /<uuid>` answers 200 `{"value":N}` or 500,
--- half and half, decided by the seed (the same seed and uuid give the
--- same answer, every time: a client's retries and streams can be checked
--- against it). Anything but a uuid is 404; anything but GET, 405.
+-- half and half, decided by the seed: each request for a uuid is an
+-- attempt (1, 2, ...) and the seed, the uuid and the attempt decide its
+-- answer, so a retry may succeed where the first try failed, and a run
+-- with one seed gets the same answers in the same order every time (a
+-- client's retries and streams can be checked against it). N is the
+-- uuid's own, whichever attempt gets it. Anything but a uuid is 404;
+-- anything but GET, 405.
 --
 -- As a module (examples/http on package.path):
 --   local flaky = require("flaky_service")
 --   local server = flaky.start{ port = 0, seed = 42 }   -- the server's ref
---   flaky.answer(42, uuid)  --> 200, '{"value":N}'  or  500, nil
+--   flaky.answer(42, uuid [, attempt])  --> 200, '{"value":N}'  or  500, nil
 -- As a script: build/tend examples/http/flaky_service.lua [SEED [N]]
 -- serves on a free port, asks it for N uuids (default 20) and prints how
 -- many answered and how many failed; `serve` as the first argument keeps
@@ -29,11 +33,14 @@ end
 
 local UUID = "^%x%x%x%x%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x$"
 
--- What the service with this seed answers for uuid: 200 and the JSON
--- body, or 500 (nil body). Half of the uuids fail, which half is the seed's.
-function M.answer(seed, uuid)
-  local h = hash(seed, uuid:lower())
-  if h & 1 == 1 then return 500, nil end
+-- What the service with this seed answers for uuid at its attempt-th
+-- request (default 1): 200 and the JSON body, or 500 (nil body). Half of
+-- the attempts fail, which half is the seed's.
+function M.answer(seed, uuid, attempt)
+  uuid = uuid:lower()
+  local h = hash(seed, uuid)
+  local try = (attempt or 1) == 1 and h or hash(seed, uuid .. "#" .. attempt)
+  if try & 1 == 1 then return 500, nil end
   return 200, string.format('{"value":%d}', (h >> 1) % 1000)
 end
 
@@ -53,12 +60,15 @@ function M.start(opts)
   if math.type(seed) ~= "integer" then
     error("flaky_service.start: seed: expected an integer, got " .. tostring(seed), 2)
   end
+  local attempts = {} -- uuid -> requests so far (handlers run one at a time)
   return tend.http.serve({
     host = opts.host, port = opts.port or 0, name = opts.name,
     handler = tend.http.router({
       { "GET", "/:id", function(req)
         if not req.params.id:match(UUID) then return nil, 404 end
-        local status, body = M.answer(seed, req.params.id)
+        local id = req.params.id:lower()
+        attempts[id] = (attempts[id] or 0) + 1
+        local status, body = M.answer(seed, id, attempts[id])
         if status ~= 200 then return nil, status end
         return { status = 200, headers = { ["content-type"] = "application/json" }, body = body }
       end },
