@@ -22,7 +22,7 @@ ALL_CFLAGS = -std=gnu11 $(OPT) $(WARN) $(PKG_CFLAGS) -iquote src $(CFLAGS)
 # keep their ordinary code too (fat), for the layer check's nm. LTO= turns
 # it off (a quicker link while editing).
 LTO     ?= -flto=auto -ffat-lto-objects
-LIBS       = $(LUA_LIBS) $(PKG_LIBS) -lm
+LIBS       = $(LUA_LIBS) $(PKG_LIBS) -lwslay -lm
 
 # Four layers, each calling only the ones before it: base < runtime < api < cli
 # (scripts/layers.lua checks it; `make lint`).

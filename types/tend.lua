@@ -391,6 +391,7 @@ local tend_SimProcess = {}
 ---@field max_body? integer # bytes of a request body (default 8 MiB); more: 413
 ---@field timeout? number # seconds a handler has to return (default 30), then 503 (a streamed body's pulls are not timed); also a TLS handshake, a request's head and an idle keep-alive connection, then closed
 ---@field debug? boolean # a handler's error text is the body of its 500 (default false)
+---@field ws fun(ctx: tend.Ctx, req: tend.HttpServerRequest): any # WebSocket: every upgrade request becomes a connection actor built by it (see ctx:ws_send); a route may carry its own ws
 ---@field tls? {cert: string, key: string} # HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1
 
 ---The request a server's handler gets.
@@ -402,6 +403,7 @@ local tend_SimProcess = {}
 ---@field body string # the body (at most max_body bytes)
 ---@field peer? string # "address:port" of the client
 ---@field version string # "1.1", "1.0" or "2"
+---@field websocket? boolean # true on a WebSocket handshake (HTTP/1.1 Upgrade)
 ---@field scheme string # "http", or "https" on a server with tls
 ---@field params? table<string, string> # the router's :names, decoded
 
@@ -1658,6 +1660,26 @@ function tend.http.get(url, opts) end
 ---@return tend.Ref # the server (real clock)
 function tend.http.serve(opts, spawn_opts) end
 
+---In a WebSocket connection's actor (tend.http.serve's ws): sends a text message (a binary one with binary = true).
+---
+---The actor's factory(ctx, req) returns its behavior, which gets { tend =
+---"ws", data, binary } per message and { tend = "closed", code, reason }
+---once at the end (the peer's close code and reason; 1006 when the
+---connection just ended), after which it stops. Writes are back-pressured as
+---tend.tcp's: while more than 1 MiB is queued the sender waits until the
+---socket has taken it down to 256 KiB.
+---@param data string # the message
+---@param binary? boolean # a binary frame (default: text)
+---@return boolean # true, or false once the connection ended
+---@return string? # "closed" with false
+function tend_Ctx:ws_send(data, binary) end
+
+---In a WebSocket connection's actor: sends a close frame after what is queued (code 1000 unless given).
+---
+---The actor gets { tend = "closed", code, reason } once the peer answered, then stops.
+---@param code? integer # 1000-4999 (default 1000)
+function tend_Ctx:ws_close(code) end
+
 ---tend.http.serve's server as a factory for a supervisor: a restart listens again on the same port.
 ---
 ---The same options as tend.http.serve. The old incarnation's connections are
@@ -1671,8 +1693,11 @@ function tend.http.server(opts) end
 ---A pattern's segments may be :name (/items/:id). The first route whose
 ---method and pattern match runs. No path matches: 404; the path matches only
 ---other methods: 405 with Allow. Method "*" takes every method; a GET route
----serves HEAD.
----@param routes table[] # { method, pattern, fn(req, ctx) } each
+---serves HEAD. A route with ws = factory takes WebSocket upgrades on its path
+---({ "GET", "/chat", ws = factory }; a plain request to it gets 426 unless
+---the route also has fn). Any handler may accept an upgrade by returning
+---{ ws = factory }.
+---@param routes table[] # { method, pattern, fn(req, ctx) [, ws = factory] } each
 ---@return function # a handler for tend.http.serve
 function tend.http.router(routes) end
 

@@ -4,6 +4,7 @@
 -- the real one. The options are checked in C in both cases.
 local core = require "tend.core"
 local K = require "tend.kinds" -- the error kinds (src/runtime/core/errkind.h)
+require "tend.http_ws" -- ctx:ws_send, ctx:ws_close (WebSocket connections' actors)
 
 local M = {}
 

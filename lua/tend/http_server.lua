@@ -13,11 +13,13 @@
 local core = require "tend.core"
 local internal = require "tend.internal"
 local listening = require "tend.listening"
+local ws = require "tend.http_ws"
 
 local M = {}
 
 local KEYS = { host = true, port = true, handler = true, name = true,
-  max_connections = true, max_body = true, timeout = true, debug = true, tls = true }
+  max_connections = true, max_body = true, timeout = true, debug = true, tls = true,
+  ws = true }
 
 local REASONS = { [200] = "OK", [201] = "Created", [204] = "No Content",
   [400] = "Bad Request", [403] = "Forbidden", [404] = "Not Found",
@@ -70,6 +72,10 @@ local function check(opts, fn)
   if opts.debug ~= nil and type(opts.debug) ~= "boolean" then
     fail(fn, "debug", "a boolean", opts.debug)
   end
+  if opts.ws ~= nil and type(opts.ws) ~= "function" then
+    fail(fn, "ws", "a factory function(ctx, req) returning a behavior", opts.ws)
+  end
+  spec.ws = opts.ws
   local tls = opts.tls
   if tls ~= nil then
     if type(tls) ~= "table" then fail(fn, "tls", "a table { cert = path, key = path }", tls) end
@@ -177,7 +183,7 @@ end
 -- The request's actor: runs the handler once and answers; a streamed
 -- body (a pull function) keeps it alive, pulling a chunk each time H2O
 -- asks for more ({ tend = "http_more" }), until the pull returns nil.
-local function request(S, spec, req, id, server)
+local function request(S, spec, req, id, server, upgrades)
   return function(ctx)
     core.send(ctx.self, "go")
     local pull, status
@@ -189,6 +195,19 @@ local function request(S, spec, req, id, server)
       if msg == "go" then
         local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
         local headers, body
+        if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
+          if type(a.ws) == "function" and req.websocket then
+            upgrades[id] = a.ws -- the server spawns the connection
+            core.send(server, { tend = "http_ws", id = id })
+            return core.stopped
+          end
+          if type(a.ws) == "function" then
+            a = { status = 426, headers = { upgrade = "websocket", ["content-type"] = TEXT },
+              body = "Upgrade Required\n" }
+          else
+            ok, a = false, "{ ws = factory }: ws is " .. type(a.ws) .. ", not a function"
+          end
+        end
         if ok then
           status, headers, body = M.answer_of(a, b)
           if status == nil then
@@ -240,12 +259,27 @@ local function server(spec, handoff)
     handoff = nil
     local path = ctx.self:path()
     local live = {} -- id -> { child, timer, t0, method, target }
+    local upgrades = {} -- id -> the ws factory a handler answered with
     local function done(id, status)
       local r = live[id]
       if r == nil then return end
       live[id] = nil
       r.timer:cancel()
       core.httpd_event(path, r.method, r.target, status, core.now() - r.t0)
+    end
+    -- The connection of an upgraded request: an actor of its own, a
+    -- temporary child of the server; 101 once H2O took the handshake.
+    local function upgrade(c, id, factory, req)
+      local conn = { S = srv() }
+      local child = c:spawn(ws.connection(factory, req, conn), { restart = "temporary" })
+      local wid = srv():ws_upgrade(id, child)
+      if not wid then
+        core.stop(child)
+        done(id, 400)
+        return
+      end
+      conn.wid = wid
+      done(id, 101)
     end
     return {
       receive = function(_, msg, c)
@@ -257,14 +291,29 @@ local function server(spec, handoff)
           local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
             headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
             scheme = msg.scheme }
+          req.websocket = msg.websocket
           local r = { t0 = core.now(), method = msg.method,
             target = msg.query and msg.path .. "?" .. msg.query or msg.path }
-          r.child = c:spawn(request(srv(), spec, req, msg.id, c.self), { restart = "temporary" })
+          if msg.websocket and spec.ws then -- every upgrade to serve's ws
+            r.timer = { cancel = function() end }
+            live[msg.id] = r
+            upgrade(c, msg.id, spec.ws, req)
+            return
+          end
+          r.req = req
+          r.child = c:spawn(request(srv(), spec, req, msg.id, c.self, upgrades),
+            { restart = "temporary" })
           r.timer = c:after(spec.timeout, { tend = "http_timeout", id = msg.id })
           live[msg.id] = r
           return
         end
         if msg.tend == "http_done" then done(msg.id, msg.status) return end
+        if msg.tend == "http_ws" then -- a handler answered { ws = factory }
+          local factory, r = upgrades[msg.id], live[msg.id]
+          upgrades[msg.id] = nil
+          if factory and r then upgrade(c, msg.id, factory, r.req) end
+          return
+        end
         if msg.tend == "http_started" then -- streamed: timeout no longer applies
           local r = live[msg.id]
           if r then r.timer:cancel() r.status = msg.status end
@@ -350,11 +399,13 @@ function M.router(routes)
   local list = {}
   for i, r in ipairs(routes) do
     if type(r) ~= "table" or type(r[1]) ~= "string" or type(r[2]) ~= "string"
-        or r[2]:sub(1, 1) ~= "/" or type(r[3]) ~= "function" then
+        or r[2]:sub(1, 1) ~= "/" or (type(r[3]) ~= "function" and type(r.ws) ~= "function")
+        or (r[3] ~= nil and type(r[3]) ~= "function") or (r.ws ~= nil and type(r.ws) ~= "function") then
       error(string.format("tend.http.router: route %d: expected { method, \"/path\", "
-        .. "function(req, ctx) }, got %s", i, show(r)), 2)
+        .. "function(req, ctx) [, ws = factory] } or { method, \"/path\", ws = factory }, got %s",
+        i, show(r)), 2)
     end
-    list[i] = { method = r[1]:upper(), match = compile(r[2]), fn = r[3] }
+    list[i] = { method = r[1]:upper(), match = compile(r[2]), fn = r[3], ws = r.ws }
   end
   return function(req, ctx)
     local allow, seen = {}, {}
@@ -364,6 +415,7 @@ function M.router(routes)
         if r.method == req.method or r.method == "*"
             or (req.method == "HEAD" and r.method == "GET") then
           req.params = params
+          if r.ws and (req.websocket or r.fn == nil) then return { ws = r.ws } end
           return r.fn(req, ctx)
         end
         if not seen[r.method] then

@@ -361,3 +361,49 @@ function TestHttpServer:test_bad_options_are_named()
     tend.http.serve, { handler = print, max_body = "big" })
   lu.assertErrorMsgContains("unknown", tend.http.serve, { handler = print, prot = 1 })
 end
+
+-- The access log line (info) of each request and the warn line with the
+-- traceback of a raise, as a user sees them on stderr.
+function TestHttpServer:test_the_access_log_and_the_warn_line_of_a_raise()
+  local script = H.script([[
+local tend = require "tend"
+local s = tend.http.serve({ name = "web", handler = function(req)
+  if req.path == "/boom" then error("secret detail") end
+  return "ok"
+end })
+local base = "http://127.0.0.1:" .. tend.ask(s, "port")
+print(tend.http.get(base .. "/ok?x=1").status, tend.http.get(base .. "/boom").status)
+tend.stop(s)
+]])
+  local out, err, code = H.run({ "--log-level", "info", script })
+  os.remove(script)
+  lu.assertEquals({ out, code }, { "200\t500\n", 0 })
+  lu.assertStrMatches(err, ".*info  /user/web: http GET /ok%?x=1 status 200 in [%d.]+ ms\n.*")
+  lu.assertStrMatches(err, ".*info  /user/web: http GET /boom status 500 in [%d.]+ ms\n.*")
+  lu.assertStrMatches(err, ".*warn  /user/web/[^:]+: GET /boom: the handler raised: [^\n]*secret detail"
+    .. "\\nstack traceback:.*")
+end
+
+-- A restart closes the old incarnation's open connections (a keep-alive
+-- one here) and listens again on the same port.
+function TestHttpServer:test_a_restart_closes_the_old_connections()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.http.server({ handler = function() return "up" end }), { name = "web" })
+    return function() end
+  end)
+  lu.assertTrue(eventually(function() return #tend.children(sup) == 1 end))
+  local s = tend.children(sup)[1].ref
+  local c, read = raw(s)
+  tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+  local got, closed = read("\r\n\r\nup")
+  lu.assertStrContains(got, "HTTP/1.1 200 OK")
+  lu.assertFalse(closed) -- kept alive
+  local port = tend.ask(s, "port")
+  tend.chaos.crash(s)
+  local _, ended = read(nil, 10)
+  lu.assertTrue(ended) -- the old incarnation's connection is closed
+  lu.assertTrue(eventually(function()
+    local ok, r = pcall(tend.http.get, "http://127.0.0.1:" .. port .. "/")
+    return ok and r.body == "up"
+  end))
+end

@@ -169,7 +169,7 @@ print(n)
     return function()
       local r = tend.process.run({ "python3", "-c", py, tostring(tend.ask(s, "port")), "3" },
         { timeout = 30 })
-      tend.send(me, { got = tonumber(r.stdout) })
+      tend.send(me, { got = tonumber(r.stdout), why = r.stderr .. tostring(r.timed_out) })
     end
   end)
   lu.assertTrue(eventually(function() return count.pulls > 0 end, 15))
@@ -180,6 +180,7 @@ print(n)
   lu.assertTrue(early > 0 and early < total / 2, "pulls while not read: " .. early)
   local msg = tend.receive(30)
   lu.assertNotNil(msg)
+  lu.assertNotNil(msg.got, msg.why)
   lu.assertTrue(msg.got > total * #chunk, "bytes read: " .. tostring(msg.got)) -- with the head
   lu.assertEquals(count.pulls, total + 1)
 end
@@ -252,3 +253,30 @@ function TestHttpStream:test_the_timeout_covers_the_handler_not_the_stream()
   lu.assertEquals({ r.status, r.body }, { 200, "slow1slow2slow3" })
 end
 
+
+-- The server stopping mid-stream cuts the body: the client sees it end
+-- short; the request's actor goes with the server.
+function TestHttpStream:test_a_server_stopping_mid_stream_cuts_the_body()
+  local pulls = 0
+  local s = tend.http.serve({ handler = function()
+    return { body = function()
+      pulls = pulls + 1
+      tend.sleep(0.02)
+      return "tick\n"
+    end }
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(s, "port"), framing = "raw" })
+  tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+  lu.assertTrue(eventually(function() return pulls >= 3 end))
+  tend.stop(s)
+  local got, closed = "", false
+  local deadline = tend.now() + 10
+  while not closed and tend.now() < deadline do
+    local msg = tend.receive(deadline - tend.now())
+    if msg and msg.tend == "data" then got = got .. msg.data end
+    if msg and msg.tend == "closed" then closed = true end
+  end
+  lu.assertTrue(closed)
+  lu.assertStrContains(got, "tick\n")
+  lu.assertNil(got:find("0\r\n\r\n", 1, true)) -- no last chunk: cut short
+end

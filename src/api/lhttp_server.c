@@ -1,7 +1,8 @@
 /* lhttp_server: the real transport of tend.http.serve
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
- * respond, stream, send, close) and core.httpd_event, a request's trace event.
+ * respond, stream, send, ws_*, close) and core.httpd_event, a request's trace
+ * event.
  */
 #include <lauxlib.h>
 #include <string.h>
@@ -139,6 +140,62 @@ static int l_send(lua_State *L) {
   return 1;
 }
 
+/* s:ws_upgrade(id, actor) -> the connection's id; false when the request
+ * is gone; nil when it is not a WebSocket handshake. */
+static int l_ws_upgrade(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  tend_actor *a = tend_ref_actor(tend_host_of(L),
+                                 tend_check_ref(L, 3, "tend.http", "actor"));
+  int64_t w = a == NULL
+                  ? 0
+                  : tend_httpd_ws_upgrade(s, (int64_t)id, tend_actor_id(a),
+                                          tend_actor_gen(a));
+  if (w > 0)
+    lua_pushinteger(L, (lua_Integer)w);
+  else if (w == 0)
+    lua_pushboolean(L, 0);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
+/* s:ws_send(wid, data, binary) -> the bytes still queued, or false when
+ * the connection is gone. */
+static int l_ws_send(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer wid = luaL_checkinteger(L, 2);
+  size_t n;
+  const char *data = luaL_checklstring(L, 3, &n);
+  int64_t q =
+      tend_httpd_ws_send(L, s, (int64_t)wid, data, n, lua_toboolean(L, 4));
+  if (q < 0)
+    lua_pushboolean(L, 0);
+  else
+    lua_pushinteger(L, (lua_Integer)q);
+  return 1;
+}
+
+/* s:ws_queued(wid) -> bytes queued, or false when gone. */
+static int l_ws_queued(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  int64_t q = tend_httpd_ws_queued(s, (int64_t)luaL_checkinteger(L, 2));
+  if (q < 0)
+    lua_pushboolean(L, 0);
+  else
+    lua_pushinteger(L, (lua_Integer)q);
+  return 1;
+}
+
+/* s:ws_close(wid, code) -> true, or false when gone. */
+static int l_ws_close(lua_State *L) {
+  tend_httpd *s = check_server(L);
+  lua_Integer wid = luaL_checkinteger(L, 2);
+  lua_Integer code = luaL_optinteger(L, 3, 1000);
+  lua_pushboolean(L, tend_httpd_ws_close(L, s, (int64_t)wid, (int)code));
+  return 1;
+}
+
 static int l_close(lua_State *L) {
   tend_httpd_close(check_server(L));
   return 0;
@@ -173,6 +230,10 @@ void tend_open_http_server(lua_State *L) {
                                  {"respond", l_respond},
                                  {"stream", l_stream},
                                  {"send", l_send},
+                                 {"ws_upgrade", l_ws_upgrade},
+                                 {"ws_send", l_ws_send},
+                                 {"ws_queued", l_ws_queued},
+                                 {"ws_close", l_ws_close},
                                  {"close", l_close},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TEND_HTTPD_MT);

@@ -331,7 +331,7 @@ print(tend.http.get("http://api/health", { timeout = 2 }).body)   --> you asked 
     },
   },
   { name = "tend.http.serve",
-    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug, tls} [, spawn_opts] -> ref",
+    sig = "tend.http.serve{host, port, handler, name, max_connections, max_body, timeout, debug, tls, ws} [, spawn_opts] -> ref",
     summary = "An HTTP/1.1 and HTTP/2 server (H2O on tend's loop), an actor bound in the caller; under --virtual-time a simulated server.",
     text = [[
 Binds in the caller: a taken port or a host that does not resolve raises
@@ -375,6 +375,7 @@ tend.stop(server)]],
       { "max_body", "integer?", "bytes of a request body (default 8 MiB); more: 413" },
       { "timeout", "number?", "seconds a handler has to return (default 30), then 503 (a streamed body's pulls are not timed); also a TLS handshake, a request's head and an idle keep-alive connection, then closed" },
       { "debug", "boolean?", "a handler's error text is the body of its 500 (default false)" },
+      { "ws", "fun(ctx: tend.Ctx, req: tend.HttpServerRequest): any", "WebSocket: every upgrade request becomes a connection actor built by it (see ctx:ws_send); a route may carry its own ws" },
       { "tls", "{cert: string, key: string}?", "HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1" },
     },
   },
@@ -388,9 +389,50 @@ tend.stop(server)]],
       { "body", "string", "the body (at most max_body bytes)" },
       { "peer", "string?", "\"address:port\" of the client" },
       { "version", "string", "\"1.1\", \"1.0\" or \"2\"" },
+      { "websocket", "boolean?", "true on a WebSocket handshake (HTTP/1.1 Upgrade)" },
       { "scheme", "string", "\"http\", or \"https\" on a server with tls" },
       { "params", "table<string, string>?", "the router's :names, decoded" },
     },
+  },
+  { name = "ctx:ws_send",
+    sig = "ctx:ws_send(data [, binary]) -> true | false, \"closed\"",
+    summary = "In a WebSocket connection's actor (tend.http.serve's ws): sends a text message (a binary one with binary = true).",
+    text = [[
+The actor's factory(ctx, req) returns its behavior, which gets { tend =
+"ws", data, binary } per message and { tend = "closed", code, reason }
+once at the end (the peer's close code and reason; 1006 when the
+connection just ended), after which it stops. Writes are back-pressured as
+tend.tcp's: while more than 1 MiB is queued the sender waits until the
+socket has taken it down to 256 KiB.]],
+    params = { { "data", "string", "the message" }, { "binary", "boolean?", "a binary frame (default: text)" } },
+    returns = { { "boolean", "true, or false once the connection ended" },
+                { "string?", "\"closed\" with false" } },
+    errors = { "an error outside a WebSocket connection's actor", "an error when data is not a string" },
+    example = [[
+local tend = require "tend"
+local server = tend.http.serve { handler = function() return "no upgrade here" end,
+  ws = function(ctx, req)
+    return function(msg, ctx)
+      if msg.tend == "ws" then ctx:ws_send("echo " .. msg.data, msg.binary) end
+    end
+  end }
+tend.stop(server)]],
+  },
+  { name = "ctx:ws_close",
+    sig = "ctx:ws_close([code])",
+    summary = "In a WebSocket connection's actor: sends a close frame after what is queued (code 1000 unless given).",
+    text = "The actor gets { tend = \"closed\", code, reason } once the peer answered, then stops.",
+    params = { { "code", "integer?", "1000-4999 (default 1000)" } },
+    returns = {},
+    errors = { "an error outside a WebSocket connection's actor", "an error naming code when it is not 1000-4999" },
+    example = [[
+local tend = require "tend"
+local server = tend.http.serve { handler = function() return "" end, ws = function()
+  return function(msg, ctx)
+    if msg.tend == "ws" and msg.data == "bye" then ctx:ws_close(4000) end
+  end
+end }
+tend.stop(server)]],
   },
   { name = "tend.http.server",
     sig = "tend.http.server{...} -> factory",
@@ -419,8 +461,11 @@ tend.stop(sup)]],
 A pattern's segments may be :name (/items/:id). The first route whose
 method and pattern match runs. No path matches: 404; the path matches only
 other methods: 405 with Allow. Method "*" takes every method; a GET route
-serves HEAD.]],
-    params = { { "routes", "table[]", "{ method, pattern, fn(req, ctx) } each" } },
+serves HEAD. A route with ws = factory takes WebSocket upgrades on its path
+({ "GET", "/chat", ws = factory }; a plain request to it gets 426 unless
+the route also has fn). Any handler may accept an upgrade by returning
+{ ws = factory }.]],
+    params = { { "routes", "table[]", "{ method, pattern, fn(req, ctx) [, ws = factory] } each" } },
     returns = { { "function", "a handler for tend.http.serve" } },
     errors = { "an error naming the route that is not {method, pattern, function}" },
     example = [[

@@ -26,6 +26,7 @@ static void finish(tend_httpd *s) {
   SSL_CTX_free(s->accept.ssl_ctx);
   s->accept.ssl_ctx = NULL;
   tend_slots_free(&s->reqs);
+  tend_slots_free(&s->wss);
 }
 
 static void on_listener_close(uv_handle_t *handle) {
@@ -234,6 +235,10 @@ static int request_p(lua_State *L) {
   else
     lua_pushfstring(L, "%d.%d", major, minor);
   lua_setfield(L, -2, "version");
+  if (tend_httpd_is_ws(req)) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "websocket");
+  }
   if (req->scheme)
     push_lstr(L, "scheme", req->scheme->name.base, req->scheme->name.len);
   tend_actor_send(L, s->h, s->owner_id, s->owner_gen, -1, s->owner_id,
@@ -418,6 +423,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
       ntohs(me.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&me)->sin6_port
                                      : ((struct sockaddr_in *)&me)->sin_port);
   tend_slots_init(&s->reqs);
+  tend_slots_init(&s->wss);
   setup_h2o(s, spec);
   s->accept.ssl_ctx = tls; /* H2O runs the handshake on each connection */
   s->open = 1;
@@ -461,6 +467,7 @@ void tend_httpd_close(tend_httpd *s) {
   s->ud_ref = LUA_NOREF;
   uv_close((uv_handle_t *)&s->listener, on_listener_close);
   answer_all_unavailable(s);
+  tend_httpd_ws_end_all(s, 0, 0, 1);
   for (httpd_conn *c = s->conns; c; c = c->next) { /* H2O reads the end */
     uv_os_fd_t fd;
     if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) shutdown(fd, SHUT_RDWR);
@@ -490,7 +497,10 @@ static void owner_died(lua_State *L, tend_host *h, tend_actor *a) {
   tend_httpd *s = h->httpd;
   while (s) {
     tend_httpd *next = s->next;
-    if (s->owner_id == a->id && s->owner_gen == a->gen) tend_httpd_close(s);
+    if (s->owner_id == a->id && s->owner_gen == a->gen)
+      tend_httpd_close(s);
+    else if (s->wss.n > 1) /* a WebSocket connection's actor */
+      tend_httpd_ws_end_all(s, a->id, a->gen, 0);
     s = next;
   }
 }

@@ -58,6 +58,18 @@ int tend_httpd_stream(lua_State *L, tend_httpd *s, int64_t id, int status,
  * error: the client sees a cut body). 1 when sent, 0 when it is gone. */
 int tend_httpd_stream_send(lua_State *L, tend_httpd *s, int64_t id,
                            const char *data, size_t len, int end);
+/* WebSocket (ws.c): upgrades request id (a handshake) to a connection of
+ * the actor: > 0 its id; 0 the request is gone; -1 not a handshake. */
+int64_t tend_httpd_ws_upgrade(tend_httpd *s, int64_t id, uint32_t actor_id,
+                              uint32_t actor_gen);
+/* Queues a message (binary or text); the bytes still queued after what
+ * the socket took, or -1 when the connection is gone. */
+int64_t tend_httpd_ws_send(lua_State *L, tend_httpd *s, int64_t wid,
+                           const char *data, size_t len, int binary);
+/* The bytes queued on it, or -1 when gone. */
+int64_t tend_httpd_ws_queued(tend_httpd *s, int64_t wid);
+/* Sends a close frame with code; 0 when gone. */
+int tend_httpd_ws_close(lua_State *L, tend_httpd *s, int64_t wid, int code);
 /* Stops: see above. Idempotent. */
 void tend_httpd_close(tend_httpd *s);
 /* Its userdata was collected: closes it; freed when unused. */

@@ -54,12 +54,14 @@ struct tend_httpd {
   uint64_t refused; /* closed at once: over max_connections */
   httpd_conn *conns;
   tend_slots reqs; /* id -> httpd_req * waiting */
+  tend_slots wss;  /* id -> httpd_ws *: WebSocket connections (ws.c) */
   int ud_ref;
   uint8_t open;          /* 1: listening, taking requests */
   uint8_t listener_open; /* 1: the listener's handle is not closed yet */
   uint8_t ctx_live;      /* 1: H2O's context and config not disposed */
   uint8_t lua_gone;      /* 1: its userdata was collected */
   uint8_t in_send;       /* 1: inside h2o_send (body.c): tell nothing now */
+  lua_State *in_L;       /* inside a WebSocket flush from Lua (ws.c) */
 };
 
 /* Request id as Lua sees it: the slot's generation above its index. */
@@ -74,6 +76,13 @@ void tend_httpd_tell(lua_State *L, tend_httpd *s, const char *ev, int64_t id,
 /* Adds the string pairs of the table at hidx to req's response headers. */
 void tend_httpd_add_headers(lua_State *L, h2o_req_t *req, int hidx);
 const char *tend_httpd_reason(int status);
+/* ws.c: a WebSocket connection. */
+typedef struct httpd_ws httpd_ws;
+/* 1 when req is a WebSocket handshake H2O can take (HTTP/1.1). */
+int tend_httpd_is_ws(h2o_req_t *req);
+/* Ends the connections of the actor (all: every one). */
+void tend_httpd_ws_end_all(tend_httpd *s, uint32_t actor_id, uint32_t actor_gen,
+                           int all);
 /* tls.c: an OpenSSL server context for the PEM files cert and key, or
  * NULL with "tls.cert: why" / "tls.key: why" pushed. */
 SSL_CTX *tend_httpd_tls(lua_State *L, const char *cert, const char *key);
