@@ -21,6 +21,8 @@ local INTERNAL = {
   "pass_hook",
   -- tend.pool's smallest_mailbox routing (lua/tend/pool.lua)
   "mailbox_load",
+  -- tend.pg across schedulers (lua/tend/pg.lua)
+  "sched_pg_join", "sched_pg_leave", "sched_pg_members",
   -- tend.inspect and tend.reload (lua/tend/code.lua)
   "code_actor", "code_install", "code_requeue",
   -- tend.http

@@ -74,4 +74,14 @@ function M.worker(ctx, log, id)
   }
 end
 
+-- Joins `group` (tend.pg); tells `to` {scheduler, msg} of every message.
+function M.joiner(ctx, group, to)
+  tend.pg.join(group, ctx.self)
+  return function(msg)
+    if msg == "leave" then tend.pg.leave(group, ctx.self)
+    elseif msg == "quit" then return tend.stopped
+    else tend.send(to, { (tend.scheduler()), msg }) end
+  end
+end
+
 return M

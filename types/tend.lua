@@ -1022,6 +1022,8 @@ function tend.pg.join(group, refs) end
 function tend.pg.leave(group, refs) end
 
 ---The live members of group on every node up, by node name, then in join order.
+---
+---With several schedulers (--schedulers) a group that is a string, a number or a boolean spans them: every scheduler's members, scheduler by scheduler, each in join order.
 ---@param group any # the group
 ---@return tend.Ref[] # the members
 function tend.pg.members(group) end

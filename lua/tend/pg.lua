@@ -53,6 +53,22 @@ local function spans(group)
   return t == "string" or t == "number" or t == "boolean"
 end
 
+-- Across the schedulers of this process (--schedulers): a group that spans
+-- nodes spans schedulers too. Each scheduler's members are written to the
+-- shared list of the C core (runtime/nodes/schedgroups.c) under the
+-- group's key; members() and send() read the others' from it (an actor's
+-- entries go when it dies). Monitors see their own scheduler's changes.
+local function several() return select(2, tend.scheduler()) > 1 end
+
+local function key_of(group)
+  local t = type(group)
+  if t == "number" then
+    local n = math.tointeger(group)
+    return n and ("n:" .. n) or ("n:" .. string.format("%.17g", group))
+  end
+  return t:sub(1, 1) .. ":" .. tostring(group)
+end
+
 -- ------------------------------------------------------------ announcing
 
 local function by_name(list)
@@ -392,7 +408,10 @@ function M.join(group, what)
   local refs = refs_of("join", what)
   for _, r in ipairs(refs) do
     local c = tend.remote_coords(r)
-    if c then
+    if c and c[1] == (node.name() or "") then
+      error(("tend.pg.join: ref: %s is an actor of scheduler %d: join it there (a scheduler's own actors join its groups)")
+        :format(tostring(r), c[6] >> 1), 2)
+    elseif c then
       error(("tend.pg.join: ref: %s is an actor of node %s: join it there (a node's own actors join its groups)")
         :format(tostring(r), c[1]), 2)
     end
@@ -412,9 +431,11 @@ function M.join(group, what)
     set = setmetatable({}, { __mode = "k" })
     groups[group] = set
   end
+  local shared = spans(group) and several()
   for _, r in ipairs(new) do
     joins = joins + 1
     set[r] = joins
+    if shared then tend.sched_pg_join(key_of(group), r) end
   end
   notify(group, "join", new)
   watch_members(new)
@@ -436,6 +457,9 @@ function M.leave(group, what)
     end
   end
   if next(set) == nil then groups[group] = nil end
+  if spans(group) and several() then
+    for _, r in ipairs(gone) do tend.sched_pg_leave(key_of(group), r) end
+  end
   notify(group, "leave", gone)
   if spans(group) then announce("leave", { { group, gone } }) end
   return left -- (the dead members go at the next read: a leave costs the
@@ -455,6 +479,19 @@ end
 function M.members(group)
   check_group("members", group)
   local mine = live(group) or {}
+  if spans(group) and several() then -- the schedulers' in index order
+    local me = tend.scheduler()
+    local out, placed = {}, false
+    for _, e in ipairs(tend.sched_pg_members(key_of(group))) do
+      if e[1] > me and not placed then
+        table.move(mine, 1, #mine, #out + 1, out)
+        placed = true
+      end
+      if tend.alive(e[2]) then out[#out + 1] = e[2] end
+    end
+    if not placed then table.move(mine, 1, #mine, #out + 1, out) end
+    return out
+  end
   if not node.running() or not spans(group) then return mine end
   local parts = { { node.name(), mine } }
   for name in pairs(up) do

@@ -225,3 +225,39 @@ function TestSchedulers:test_a_path_under_user_reaches_across()
   tend.sleep(0.01)
   lu.assertNil(tend.whereis("/user/by_path"))
 end
+
+function TestSchedulers:test_a_process_group_spans_the_schedulers()
+  local me = tend.self()
+  local two = tend.spawn("sched_actors.joiner", { scheduler = 2, args = { "room", me } })
+  local one = tend.spawn("sched_actors.joiner", { scheduler = 1, args = { "room", me } })
+  local zero = tend.spawn("sched_actors.joiner", { args = { "room", me } })
+  tend.spawn("sched_actors.joiner", { scheduler = 1, args = { { "not", "spanning" }, me } })
+  local members
+  for _ = 1, 100 do -- the joins there are made at those actors' starts
+    members = tend.pg.members("room")
+    if #members == 3 then break end
+    tend.sleep(0.01)
+  end
+  lu.assertEquals(members, { zero, one, two }) -- in scheduler order
+  lu.assertEquals(tend.pg.local_members("room"), { zero })
+  lu.assertEquals(tend.pg.send("room", "hi"), 3)
+  local got = {}
+  for _ = 1, 3 do
+    local m = tend.receive(5)
+    got[#got + 1] = m[1] .. " " .. m[2]
+  end
+  table.sort(got)
+  lu.assertEquals(got, { "0 hi", "1 hi", "2 hi" })
+  tend.send(two, "quit") -- a member that dies leaves
+  tend.send(one, "leave")
+  for _ = 1, 100 do
+    if #tend.pg.members("room") == 1 then break end
+    tend.sleep(0.01)
+  end
+  lu.assertEquals(tend.pg.members("room"), { zero })
+  local ok, err = pcall(tend.pg.join, "room", one)
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "is an actor of scheduler 1: join it there")
+  tend.stop(zero)
+  tend.stop(one)
+end

@@ -301,7 +301,9 @@ local function tls_server(opts)
 end
 
 function TestHttpBadInput:test_tls_garbage_is_dropped_and_the_server_lives()
-  local s, calls = tls_server({ timeout = 0.5 })
+  -- (2 s: a whole handshake and request of the server under valgrind
+  -- takes more than half a second)
+  local s, calls = tls_server({ timeout = 2 })
   local fds0 = fds()
   local garbage = {
     "GET / HTTP/1.1\r\nHost: x\r\n\r\n",        -- plain HTTP on the TLS port
@@ -322,9 +324,9 @@ function TestHttpBadInput:test_tls_garbage_is_dropped_and_the_server_lives()
   local c, read = raw(s)
   local t0 = tend.now()
   tend.tcp.write(c, "\22\3\1")
-  local _, closed = read(nil, 5)
+  local _, closed = read(nil, 8)
   lu.assertTrue(closed)
-  lu.assertTrue(tend.now() - t0 >= 0.45 and tend.now() - t0 < 3, "cut after " .. (tend.now() - t0))
+  lu.assertTrue(tend.now() - t0 >= 1.95 and tend.now() - t0 < 6, "cut after " .. (tend.now() - t0))
   lu.assertEquals(calls(), 0)
   lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
   lu.assertTrue(eventually(function() return fds() <= fds0 end), "descriptors left")

@@ -186,6 +186,7 @@ void tend_open_backoff(lua_State *L);       /* lbackoff.c */
 void tend_open_typed(lua_State *L);         /* ltyped.c */
 void tend_open_inspect(lua_State *L);       /* linspect.c */
 void tend_open_survey(lua_State *L);        /* lsurvey.c */
+void tend_open_schedpg(lua_State *L);       /* lschedpg.c */
 void tend_open_chaos(lua_State *L);         /* lchaos.c */
 void tend_open_invariant(lua_State *L);     /* linvariant.c */
 void tend_open_hostlib(lua_State *L);       /* lhost.c */

@@ -17,6 +17,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_typed(L);
   tend_open_inspect(L);
   tend_open_survey(L);
+  tend_open_schedpg(L);
   tend_open_chaos(L);
   tend_open_invariant(L);
   tend_open_hostlib(L);

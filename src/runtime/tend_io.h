@@ -533,6 +533,14 @@ int tend_schedulers_reg_claim(lua_State *L, tend_host *h, tend_actor *a,
                               const char *name);
 /* The name goes (when h's scheduler has it). */
 void tend_schedulers_reg_release(tend_host *h, const char *name);
+/* Process groups across schedulers (tend.pg; the group as a key string
+ * made by lua/tend/pg.lua): a, an actor of h's scheduler, joins or leaves
+ * key; pg_push pushes a list of {scheduler, ref} of the other schedulers'
+ * members of key (refs as proxies), in scheduler then join order. */
+void tend_schedulers_pg_join(lua_State *L, tend_host *h, const char *key,
+                             tend_actor *a);
+void tend_schedulers_pg_leave(tend_host *h, const char *key, tend_actor *a);
+void tend_schedulers_pg_push(lua_State *L, tend_host *h, const char *key);
 /* a (a child of /user, named) is spawned: its name, claimed before, now
  * leads to it from the other schedulers (tend.whereis("/user/x")). */
 void tend_schedulers_bind_name(lua_State *L, tend_host *h, tend_actor *a);

@@ -499,6 +499,7 @@ void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a) {
   if ((a->flags & TEND_AF_NAMED) && a->parent == h->user && h->user)
     tend_sched_release_name(L, h, a);
   tend_sched_reg_forget(h, a);
+  tend_sched_pg_forget(h, a);
   if (!(a->flags & TEND_AF_WATCHED_ABROAD)) return;
   int top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->sched_watchers_ref);

@@ -46,6 +46,15 @@ typedef struct reg_name {
   char *path;
 } reg_name;
 
+/* A member of a process group (tend.pg) across schedulers: the group's
+ * key (lua/tend/pg.lua makes it), its scheduler and actor, its path. */
+typedef struct pg_entry {
+  char *key;
+  int sched;
+  uint32_t id, gen;
+  char *path;
+} pg_entry;
+
 typedef struct user_name {
   char *name;
   int sched;
@@ -78,6 +87,9 @@ struct tend_scheds {
   /* how many of regs scheduler k holds: written under the lock and only
    * by k's own thread (its actors' names), so k reads it without */
   int held[TEND_SCHEDULERS_MAX];
+  pg_entry *pg; /* process groups' members, in join order (schedgroups.c) */
+  int n_pg, cap_pg;
+  int held_pg[TEND_SCHEDULERS_MAX]; /* as held, for pg */
 };
 
 #define NO_LIMIT ((size_t)1 << 30) /* the codec's bound within a process */
@@ -105,6 +117,10 @@ void tend_sched_death(lua_State *L, tend_host *h, tend_actor *a);
 /* schedquery.c */
 /* Answers the question in e (ENV_QUERY) from h's state. */
 int tend_sched_answer_query(lua_State *L, tend_host *h, const envelope *e);
+
+/* schedgroups.c */
+/* a (dead) leaves every group it was in. */
+void tend_sched_pg_forget(tend_host *h, tend_actor *a);
 
 /* schednames.c */
 /* a's name (a child of /user) is free again. */
