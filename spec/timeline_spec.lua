@@ -172,3 +172,15 @@ function TestTimeline:test_timeline_refuses_infinity_and_directories()
   os.remove(svg)
   os.execute("rmdir " .. dir)
 end
+
+function TestTimeline:test_a_lane_says_the_scheduler_of_its_actor()
+  local events = {
+    { t = 0, ev = "spawn", sched = 0, path = "/user/here" },
+    { t = 0, ev = "spawn", sched = 2, path = "/user/there" },
+    { t = 1, ev = "fail", sched = 2, path = "/user/there", kind = "Error" },
+  }
+  local svg = timeline.render(events)
+  lu.assertStrContains(svg, ">there (scheduler 2)</text>")
+  lu.assertStrContains(svg, ">here</text>") -- scheduler 0: nothing said
+  lu.assertStrContains(svg, "sched: 2") -- in the mark's tooltip
+end

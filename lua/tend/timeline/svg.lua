@@ -151,13 +151,14 @@ function M.render(events, heading)
   lane("/user/main") -- the main chunk has a lane even when nothing happened to it
   for n in pairs(nodes) do lane("/@" .. n) end
   local freezes = freeze_bars(events)
-  local is_stream, is_process = {}, {}
+  local is_stream, is_process, sched_of = {}, {}, {} -- sched_of: other than 0
   for _, e in ipairs(events) do
     if e.ev == "trace" and type(e.detail) == "string" then seed = e.detail:match("seed (%-?%d+)") end
     local p = e.path
     if type(p) == "string" and p:match("^/.") and p ~= "*" then lane(p) end
     if type(p) == "string" and e.ev:match("^stream_") then is_stream[p] = true end
     if type(p) == "string" and e.ev == "spawn_os" then is_process[p] = true end
+    if type(p) == "string" and math.type(e.sched) == "integer" and e.sched > 0 then sched_of[p] = e.sched end
     local finish = e.t + (((e.ev == "backoff" or e.ev == "stream_backoff") and type(e.delay) == "number")
       and e.delay or 0)
     if finish > t_max then t_max = finish end
@@ -221,7 +222,8 @@ function M.render(events, heading)
       add('<rect x="0" y="%.1f" width="%d" height="%d" fill="%s"/>', lane_top(i), width, lane_h,
         node and "#e8eef6" or "#f6f7f9")
     end
-    local suffix = is_process[p] and " (OS process)" or is_stream[p] and " (stream)" or ""
+    local suffix = (is_process[p] and " (OS process)" or is_stream[p] and " (stream)" or "")
+      .. (sched_of[p] and (" (scheduler " .. sched_of[p] .. ")") or "")
     add('<text x="%d" y="%.1f" dominant-baseline="middle"%s>%s%s</text>', 8 + depth * 12, y(i),
       (depth == 0 or node) and ' font-weight="bold"' or "", esc(name), suffix)
     add('</g>')
