@@ -23,6 +23,17 @@ local internal = require "tend.internal"
 
 local M = {}
 
+-- The real actor of each stand-in of this scheduler (weak keys: a
+-- stand-in gone is forgotten), for routers that skip the hop (tend.pool).
+local current = setmetatable({}, { __mode = "k" })
+
+-- The real actor of the stand-in ref while it lives, else ref itself.
+function M.target(ref)
+  local real = current[ref]
+  if real ~= nil and tend.alive(real) then return real end
+  return ref
+end
+
 local down = setmetatable({}, { __name = "tend.away: the real actor ended" })
 
 -- The reason a real actor failed with, as its supervisor here sees it: an
@@ -44,6 +55,7 @@ local function start(ctx, k, spec, args)
     restart = "temporary" })
   internal.adopt(real)
   ctx:watch(real)
+  current[ctx.self] = real
   return real
 end
 

@@ -9,8 +9,10 @@
 -- With spread = true the members are placed on every scheduler in turn
 -- (member i on scheduler (i - 1) % n, --schedulers), each one away from the
 -- pool's scheduler a child through a stand-in (lua/tend/away.lua): the
--- pool supervises them as any other; smallest_mailbox then sees the
--- stand-ins' mailboxes (they forward at once), not the members' own.
+-- pool supervises them as any other, and routes a message straight to the
+-- member there (not through its stand-in, which would forward only once
+-- this scheduler got to it); smallest_mailbox sees the stand-ins'
+-- mailboxes, not the members' own.
 --
 -- A library on the API (Lua): it only spawns, watches and forwards; it
 -- keeps its members in a list of its own (a member restarted is the same
@@ -112,6 +114,9 @@ local function pool(opts)
   local factory, args, spread = opts.factory, opts.args, opts.spread
   local spawn_opts = { name = opts.name, children = opts.strategy }
   local route = pick[routing]
+  -- spread: a member away is reached straight, not through its stand-in
+  -- (which would forward only once this scheduler got to it)
+  local via = spread and require("tend.away").target or function(m) return m end
   local function behavior(ctx)
     local state, members = { next = 0 }, {}
     local _, schedulers = tend.scheduler()
@@ -138,7 +143,7 @@ local function pool(opts)
       if #members == 0 then return tend.unhandled end
       if routing == "broadcast" then
         for _, m in ipairs(members) do
-          if tend.alive(m) then m:tell(msg, ctx.sender) end
+          if tend.alive(m) then via(m):tell(msg, ctx.sender) end
         end
         return
       end
@@ -148,7 +153,7 @@ local function pool(opts)
         if #members == 0 then return tend.unhandled end
         to = route(members, state)
       end
-      to:tell(msg, ctx.sender)
+      via(to):tell(msg, ctx.sender)
     end
   end
   local ok, ref -- under /user, or as a child of `under` (tend.start_child)
