@@ -2,8 +2,9 @@
 # scripts/check (bash). Each suite is a command whose output is kept apart
 # and printed whole, in the order the suites were added, as soon as it and
 # every suite before it have ended (grouped, never interleaved). At the end:
-# the ten slowest suites with their wall and processor times, then one line
-# "N passed, M failed" over all.
+# the ten slowest suites with their wall and processor times, the failed
+# suites again with their failing tests (so the end of a long log names
+# them), then one line "N passed, M failed" over all.
 #
 #   suite NAME KIND [PATTERN] -- COMMAND...   adds a suite; KIND says how
 #                                             it counts:
@@ -30,7 +31,7 @@ s_passed=0
 s_failed=0
 s_tmp=$(mktemp -d)
 trap 'rm -rf "$s_tmp"' EXIT
-declare -a s_name s_kind s_pat s_cmd s_head
+declare -a s_name s_kind s_pat s_cmd s_head s_fails
 
 header() { s_pending_header="$1"; }
 s_pending_header=""
@@ -52,9 +53,19 @@ s_add() { # $1 $2: passed and failed counts
   s_failed=$((s_failed + $2))
 }
 
+s_failed_at() { # $1: the suite's index; keeps its name and failing tests
+  # (luaunit's "N) test_name" lines and the line after each) for the end
+  local l grab=0 tests=""
+  while IFS= read -r l || [ -n "$l" ]; do
+    if [ "$grab" -eq 1 ]; then tests+="      ${l:0:200}"$'\n'; grab=0; fi
+    if [[ $l =~ ^[0-9]+\)\ [A-Za-z_] ]]; then tests+="    $l"$'\n'; grab=1; fi
+  done < "$s_tmp/$1.out"
+  s_fails+=("  ${s_name[$1]}"$'\n'"$tests")
+}
+
 s_tally() { # $1: the suite's index; prints its output and counts it
   # (few forks: a fork costs ~20 ms on a loaded machine, ~100 suites)
-  local i=$1 out="$s_tmp/$1.out" rc line="" l
+  local i=$1 out="$s_tmp/$1.out" rc line="" l f0=$s_failed
   read -r rc < "$s_tmp/$i.rc"
   [ -n "${s_head[i]}" ] && echo "== ${s_head[i]}"
   case ${s_kind[i]} in
@@ -84,6 +95,8 @@ s_tally() { # $1: the suite's index; prints its output and counts it
         s_add 0 1
       fi ;;
   esac
+  [ "$s_failed" -gt "$f0" ] && s_failed_at "$i"
+  return 0
 }
 
 s_ms() { # $1: a time as `times` prints it (1m2.345s); sets REPLY to its ms
@@ -130,6 +143,10 @@ run_suites() {
     keep != "" { printf "%.1f\t%.1f\t%s\n", $1 / 1000, $2 / 1000, $3 > keep }
     { w += $1; c += $2 }
     END { printf "all suites: %.1f s of wall time one after the other, %.1f s of processor time\n", w / 1000, c / 1000 }'
+  if [ "${#s_fails[@]}" -gt 0 ]; then
+    echo "== failed suites"
+    printf '%s' "${s_fails[@]}"
+  fi
   echo "$s_passed passed, $s_failed failed"
   [ "$s_failed" -eq 0 ]
 }
