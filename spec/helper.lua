@@ -33,6 +33,26 @@ function H.assert_clean()
   assert(s.timers == 0, "timers left behind: " .. s.timers)
 end
 
+-- Drops what is queued for the running spec task (what a test before
+-- left), after letting other actors run a moment.
+function H.drain()
+  tend.sleep(0.01)
+  while select("#", tend.receive(0)) > 0 do end
+end
+
+-- Stops every actor under /user but the spec runner, then asserts that
+-- none is left (sockets close asynchronously: it waits, as H.eventually),
+-- that no HTTP request is in flight, and H.assert_clean.
+function H.stop_user_and_assert_clean()
+  for _, row in ipairs(tend.children("/user")) do
+    if row.ref ~= tend.self() then tend.stop(row.ref) end
+  end
+  local clean = H.eventually(function() return tend.stats().actors == 1 end)
+  assert(clean, "actors left behind: " .. (tend.stats().actors - 1))
+  assert(tend.http.in_flight() == 0, "HTTP requests left in flight: " .. tend.http.in_flight())
+  H.assert_clean()
+end
+
 -- Waits until pred() holds, sleeping 10 ms at a time, at most `seconds`
 -- (default 20: valgrind on a loaded machine is slow); returns whether it
 -- held. For specs in real time (sockets, processes).

@@ -16,19 +16,9 @@ TestHttpBadInput = {}
 
 local eventually = H.eventually
 
-function TestHttpBadInput:setUp()
-  tend.sleep(0.01)
-  while select("#", tend.receive(0)) > 0 do end
-end
+function TestHttpBadInput:setUp() H.drain() end
 
-function TestHttpBadInput:tearDown()
-  for _, row in ipairs(tend.children("/user")) do
-    if row.ref ~= tend.self() then tend.stop(row.ref) end
-  end
-  local clean = eventually(function() return tend.stats().actors == 1 end)
-  lu.assertTrue(clean, "actors left behind: " .. (tend.stats().actors - 1))
-  H.assert_clean()
-end
+function TestHttpBadInput:tearDown() H.stop_user_and_assert_clean() end
 
 local function url(server, path)
   return "http://127.0.0.1:" .. tend.ask(server, "port") .. path

@@ -13,20 +13,9 @@ TestHttpStream = {}
 
 local eventually = H.eventually
 
-function TestHttpStream:setUp()
-  tend.sleep(0.01)
-  while select("#", tend.receive(0)) > 0 do end
-end
+function TestHttpStream:setUp() H.drain() end
 
-function TestHttpStream:tearDown()
-  for _, row in ipairs(tend.children("/user")) do
-    if row.ref ~= tend.self() then tend.stop(row.ref) end
-  end
-  local clean = eventually(function() return tend.stats().actors == 1 end)
-  lu.assertTrue(clean, "actors left behind: " .. (tend.stats().actors - 1))
-  lu.assertEquals(tend.http.in_flight(), 0)
-  H.assert_clean()
-end
+function TestHttpStream:tearDown() H.stop_user_and_assert_clean() end
 
 local function url(server, path)
   return "http://127.0.0.1:" .. tend.ask(server, "port") .. path

@@ -32,13 +32,7 @@ function TestHttpTls:setUp()
   f:close()
 end
 
-function TestHttpTls:tearDown()
-  for _, row in ipairs(tend.children("/user")) do
-    if row.ref ~= tend.self() then tend.stop(row.ref) end
-  end
-  lu.assertTrue(H.eventually(function() return tend.stats().actors == 1 end))
-  H.assert_clean()
-end
+function TestHttpTls:tearDown() H.stop_user_and_assert_clean() end
 
 local function serve()
   return tend.http.serve({ tls = { cert = pem("cert.pem"), key = pem("key.pem") },

@@ -99,13 +99,7 @@ function TestHttpWs:setUp()
   while select("#", tend.receive(0)) > 0 do end
 end
 
-function TestHttpWs:tearDown()
-  for _, row in ipairs(tend.children("/user")) do
-    if row.ref ~= tend.self() then tend.stop(row.ref) end
-  end
-  lu.assertTrue(H.eventually(function() return tend.stats().actors == 1 end))
-  H.assert_clean()
-end
+function TestHttpWs:tearDown() H.stop_user_and_assert_clean() end
 
 -- Runs the client against server s: path, then its words; its lines.
 local function client(s, path, ...)

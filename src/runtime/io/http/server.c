@@ -16,17 +16,40 @@ static void free_if_unused(tend_httpd *s) {
   if (s->lua_gone && !s->ctx_live && !s->listener_open) free(s);
 }
 
-/* Closed, with no connection and no listener left: H2O's context goes
- * (the caller then frees s if unused). */
-static void finish(tend_httpd *s) {
-  if (s->open || s->listener_open || s->live > 0 || !s->ctx_live) return;
+/* H2O's context embeds libuv timers that h2o_context_dispose only starts
+ * closing: s (which holds them) must outlive their close. They end in the
+ * loop's closing pass that follows the dispose; the reaper's first close
+ * ends in that same pass, and its second one in the pass after it, when
+ * the timers are surely done: only then is the context gone. */
+static void reaped(uv_handle_t *handle) {
+  tend_httpd *s = handle->data;
   s->ctx_live = 0;
+  free_if_unused(s);
+}
+
+static void reap_again(uv_handle_t *handle) {
+  tend_httpd *s = handle->data;
+  uv_idle_init(&s->h->loop, &s->reaper);
+  s->reaper.data = s;
+  uv_close((uv_handle_t *)&s->reaper, reaped);
+}
+
+/* Closed, with no connection and no listener left: H2O's context goes,
+ * then (once its timers closed) s is freed if unused. */
+static void finish(tend_httpd *s) {
+  if (s->open || s->listener_open || s->live > 0 || !s->ctx_live ||
+      s->ctx_closing)
+    return;
+  s->ctx_closing = 1;
   h2o_context_dispose(&s->ctx);
   h2o_config_dispose(&s->config);
   SSL_CTX_free(s->accept.ssl_ctx);
   s->accept.ssl_ctx = NULL;
   tend_slots_free(&s->reqs);
   tend_slots_free(&s->wss);
+  uv_idle_init(&s->h->loop, &s->reaper);
+  s->reaper.data = s;
+  uv_close((uv_handle_t *)&s->reaper, reap_again);
 }
 
 static void on_listener_close(uv_handle_t *handle) {
@@ -140,7 +163,7 @@ int64_t tend_httpd_req_id(const tend_httpd *s, const httpd_req *r) {
 }
 
 httpd_req *tend_httpd_req(tend_httpd *s, int64_t id) {
-  if (!s->ctx_live) return NULL;
+  if (!s->ctx_live || s->ctx_closing) return NULL;
   return tend_slots_get(&s->reqs, (uint32_t)(id & 0xffffffff),
                         (uint32_t)((uint64_t)id >> 32));
 }

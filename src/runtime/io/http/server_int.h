@@ -45,6 +45,7 @@ struct tend_httpd {
   h2o_context_t ctx;
   h2o_accept_ctx_t accept;
   uv_tcp_t listener;
+  uv_idle_t reaper; /* frees s once H2O's context closed (server.c) */
   tend_host *h;
   tend_httpd *prev, *next; /* in h->httpd while open */
   uint32_t owner_id, owner_gen;
@@ -58,7 +59,9 @@ struct tend_httpd {
   int ud_ref;
   uint8_t open;          /* 1: listening, taking requests */
   uint8_t listener_open; /* 1: the listener's handle is not closed yet */
-  uint8_t ctx_live;      /* 1: H2O's context and config not disposed */
+  uint8_t ctx_live;      /* 1: H2O's context not disposed, or its timers
+                            not closed yet */
+  uint8_t ctx_closing;   /* 1: disposed, its timers closing */
   uint8_t lua_gone;      /* 1: its userdata was collected */
   uint8_t in_send;       /* 1: inside h2o_send (body.c): tell nothing now */
   lua_State *in_L;       /* inside a WebSocket flush from Lua (ws.c) */

@@ -152,7 +152,7 @@ int64_t tend_httpd_ws_upgrade(tend_httpd *s, int64_t id, uint32_t actor_id,
 }
 
 static httpd_ws *ws_of(tend_httpd *s, int64_t wid) {
-  if (!s->ctx_live) return NULL;
+  if (!s->ctx_live || s->ctx_closing) return NULL;
   return tend_slots_get(&s->wss, (uint32_t)(wid & 0xffffffff),
                         (uint32_t)((uint64_t)wid >> 32));
 }
