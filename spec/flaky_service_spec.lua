@@ -14,9 +14,7 @@ local flaky = require "flaky_service"
 TestFlakyService = {}
 
 function TestFlakyService:tearDown()
-  for _, row in ipairs(tend.children("/user")) do
-    if row.ref ~= tend.self() then tend.stop(row.ref) end
-  end
+  H.stop_user()
   tend.sleep(30)
   H.settle()
   H.assert_clean()

@@ -40,13 +40,19 @@ function H.drain()
   while select("#", tend.receive(0)) > 0 do end
 end
 
--- Stops every actor under /user but the spec runner, then asserts that
--- none is left (sockets close asynchronously: it waits, as H.eventually),
--- that no HTTP request is in flight, and H.assert_clean.
-function H.stop_user_and_assert_clean()
+-- Stops every actor under /user but the spec runner (the servers a test
+-- started, say).
+function H.stop_user()
   for _, row in ipairs(tend.children("/user")) do
     if row.ref ~= tend.self() then tend.stop(row.ref) end
   end
+end
+
+-- H.stop_user, then asserts that no actor is left (sockets close
+-- asynchronously: it waits, as H.eventually), that no HTTP request is in
+-- flight, and H.assert_clean.
+function H.stop_user_and_assert_clean()
+  H.stop_user()
   local clean = H.eventually(function() return tend.stats().actors == 1 end)
   assert(clean, "actors left behind: " .. (tend.stats().actors - 1))
   assert(tend.http.in_flight() == 0, "HTTP requests left in flight: " .. tend.http.in_flight())

@@ -11,6 +11,7 @@ if not tend.virtual_time() then return end
 TestHttpStreamTwin = {}
 
 function TestHttpStreamTwin:tearDown()
+  H.stop_user() -- the servers
   tend.chaos.heal()
   H.settle()
   H.assert_clean()

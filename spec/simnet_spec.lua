@@ -17,6 +17,7 @@ local function settle() tend.sleep(0) H.settle() end
 
 function TestSimnet:setUp() while select("#", tend.receive(0)) > 0 do end end
 function TestSimnet:tearDown()
+  H.stop_user() -- the HTTP servers
   tend.chaos.heal()
   tend.sleep(30) -- what is still in flight arrives
   settle()

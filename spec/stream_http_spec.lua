@@ -9,7 +9,11 @@ local S = tend.stream
 
 TestStreamHttp = {}
 
-function TestStreamHttp:tearDown() H.assert_clean() end
+function TestStreamHttp:tearDown()
+  H.stop_user() -- the servers
+  H.settle()
+  H.assert_clean()
+end
 
 function TestStreamHttp:test_a_source_as_server_sent_events()
   local pulled = 0

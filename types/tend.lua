@@ -1685,7 +1685,7 @@ function tend_Ctx:ws_close(code) end
 ---tend.http.serve's server as a factory for a supervisor: a restart listens again on the same port.
 ---
 ---The same options as tend.http.serve. The old incarnation's connections are
----closed at its restart. Real clock only.
+---closed at its restart. Under --virtual-time, the simulated twin's.
 ---@param opts tend.HttpServeOpts # the options
 ---@return function # a factory for ctx:spawn or tend.start_child
 function tend.http.server(opts) end
@@ -1762,9 +1762,13 @@ function tend.simnet.latency(a, b, seconds, jitter) end
 ---tend.chaos.heal also removes the chaos rules on actors and heals the simulated nodes' bus.
 function tend.simnet.heal() end
 
----What tend.http.serve calls under --virtual-time; call tend.http.serve.
----@param opts tend.HttpServeOpts # host, port, handler
-function tend.simnet.http_serve(opts) end
+---What tend.http.serve binds under --virtual-time (the server actor is the real one's); call tend.http.serve.
+---
+---Binds spec.host:spec.port (0: 80 when free, else the host's next free port) for the server actor owner and returns its handle (port, refused, connections, respond, stream, send, hold, close). A simulated client's request is an ask of the server actor. A port whose owner is dead is free again.
+---@param spec table # the checked options of tend.http.serve
+---@param owner tend.Ref # the server actor
+---@return table # the handle
+function tend.simnet.http_bind(spec, owner) end
 
 ---What tend.http.request does under --virtual-time, its options already checked; call tend.http.request.
 ---@param opts tend.HttpRequestOpts # the request (unchecked here)

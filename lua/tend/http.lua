@@ -59,25 +59,19 @@ function M.get(url, opts)
 end
 
 -- tend.http.serve{ host, port, handler, name, max_connections, max_body,
--- timeout, debug } [, spawn opts] -> the server's ref (lua/tend/http_server.lua,
--- on H2O); under --virtual-time a simulated server (tend.simnet), which
--- takes the same options.
+-- timeout, debug, tls, ws } [, spawn opts] -> the server's ref, a child of
+-- the caller (lua/tend/http_server.lua): on H2O under the real clock, on
+-- the simulated network (tend.simnet) under --virtual-time, where tls and
+-- ws are refused.
 function M.serve(opts, spawn_opts)
-  if not core.virtual_time() then return require("tend.http_server").serve(opts, spawn_opts) end
-  local sim = simnet()
-  if sim == nil or sim.http_serve == nil then
+  if core.virtual_time() and simnet() == nil then
     virtual_only("tend.http.serve", "this build has no simulated network (tend.simnet)")
   end
-  return sim.http_serve(opts)
+  return require("tend.http_server").serve(opts, spawn_opts)
 end
 
--- tend.http.server{...} -> a factory of the same server, for a supervisor
--- (real clock only).
+-- tend.http.server{...} -> a factory of the same server, for a supervisor.
 function M.server(opts)
-  if core.virtual_time() then
-    error("tend.http.server: a server as a factory is real only (under --virtual-time use "
-      .. "tend.http.serve, simulated)", 2)
-  end
   return require("tend.http_server").server(opts)
 end
 

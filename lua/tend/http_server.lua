@@ -1,7 +1,9 @@
 -- tend.http.serve, tend.http.server, tend.http.router: HTTP servers as
 -- actors of the tree, on H2O under the real clock (core.httpd_listen,
 -- src/api/lhttp_server.c, src/runtime/io/http/server.c: HTTP/1.1 and
--- HTTP/2 parsed by H2O on the host's loop).
+-- HTTP/2 parsed by H2O on the host's loop), and under --virtual-time on
+-- the simulated network (tend.simnet's http_bind: the same actors, the
+-- same answers; a simulated client's request is an ask of the server).
 --
 -- The server is an actor owning the listening socket. H2O reads each
 -- request whole and the server gets { tend = "http", id, ... } for it; it
@@ -76,6 +78,12 @@ local function check(opts, fn)
     fail(fn, "ws", "a factory function(ctx, req) returning a behavior", opts.ws)
   end
   spec.ws = opts.ws
+  if core.virtual_time() and opts.ws ~= nil then
+    fail(fn, "ws", "nothing under --virtual-time (the simulated network has no WebSocket)", opts.ws)
+  end
+  if core.virtual_time() and opts.tls ~= nil then
+    fail(fn, "tls", "nothing under --virtual-time (the simulated network has no TLS)", opts.tls)
+  end
   local tls = opts.tls
   if tls ~= nil then
     if type(tls) ~= "table" then fail(fn, "tls", "a table { cert = path, key = path }", tls) end
@@ -229,6 +237,7 @@ local function request(S, spec, req, id, server, upgrades)
         return finish()
       end
       if type(msg) == "table" and msg.tend == "http_more" and pull then
+        if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
         local ok, chunk = M.pull(pull)
         if not ok then
           ctx:log("warn", "%s %s: the body's pull failed: %s", req.method, req.path, tostring(chunk))
@@ -245,11 +254,18 @@ end
 
 -- ------------------------------------------------------------ servers
 
-local function bind(spec, owner)
+local function real_bind(spec, owner)
   return core.httpd_listen({ host = spec.host, port = spec.port,
     max_connections = spec.max_connections, max_body = spec.max_body, timeout = spec.timeout,
     tls = spec.tls,
     owner = owner })
+end
+
+-- The transport: H2O under the real clock, the simulated network under
+-- the virtual one.
+local function bind(spec, owner)
+  if core.virtual_time() then return require("tend.simnet").http_bind(spec, owner) end
+  return real_bind(spec, owner)
 end
 
 -- The server's factory (binding in the caller: tend.listening).
@@ -288,6 +304,7 @@ local function server(spec, handoff)
         if msg == "connections" then c:reply(srv():connections()) return end
         if type(msg) ~= "table" then return core.unhandled end
         if msg.tend == "http" then
+          if msg.asked then srv():hold(msg.id, c.sender) end -- a simulated client
           local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
             headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
             scheme = msg.scheme }

@@ -439,101 +439,159 @@ local function http_error(reason, msg)
   error(e, 0)
 end
 
--- http_serve{ host, port = 80, handler = function(req) return resp end,
--- max_body, debug, ... }: the options of the real server (lua/tend/http_server.lua)
--- are taken; max_body and debug act, the others (name, max_connections,
--- timeout) are the real server's only.
-function M.http_serve(o)
-  if type(o) ~= "table" then
-    error("tend.http.serve: options: expected a table { host, port, handler }, got " .. type(o), 2)
-  end
-  if type(o.host) ~= "string" or o.host == "" then
-    error("tend.http.serve: host: expected a host name, got " .. tostring(o.host), 2)
-  end
-  local port = o.port or 80
-  if math.type(port) ~= "integer" or port < 1 or port > 65535 then
-    error("tend.http.serve: port: expected an integer 1-65535, got " .. tostring(port), 2)
-  end
-  if type(o.handler) ~= "function" then
-    error("tend.http.serve: handler: expected a function(req) returning { status, headers, body }, got "
-      .. type(o.handler), 2)
-  end
-  servers[norm(o.host) .. ":" .. port] = { handler = o.handler, debug = o.debug == true,
-    max_body = math.type(o.max_body) == "integer" and o.max_body or 8 << 20 }
-  host(norm(o.host))
+-- http_bind(spec, owner): what core.httpd_listen is to the real server
+-- (lua/tend/http_server.lua runs the same server actor on either): binds
+-- spec.host:spec.port (0: 80 when free, else the host's next free port)
+-- for the server actor `owner`, and returns its handle. A client's request
+-- is an ask of the owner ({ tend = "http", asked = true, ... }); the server
+-- holds the asker on the handle (hold) and the request's actor answers it
+-- through respond, or stream then send chunk by chunk (each chunk an ask
+-- of the request's actor: { tend = "http_more", asked = true }). A bound
+-- port whose owner is dead is free again.
+local Handle = {}
+Handle.__index = Handle
+
+function Handle:port() return self.p end
+function Handle:refused() return 0 end
+function Handle:connections() return self.open_requests end
+function Handle:hold(id, asker) self.held[id] = asker end
+
+local function answer(self, id, value)
+  local asker = self.held[id]
+  if asker == nil then return false end
+  self.held[id] = nil
+  core.send(asker, value)
+  return true
 end
 
--- The simulated client reading a streamed body (a pull function, as the
--- real server's): each chunk crosses the link (its one-way latency) before
--- the next pull, as the real server pulls only once H2O sent the last.
-local function read_stream(pull, l, url)
-  local hs = require "tend.http_server"
+function Handle:respond(id, status, headers, body)
+  self.open_requests = math.max(0, self.open_requests - 1)
+  return answer(self, id, { status = status, headers = headers, body = body })
+end
+
+function Handle:stream(id, status, headers, actor)
+  return answer(self, id, { status = status, headers = headers, stream = actor })
+end
+
+function Handle:send(id, chunk, failed)
+  if chunk == nil or failed then self.open_requests = math.max(0, self.open_requests - 1) end
+  return answer(self, id, { chunk = chunk, failed = failed == true })
+end
+
+-- The server stops: what waits gets 503 (the real server's answer too).
+function Handle:close()
+  if servers[self.key] == self then servers[self.key] = nil end
+  local ids = {}
+  for id in pairs(self.held) do ids[#ids + 1] = id end
+  table.sort(ids)
+  for _, id in ipairs(ids) do
+    answer(self, id, { status = 503, headers = { ["content-type"] = "text/plain; charset=utf-8" },
+      body = "Service Unavailable\n" })
+  end
+end
+
+function M.http_bind(spec, owner)
+  local name = norm(spec.host)
+  local h = host(name)
+  local port = spec.port
+  local function taken(p)
+    local s = servers[name .. ":" .. p]
+    return s ~= nil and core.alive(s.owner)
+  end
+  if port == 0 then
+    port = 80
+    if taken(port) then repeat port = free_port(h) until not taken(port) end
+  elseif taken(port) then
+    local e = core.error(K.ListenError, string.format("tend.http.serve: %s:%d: address already "
+      .. "in use", spec.host, port))
+    e.reason = "address already in use"
+    error(e, 0)
+  end
+  local key = name .. ":" .. port
+  local handle = setmetatable({ p = port, key = key, owner = owner, held = {},
+    open_requests = 0, next_id = 0, max_body = spec.max_body }, Handle)
+  servers[key] = handle
+  return handle
+end
+
+-- The simulated client reading a streamed body: a chunk per ask of the
+-- request's actor (it pulls as it does for H2O), each crossing the link
+-- (its one-way latency) before the next.
+local function read_stream(actor, id, l, url, deadline)
   local parts = {}
   while true do
-    local ok, chunk = hs.pull(pull)
-    if not ok then
-      core.log("warn", "%s: the body's pull failed: %s", url, tostring(chunk))
-      http_error("partial body", url .. ": the body ended short (its pull failed)")
+    local left = deadline - core.now()
+    local ok, got = pcall(core.ask, actor, { tend = "http_more", id = id, asked = true },
+      math.max(left, 1e-9))
+    if not ok or got.failed then
+      http_error("partial body", url .. ": the body ended short (" .. (ok and "its pull failed"
+        or "its actor ended") .. ")")
     end
-    if chunk == nil then return table.concat(parts) end
+    if got.chunk == nil then return table.concat(parts) end
     local delay = l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
     if delay > 0 then core.sleep(delay) end
-    parts[#parts + 1] = chunk
+    parts[#parts + 1] = got.chunk
   end
 end
 
--- What tend.http.request does under the virtual clock (opts are checked).
+local function timed_out(o, timeout)
+  http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
+end
+
+-- What tend.http.request does under the virtual clock (opts are checked):
+-- the request crosses the link (a round trip) and is an ask of the server
+-- actor, which runs it as the real server does.
 function M.http_request(o)
   local scheme, hostname, port, path = o.url:match("^(https?)://([^/:]+):?(%d*)(.*)$")
   if not scheme then http_error("bad url", "url: cannot read " .. o.url) end
   port = tonumber(port) or (scheme == "https" and 443 or 80)
   local dst, src = norm(hostname), host_of(core.self())
   local server = servers[dst .. ":" .. port]
-  if not server then
+  local function none()
     http_error("no simulated server", string.format("no simulated server at %s:%d (under "
       .. "--virtual-time tend.http reaches only tend.http.serve servers)", hostname, port))
   end
+  if not server or not core.alive(server.owner) then none() end
   local timeout = o.timeout or 30
   local l = link(src, dst)
   local deadline = core.now() + timeout
-  if not wait_open(l, deadline) then
-    http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
-  end
+  if not wait_open(l, deadline) then timed_out(o, timeout) end
   local rtt = 2 * l.latency + (l.jitter > 0 and core.random() * l.jitter or 0)
   if rtt >= deadline - core.now() then
     core.sleep(math.max(0, deadline - core.now()))
-    http_error("timed out", string.format("%s: timed out after %g s", o.url, timeout))
+    timed_out(o, timeout)
   end
   if rtt > 0 then core.sleep(rtt) end
-  -- the request as the real server gives it (lua/tend/http_server.lua)
-  local hs = require "tend.http_server"
+  local text = "text/plain; charset=utf-8"
+  if #(o.body or "") > server.max_body then
+    return { status = 413, headers = { ["content-type"] = text }, body = "Payload Too Large\n" }
+  end
   local target = path ~= "" and path or "/"
   local p, q = target:match("^([^?]*)%?(.*)$")
   local headers = {}
   for k, v in pairs(o.headers or {}) do headers[tostring(k):lower()] = tostring(v) end
-  local req = { method = o.method or "GET", url = o.url, path = p or target,
-    query = hs.decode_query(q), headers = headers, body = o.body or "", peer = src,
-    version = "1.1", scheme = scheme }
-  local text = "text/plain; charset=utf-8"
-  if #req.body > server.max_body then
-    return { status = 413, headers = { ["content-type"] = text }, body = "Payload Too Large\n" }
-  end
-  local ok, a, b = pcall(server.handler, req)
-  local status, rh, body
-  if ok then status, rh, body = hs.answer_of(a, b) end
-  if not ok or status == nil then
-    local why = ok and rh or tostring(type(a) == "table" and a.message or a)
-    return { status = 500, headers = { ["content-type"] = text },
-      body = server.debug and why .. "\n" or "Internal Server Error\n" }
+  server.next_id = server.next_id + 1
+  server.open_requests = server.open_requests + 1
+  local id = server.next_id
+  local ok, got = pcall(core.ask, server.owner, { tend = "http", asked = true, id = id,
+    method = o.method or "GET", path = p or target, query = q, headers = headers,
+    body = o.body or "", peer = src, version = "1.1", scheme = scheme },
+    math.max(deadline - core.now(), 1e-9))
+  if not ok then
+    server.held[id] = nil
+    if type(got) == "table" and got.kind == "Timeout" then timed_out(o, timeout) end
+    none()
   end
   local out = {}
-  for k, v in pairs(rh) do out[tostring(k):lower()] = tostring(v) end
-  if type(body) == "function" then
+  for k, v in pairs(got.headers or {}) do out[tostring(k):lower()] = tostring(v) end
+  local body = got.body
+  if got.stream then
+    local hs = require "tend.http_server"
     out = hs.stream_headers(out)
-    if status == 200 then out["transfer-encoding"] = "chunked" else out.connection = "close" end
-    body = read_stream(body, l, o.url)
+    if got.status == 200 then out["transfer-encoding"] = "chunked" else out.connection = "close" end
+    body = read_stream(got.stream, id, l, o.url, deadline)
   end
-  return { status = status, headers = out, body = body }
+  return { status = got.status, headers = out, body = body }
 end
 
 

@@ -439,7 +439,7 @@ tend.stop(server)]],
     summary = "tend.http.serve's server as a factory for a supervisor: a restart listens again on the same port.",
     text = [[
 The same options as tend.http.serve. The old incarnation's connections are
-closed at its restart. Real clock only.]],
+closed at its restart. Under --virtual-time, the simulated twin's.]],
     params = { { "opts", "tend.HttpServeOpts", "the options" } },
     returns = { { "function", "a factory for ctx:spawn or tend.start_child" } },
     errors = { "an error naming the option that is wrong" },
@@ -627,18 +627,18 @@ local tend = require "tend"
 tend.simnet.partition("localhost", "db")
 tend.simnet.heal()]],
   },
-  { name = "tend.simnet.http_serve",
-    sig = "tend.simnet.http_serve{host, port, handler}",
-    summary = "What tend.http.serve calls under --virtual-time; call tend.http.serve.",
-    text = "",
-    params = { { "opts", "tend.HttpServeOpts", "host, port, handler" } },
-    returns = {},
-    errors = { "an error when host is no name, port is not 1-65535 or handler is not a function" },
+  { name = "tend.simnet.http_bind",
+    sig = "tend.simnet.http_bind(spec, owner) -> handle",
+    summary = "What tend.http.serve binds under --virtual-time (the server actor is the real one's); call tend.http.serve.",
+    text = [[Binds spec.host:spec.port (0: 80 when free, else the host's next free port) for the server actor owner and returns its handle (port, refused, connections, respond, stream, send, hold, close). A simulated client's request is an ask of the server actor. A port whose owner is dead is free again.]],
+    params = { { "spec", "table", "the checked options of tend.http.serve" }, { "owner", "tend.Ref", "the server actor" } },
+    returns = { { "table", "the handle" } },
+    errors = { "ListenError (.reason \"address already in use\")", "an error naming tls or ws (real only)" },
     example = [[
 -- run: tend --virtual-time
 local tend = require "tend"
-tend.simnet.http_serve { host = "api", handler = function() return { body = "ok" } end }
-print(tend.http.get("http://api/").body)   --> ok]],
+local s = tend.http.serve { host = "api", handler = function() return { body = "ok" } end }
+print(tend.ask(s, "port"), tend.http.get("http://api/").body)   --> 80  ok]],
   },
   { name = "tend.simnet.http_request",
     sig = "tend.simnet.http_request(opts) -> {status, headers, body}",

@@ -1,0 +1,152 @@
+-- tend.http.serve's simulated twin (--virtual-time): the real server's
+-- actor on the simulated network (lua/tend/simnet.lua's http_bind), so the
+-- same API and the same answers, at exact virtual times. The real server:
+-- spec/realtime/http_server_spec.lua.
+local lu = require "luaunit"
+local tend = require "tend"
+local H = require "helper"
+
+if not tend.virtual_time() then return end
+
+TestHttpTwin = {}
+
+function TestHttpTwin:tearDown()
+  H.stop_user()
+  H.settle()
+  H.assert_clean()
+end
+
+local function err_of(fn, ...)
+  local ok, e = pcall(fn, ...)
+  lu.assertFalse(ok, "expected an error")
+  return e
+end
+
+function TestHttpTwin:test_serve_returns_the_servers_ref_a_child_of_the_caller()
+  local s = tend.http.serve({ host = "api", name = "web", handler = function() return "hi" end })
+  lu.assertEquals(s:path(), "/user/web")
+  lu.assertEquals(tend.ask(s, "port"), 80)
+  lu.assertEquals(tend.ask(s, "refused"), 0)
+  lu.assertEquals(tend.http.get("http://api/").body, "hi")
+  -- port 0 again on the same host: the next free one; a taken port: ListenError
+  local s2 = tend.http.serve({ host = "api", handler = function() return "two" end })
+  lu.assertEquals(tend.ask(s2, "port"), 49152)
+  lu.assertEquals(tend.http.get("http://api:49152/").body, "two")
+  local e = err_of(tend.http.serve, { host = "api", port = 80, handler = function() end })
+  lu.assertEquals({ e.kind, e.reason }, { "ListenError", "address already in use" })
+  H.settle()
+  lu.assertEquals(#tend.children("/user"), 3) -- the runner and the two servers
+end
+
+function TestHttpTwin:test_each_request_runs_in_an_actor_of_its_own()
+  local db = tend.spawn(function() return function(q, ctx) ctx:reply("row " .. q) end end)
+  local paths = {}
+  tend.http.serve({ host = "api", handler = function(req, ctx)
+    paths[#paths + 1] = ctx.self:path():match("^/user/[^/]+/") ~= nil
+    tend.sleep(1)
+    return ctx:ask(db, req.path)
+  end })
+  local t0, got, me = tend.now(), {}, tend.self()
+  for i = 1, 3 do
+    tend.spawn(function()
+      got[i] = tend.http.get("http://api/" .. i).body
+      tend.send(me, i)
+      return function() end
+    end)
+  end
+  for _ = 1, 3 do tend.receive(5) end
+  lu.assertEquals(got, { "row /1", "row /2", "row /3" })
+  lu.assertEquals(tend.now() - t0, 1) -- side by side, not one after the other
+  lu.assertEquals(paths, { true, true, true }) -- children of the server
+end
+
+function TestHttpTwin:test_past_its_timeout_503_and_the_handler_is_stopped()
+  local stopped = 0
+  tend.http.serve({ host = "api", timeout = 2, handler = function(_, ctx)
+    ctx:watch(ctx.self) -- nothing: a probe that it is an actor
+    tend.sleep(10)
+    return "late"
+  end })
+  tend.trace(function(e) if e.ev == "stop" and e.path:find("^/user/%$") then stopped = stopped + 1 end end)
+  local t0 = tend.now()
+  local r = tend.http.get("http://api/slow")
+  H.settle()
+  tend.trace(false)
+  lu.assertEquals({ r.status, r.body }, { 503, "Service Unavailable\n" })
+  lu.assertEquals(tend.now() - t0, 2)
+  lu.assertEquals(stopped, 1)
+end
+
+function TestHttpTwin:test_a_raise_is_500_without_its_text_unless_debug()
+  tend.http.serve({ host = "a", handler = function() error("secret") end })
+  tend.http.serve({ host = "b", debug = true, handler = function() error("secret") end })
+  local r = tend.http.get("http://a/")
+  lu.assertEquals({ r.status, r.body }, { 500, "Internal Server Error\n" })
+  r = tend.http.get("http://b/")
+  lu.assertEquals(r.status, 500)
+  lu.assertStrContains(r.body, "secret")
+  lu.assertEquals(tend.http.get("http://a/").status, 500) -- the server lives on
+end
+
+function TestHttpTwin:test_each_request_is_an_http_trace_event()
+  local seen = {}
+  tend.http.serve({ host = "api", name = "web", handler = function(req)
+    tend.sleep(0.25)
+    return nil, req.path == "/gone" and 404 or nil
+  end })
+  tend.trace(function(e)
+    if e.ev == "http" then seen[#seen + 1] = { e.path, e.method, e.target, e.status, e.duration } end
+  end)
+  tend.http.get("http://api/x?y=1")
+  tend.http.request({ method = "POST", url = "http://api/gone", body = "b" })
+  H.settle()
+  tend.trace(false)
+  lu.assertEquals(#seen, 2)
+  lu.assertEquals({ seen[1][1], seen[1][2], seen[1][3], seen[1][4] }, { "/user/web", "GET", "/x?y=1", 204 })
+  lu.assertEquals({ seen[2][2], seen[2][3], seen[2][4] }, { "POST", "/gone", 404 })
+end
+
+function TestHttpTwin:test_a_supervised_server_listens_again_on_its_port_after_a_restart()
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(tend.http.server({ host = "api", port = 8080, handler = function() return "up" end }),
+      { name = "web" })
+    return function() end
+  end)
+  H.settle()
+  local s = tend.children(sup)[1].ref
+  lu.assertEquals(tend.http.get("http://api:8080/").body, "up")
+  local restarts = 0
+  tend.trace(function(e) if e.ev == "restart" then restarts = restarts + 1 end end)
+  tend.chaos.crash(s)
+  H.settle()
+  tend.trace(false)
+  lu.assertEquals(restarts, 1)
+  lu.assertEquals(tend.ask(s, "port"), 8080)
+  lu.assertEquals(tend.http.get("http://api:8080/").body, "up")
+  tend.stop(sup)
+end
+
+function TestHttpTwin:test_a_stopped_server_answers_what_waits_with_503_then_is_gone()
+  local s = tend.http.serve({ host = "api", handler = function() tend.sleep(10) return "x" end })
+  local got
+  tend.spawn(function()
+    got = tend.http.get("http://api/")
+    return function() end
+  end)
+  tend.sleep(1)
+  tend.stop(s)
+  H.settle()
+  lu.assertEquals(got.status, 503)
+  local e = err_of(tend.http.get, "http://api/")
+  lu.assertEquals({ e.kind, e.reason }, { "HttpError", "no simulated server" })
+end
+
+function TestHttpTwin:test_tls_and_ws_are_refused_by_name()
+  local e = err_of(tend.http.serve, { host = "api", handler = function() end,
+    tls = { cert = "c.pem", key = "k.pem" } })
+  lu.assertStrContains(tostring(e), "tend.http.serve: tls: expected nothing under --virtual-time")
+  e = err_of(tend.http.serve, { host = "api", handler = function() end,
+    ws = function() return function() end end })
+  lu.assertStrContains(tostring(e), "tend.http.serve: ws: expected nothing under --virtual-time")
+  lu.assertEquals(#tend.children("/user"), 1) -- nothing left behind
+end
