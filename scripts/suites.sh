@@ -32,6 +32,7 @@ s_failed=0
 s_tmp=$(mktemp -d)
 trap 'rm -rf "$s_tmp"' EXIT
 declare -a s_name s_kind s_pat s_cmd s_head s_fails
+s_fails=()
 
 header() { s_pending_header="$1"; }
 s_pending_header=""

@@ -48,6 +48,12 @@ for word in sys.argv[3:]:
         break
     if word.startswith("sleep:"):
         import time; time.sleep(float(word[6:])); continue
+    if word.startswith("flood:"):  # flood:N:SIZE: N text frames "i:xxx..." unanswered
+        n, size = map(int, word[6:].split(":"))
+        for i in range(1, n + 1):
+            s.sendall(frame(1, (("%d:" % i) + "x" * size)[:size].encode()))
+        print("flooded", n)
+        continue
     if word == "drain":
         n = 0
         try:
@@ -123,6 +129,48 @@ local function echo(seen)
       end
     end
   end
+end
+
+-- Back-pressure, as for TCP connections: while the connection's actor
+-- is busy its mailbox stops growing near the high mark (1000 messages; a
+-- read already made is still delivered), the rest waits in the socket,
+-- and every message still comes, in order, once it reads again.
+function TestHttpWs:test_reading_pauses_while_the_actors_mailbox_is_full()
+  local N, got, in_order, me = 5000, 0, true, tend.self()
+  local function box(ref)
+    for _, row in ipairs(tend.ps()) do
+      if row.ref == ref then return row.mailbox end
+    end
+    return 0
+  end
+  local s = tend.http.serve({ handler = function() return "no" end, ws = function(ctx)
+    tend.send(me, ctx.self)
+    return function(msg)
+      if msg.tend ~= "ws" then return end
+      if got == 0 then -- busy until the mailbox is full, and a while more
+        H.eventually(function() return box(ctx.self) >= 1000 end, 30)
+        tend.sleep(0.5)
+      end
+      got = got + 1
+      if msg.data:match("^(%d+):") ~= tostring(got) then in_order = false end
+    end
+  end })
+  local lines
+  tend.spawn(function()
+    lines = client(s, "/", "flood:" .. N .. ":1000", "close")
+    return function() end
+  end)
+  local conn = tend.receive(10)
+  local most = 0
+  lu.assertTrue(H.eventually(function()
+    most = math.max(most, box(conn))
+    return got == N
+  end, 60))
+  lu.assertTrue(most >= 1000, "the mailbox reached " .. most)
+  lu.assertTrue(most < 1300, "the mailbox grew past the high mark: " .. most)
+  lu.assertTrue(in_order)
+  lu.assertTrue(H.eventually(function() return lines ~= nil end))
+  lu.assertEquals(lines, { "HTTP/1.1 101 Switching Protocols", "flooded " .. N, "close 8 1000" })
 end
 
 function TestHttpWs:test_a_route_ws_echoes_text_and_binary_and_closes()

@@ -41,6 +41,7 @@ static void finish(tend_httpd *s) {
       s->ctx_closing)
     return;
   s->ctx_closing = 1;
+  uv_close((uv_handle_t *)&s->ws_drain, NULL); /* ends before the reaper */
   h2o_context_dispose(&s->ctx);
   h2o_config_dispose(&s->config);
   SSL_CTX_free(s->accept.ssl_ctx);
@@ -398,6 +399,8 @@ static void setup_h2o(tend_httpd *s, const tend_httpd_spec *spec) {
   hd->super.on_req = on_req;
   hd->srv = s;
   h2o_context_init(&s->ctx, &s->h->loop, &s->config);
+  uv_prepare_init(&s->h->loop, &s->ws_drain);
+  s->ws_drain.data = s;
   s->accept.ctx = &s->ctx;
   s->accept.hosts = s->config.hosts;
   s->ctx_live = 1;

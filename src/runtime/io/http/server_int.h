@@ -46,6 +46,8 @@ struct tend_httpd {
   h2o_accept_ctx_t accept;
   uv_tcp_t listener;
   uv_idle_t reaper; /* frees s once H2O's context closed (server.c) */
+  uv_prepare_t ws_drain; /* resumes paused WebSocket connections (ws.c) */
+  struct httpd_ws *ws_paused;
   tend_host *h;
   tend_httpd *prev, *next; /* in h->httpd while open */
   uint32_t owner_id, owner_gen;
@@ -79,8 +81,11 @@ void tend_httpd_tell(lua_State *L, tend_httpd *s, const char *ev, int64_t id,
 /* Adds the string pairs of the table at hidx to req's response headers. */
 void tend_httpd_add_headers(lua_State *L, h2o_req_t *req, int hidx);
 const char *tend_httpd_reason(int status);
-/* ws.c: a WebSocket connection. */
+/* ws.c: a WebSocket connection. Its reading pauses while its actor's
+ * mailbox holds HIGH messages, until it is down to LOW (as TCP's). */
 typedef struct httpd_ws httpd_ws;
+#define TEND_HTTPD_WS_READ_HIGH 1000
+#define TEND_HTTPD_WS_READ_LOW 500
 /* 1 when req is a WebSocket handshake H2O can take (HTTP/1.1). */
 int tend_httpd_is_ws(h2o_req_t *req);
 /* Ends the connections of the actor (all: every one). */

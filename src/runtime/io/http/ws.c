@@ -8,7 +8,13 @@
  * code and reason; 1006 and "" when the connection just ended). ping is
  * answered by wslay; a close frame is answered and the socket closed, and
  * the actor then stops (a PoisonPill after "closed"). An actor that dies
- * closes its connection; so does the server closing. */
+ * closes its connection; so does the server closing.
+ *
+ * Back-pressure, as for TCP connections: once a message leaves the actor's
+ * mailbox at TEND_HTTPD_WS_READ_HIGH messages, the socket is no longer
+ * read (what one read already brought is still delivered) until the
+ * mailbox is down to TEND_HTTPD_WS_READ_LOW; the client's sends then wait
+ * on its socket. */
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,8 @@ struct httpd_ws {
   int code;         /* of the peer's close frame; 1006: none */
   char reason[124]; /* of the peer's close frame */
   uint8_t dead;     /* ended inside a call from Lua: told after it */
+  uint8_t paused;   /* 1: not read, in srv->ws_paused, until its actor drains */
+  httpd_ws *paused_next;
 };
 
 typedef struct ws_msg {
@@ -79,9 +87,18 @@ static void tell(lua_State *L, httpd_ws *w,
 
 /* Ends w: its socket closed (H2O frees the connection), the actor told
  * when told is set (on L, or NULL from a uv callback), the record freed. */
+static void unpause(httpd_ws *w) {
+  httpd_ws **p = &w->srv->ws_paused;
+  while (*p && *p != w) p = &(*p)->paused_next;
+  if (*p) *p = w->paused_next;
+  w->paused_next = NULL;
+  w->paused = 0;
+}
+
 static void ws_end(lua_State *L, httpd_ws *w, int told) {
   h2o_websocket_conn_t *conn = w->conn;
   w->conn = NULL;
+  if (w->paused) unpause(w);
   if (conn->sock) {
     h2o_websocket_close(conn);
   } else { /* the upgrade never completed: H2O has no socket for it */
@@ -95,6 +112,47 @@ static void ws_end(lua_State *L, httpd_ws *w, int told) {
     if (a) tend_actor_send_poison(w->srv->h, a);
   }
   free(w);
+}
+
+static void check_drain(uv_prepare_t *c);
+
+/* Keeps w in the list the loop checks before it would block, where its
+ * socket's reading stops (H2O's proceed, which delivered this message,
+ * starts it again on its way out, and after each write). */
+static void read_pause(httpd_ws *w) {
+  tend_httpd *s = w->srv;
+  if (w->conn && w->conn->sock) h2o_socket_read_stop(w->conn->sock);
+  if (w->paused) return;
+  w->paused = 1;
+  w->paused_next = s->ws_paused;
+  s->ws_paused = w;
+  if (!uv_is_active((uv_handle_t *)&s->ws_drain))
+    uv_prepare_start(&s->ws_drain, check_drain);
+}
+
+/* Before the loop would block: keeps the paused connections unread, and
+ * resumes those whose actor is down to the low mark (or gone): H2O's
+ * proceed reads again and delivers what waits in its buffer (which may
+ * pause it again, or end it). */
+static void check_drain(uv_prepare_t *c) {
+  tend_httpd *s = c->data;
+  httpd_ws **p = &s->ws_paused;
+  while (*p) {
+    httpd_ws *w = *p;
+    tend_actor *a = tend_actor_live(s->h, w->actor_id, w->actor_gen);
+    if (a && a->mbox.n_user > TEND_HTTPD_WS_READ_LOW) {
+      if (w->conn && w->conn->sock) h2o_socket_read_stop(w->conn->sock);
+      p = &w->paused_next;
+      continue;
+    }
+    unpause(w);
+    if (w->conn && w->conn->sock) {
+      h2o_websocket_proceed(w->conn); /* may end w: not touched after */
+      p = &s->ws_paused; /* the list may have changed: from the start */
+    }
+  }
+  tend_host_poke(s->h);
+  if (s->ws_paused == NULL) uv_prepare_stop(c);
 }
 
 static void on_msg(h2o_websocket_conn_t *conn,
@@ -115,8 +173,11 @@ static void on_msg(h2o_websocket_conn_t *conn,
     w->reason[n] = '\0';
     return;
   }
-  if (arg->opcode == WSLAY_TEXT_FRAME || arg->opcode == WSLAY_BINARY_FRAME)
+  if (arg->opcode == WSLAY_TEXT_FRAME || arg->opcode == WSLAY_BINARY_FRAME) {
     tell(w->srv->in_L, w, arg); /* in_L: inside flush, called from Lua */
+    tend_actor *a = tend_actor_live(w->srv->h, w->actor_id, w->actor_gen);
+    if (a && a->mbox.n_user >= TEND_HTTPD_WS_READ_HIGH) read_pause(w);
+  }
 }
 
 int tend_httpd_is_ws(h2o_req_t *req) {
