@@ -45,7 +45,7 @@ struct tend_httpd {
   h2o_context_t ctx;
   h2o_accept_ctx_t accept;
   uv_tcp_t listener;
-  uv_idle_t reaper; /* frees s once H2O's context closed (server.c) */
+  uv_idle_t reaper;      /* frees s once H2O's context closed (server.c) */
   uv_prepare_t ws_drain; /* resumes paused WebSocket connections (ws.c) */
   struct httpd_ws *ws_paused;
   tend_host *h;
