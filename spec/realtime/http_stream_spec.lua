@@ -156,14 +156,18 @@ print(n)
   tend.spawn(function(ctx)
     tend.send(ctx.self, "go")
     return function()
-      local r = tend.process.run({ "python3", "-c", py, tostring(tend.ask(s, "port")), "3" },
+      local r = tend.process.run({ "python3", "-c", py, tostring(tend.ask(s, "port")), "8" },
         { timeout = 30 })
       tend.send(me, { got = tonumber(r.stdout), why = r.stderr .. tostring(r.timed_out) })
     end
   end)
   lu.assertTrue(eventually(function() return count.pulls > 0 end, 15))
-  tend.sleep(0.4) -- the buffers fill
-  local early = count.pulls
+  local early -- the buffers fill (slowly under valgrind on a busy machine)
+  for _ = 1, 15 do
+    early = count.pulls
+    tend.sleep(0.4)
+    if count.pulls == early then break end
+  end
   tend.sleep(0.4)
   lu.assertEquals(count.pulls, early) -- held: no pull while the reader sleeps
   lu.assertTrue(early > 0 and early < total / 2, "pulls while not read: " .. early)
@@ -194,11 +198,11 @@ function TestHttpStream:test_a_client_leaving_mid_stream_stops_the_pulling()
   local after = count.pulls
   tend.sleep(0.2)
   lu.assertEquals(count.pulls, after) -- no pull once its actor ended
-  -- HTTP/2: curl gives up after 0.3 s (its stream reset, the connection closed)
+  -- HTTP/2: curl gives up after 1 s (its stream reset, the connection closed)
   count.pulls = 0
-  tend.process.run({ "curl", "-s", "--max-time", "0.3", "--http2-prior-knowledge",
+  tend.process.run({ "curl", "-s", "--max-time", "1", "--http2-prior-knowledge",
     url(s, "/forever2") })
-  lu.assertTrue(count.pulls >= 3)
+  lu.assertTrue(count.pulls >= 1)
   lu.assertTrue(eventually(function() return #tend.children(s) == 0 end))
   after = count.pulls
   tend.sleep(0.2)
