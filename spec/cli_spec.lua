@@ -151,10 +151,19 @@ io.stdout:flush()
 tend.sleep(30)
 print("never")
 ]])
-  local out = io.popen("(" .. "'" .. require("tend.internal").executable() .. "' " .. path ..
-    " & pid=$!; sleep 0.3; kill -TERM $pid; wait $pid; echo status=$?)", "r")
-  local text = out:read("a")
-  out:close()
+  -- the signal goes once "ready" is out (up to 30 s: valgrind on a busy
+  -- machine starts slowly), not after a fixed time
+  local got = os.tmpname()
+  local sh = io.popen("(" .. "'" .. require("tend.internal").executable() .. "' " .. path ..
+    " > " .. got .. " & pid=$!; i=0; while ! grep -q ready " .. got ..
+    " && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; kill -TERM $pid; wait $pid;" ..
+    " echo status=$? >> " .. got .. ")", "r")
+  sh:read("a")
+  sh:close()
+  local f = assert(io.open(got))
+  local text = f:read("a")
+  f:close()
+  os.remove(got)
   lu.assertEquals(text, "ready\npost_stop ran\nstatus=143\n")
   os.remove(path)
 end

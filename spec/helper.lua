@@ -25,10 +25,17 @@ function H.live()
 end
 
 -- Asserts that a test left nothing behind: no actor but the spec runner,
--- no pending timer, no runnable actor.
+-- no pending timer, no runnable actor. What it finds left is stopped
+-- first, so that one failed test does not fail every test after it.
 function H.assert_clean()
   H.settle()
   local s = tend.stats()
+  if s.actors ~= 1 then
+    for _, row in ipairs(tend.children("/user")) do
+      if row.ref ~= tend.self() then tend.stop(row.ref) end
+    end
+    H.settle()
+  end
   assert(s.actors == 1, "actors left behind: " .. (s.actors - 1))
   assert(s.timers == 0, "timers left behind: " .. s.timers)
 end

@@ -150,3 +150,30 @@ function TestHttpTwin:test_tls_and_ws_are_refused_by_name()
   lu.assertStrContains(tostring(e), "tend.http.serve: ws: expected nothing under --virtual-time")
   lu.assertEquals(#tend.children("/user"), 1) -- nothing left behind
 end
+
+-- A streamed body's actor killed mid-stream: the body is cut (the client
+-- gets an error, as from the real server), and nothing is left waiting.
+function TestHttpTwin:test_a_body_whose_actor_is_killed_mid_stream_is_cut()
+  local child, pulls = nil, 0
+  tend.http.serve({ host = "api", name = "web", handler = function(_, ctx)
+    child = ctx.self
+    return { body = function()
+      pulls = pulls + 1
+      tend.sleep(1)
+      return "tick\n"
+    end }
+  end })
+  tend.spawn(function()
+    tend.sleep(2.5)
+    tend.chaos.kill(child)
+    return function() end
+  end)
+  local t0 = tend.now()
+  local ok, e = pcall(tend.http.get, "http://api/")
+  lu.assertFalse(ok)
+  lu.assertEquals({ e.kind, e.reason }, { "HttpError", "partial body" })
+  lu.assertEquals(tend.now() - t0, 2.5)
+  lu.assertEquals(pulls, 3)
+  H.settle()
+  lu.assertEquals(tend.ask(tend.whereis("/user/web"), "connections"), 0)
+end

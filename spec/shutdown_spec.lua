@@ -264,7 +264,7 @@ tend.spawn(function() return {
   receive = function() while true do end end,
   post_stop = function() print("spin post_stop") end } end, { name = "spin", shutdown = 1 }):send(1)
 tend.spawn(function() return {
-  receive = function() local t = clock() while clock() - t < 0.5 do end print("short done") end,
+  receive = function() local t = clock() while clock() - t < 2 do end print("short done") end,
   post_stop = function() print("short post_stop") end } end, { name = "short" }):send(1)
 tend.sleep(0.1)
 print("main returns")

@@ -333,7 +333,20 @@ local function server(spec, handoff)
         end
         if msg.tend == "http_started" then -- streamed: timeout no longer applies
           local r = live[msg.id]
-          if r then r.timer:cancel() r.status = msg.status end
+          if r then
+            r.timer:cancel()
+            r.status = msg.status
+            c:watch(r.child, { tend = "http_child_down", id = msg.id })
+          end
+          return
+        end
+        if msg.tend == "http_child_down" then -- its actor ended mid-stream
+          local r = live[msg.id]
+          if r == nil then return end -- it had ended its body
+          srv():send(msg.id, nil, true) -- cut short: the client sees an error
+          c:log("warn", "%s %s: the body's actor ended mid-stream; the body is cut",
+            r.method, r.target)
+          done(msg.id, r.status)
           return
         end
         if msg.tend == "http_gone" then -- the client left mid-stream

@@ -273,3 +273,33 @@ function TestHttpStream:test_a_server_stopping_mid_stream_cuts_the_body()
   lu.assertStrContains(got, "tick\n")
   lu.assertNil(got:find("0\r\n\r\n", 1, true)) -- no last chunk: cut short
 end
+
+-- A body's actor killed mid-stream: the server ends the answer as an
+-- error (H2O closes the connection: the chunked body never ends), logs
+-- it, and holds nothing for it.
+function TestHttpStream:test_a_body_whose_actor_is_killed_mid_stream_is_cut()
+  local count = { pulls = 0 }
+  local s = tend.http.serve({ handler = function()
+    return { body = function()
+      count.pulls = count.pulls + 1
+      tend.sleep(0.02)
+      return "tick\n"
+    end } -- endless
+  end })
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(s, "port"), framing = "raw" })
+  tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+  lu.assertTrue(eventually(function() return count.pulls >= 3 end))
+  tend.chaos.kill(tend.children(s)[1].ref)
+  local got, closed = "", false
+  local deadline = tend.now() + 20
+  while not closed and tend.now() < deadline do
+    local msg = tend.receive(deadline - tend.now())
+    if msg == nil then break end
+    if msg.tend == "data" then got = got .. msg.data end
+    if msg.tend == "closed" then closed = true end
+  end
+  lu.assertTrue(closed, "the connection stays open")
+  lu.assertStrContains(got, "tick\n")
+  lu.assertNotStrContains(got, "\r\n0\r\n\r\n") -- no last chunk: the body did not end well
+  lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
+end

@@ -31,8 +31,14 @@ local function eventually(pred)
 end
 
 function TestProcess:tearDown()
-  -- a process actor stops once its program is gone: that takes real time
-  eventually(function() return tend.stats().actors == 1 end)
+  -- a process actor stops once its program is gone: that takes real time;
+  -- what a failed test left is stopped, so the next one starts clean
+  local ended = eventually(function() return tend.stats().actors == 1 end)
+  if not ended then
+    H.stop_user()
+    eventually(function() return tend.stats().actors == 1 end)
+  end
+  lu.assertTrue(ended, "actors left behind")
   H.assert_clean()
 end
 

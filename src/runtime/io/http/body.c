@@ -21,6 +21,11 @@ static void on_proceed(h2o_generator_t *g, h2o_req_t *req) {
   free(r->chunk);
   r->chunk = NULL;
   r->in_flight = 0;
+  if (r->aborted) { /* the server closed while this chunk was in flight */
+    r->aborted = 0;
+    h2o_send(r->req, NULL, 0, H2O_SEND_STATE_ERROR);
+    return;
+  }
   tend_httpd *s = r->srv;
   if (s == NULL) return; /* ended or forgotten: nobody asks for more */
   if (s->in_send) {      /* inside h2o_send: tend_httpd_stream_send tells */
@@ -54,7 +59,10 @@ void tend_httpd_stream_abort(httpd_req *r) {
   tend_httpd *s = r->srv;
   tend_slots_release(&s->reqs, r->id);
   r->srv = NULL;
-  if (!r->in_flight) h2o_send(r->req, NULL, 0, H2O_SEND_STATE_ERROR);
+  if (r->in_flight)
+    r->aborted = 1; /* ended at its proceed (else H2O waits for it forever) */
+  else
+    h2o_send(r->req, NULL, 0, H2O_SEND_STATE_ERROR);
 }
 
 int tend_httpd_stream(lua_State *L, tend_httpd *s, int64_t id, int status,

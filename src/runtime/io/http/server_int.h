@@ -38,6 +38,7 @@ typedef struct httpd_req {
   uint8_t streaming;            /* 1: its head is sent, its body goes on */
   uint8_t in_flight;            /* 1: a chunk is sent, proceed not yet */
   uint8_t more;                 /* 1: proceed came inside h2o_send */
+  uint8_t aborted;              /* 1: end it (an error) at the next proceed */
 } httpd_req;
 
 struct tend_httpd {
