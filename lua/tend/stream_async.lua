@@ -18,8 +18,9 @@ local LINGER = 2e-5 -- on the real clock, the longest a batch waits for more
 -- consumer granted): a batch goes when the credit is used, when the stage
 -- feeding it has nothing ready (an asynchronous boundary's queue is empty;
 -- a stage that may wait, such as tick or throttle, gives one element a
--- batch) or once the tend clock moved since its first element (a fused
--- stage that sleeps or asks holds back at most the elements before it).
+-- batch) or when the element just made took tend-clock time (a fused
+-- stage that sleeps or asks: its elements go one by one, as they come;
+-- on the real clock, once 4 elements took more than LINGER).
 -- A producer whose source reads its own mailbox (a process's lines, a
 -- connection's frames: parts[1].mailbox) must leave that mailbox alone
 -- while it has no demand (so the program or peer is paused): its credit is
@@ -32,8 +33,9 @@ local function producer(env, parts, sid, prefix_name, shared)
     penv.seq, penv.queue = env.seq, env.queue
     local credit = 0
     penv.on_ctl = function(m) if m.ctl == "demand" then credit = credit + m.n end end
+    local function has_credit() return credit > 0 end
     local function wait_credit()
-      if not shared then return penv:wait(function() return credit > 0 end) end
+      if not shared then return penv:wait(has_credit) end
       local d = 0.001
       while shared.credit <= 0 do
         core.sleep(d)
@@ -51,16 +53,24 @@ local function producer(env, parts, sid, prefix_name, shared)
       if shared then shared.credit = shared.credit - nb else credit = credit - nb end
       batch, nb = {}, 0
     end
+    -- t0: when the batch was last seen fresh (the drive's start, the last
+    -- look at the clock); an element that took clock time to make goes
+    -- at once (the next may take as long)
     local function collect(v)
       nb = nb + 1
       batch[nb] = v
       if nb >= room then return "full" end
-      if nb == 1 then t0 = now() elseif nb & every == 0 and now() - t0 > linger then return "full" end
+      if nb & every == 0 then
+        local t = now()
+        if t - t0 > linger then return "full" end
+        t0 = t
+      end
     end
     local ok, err = xpcall(function()
       local up, push = F.compile(penv, parts, function() return collect end)
       wait_credit()
       room = shared and shared.credit or credit
+      t0 = now()
       local r = F.start(penv)
       while r ~= "done" and r ~= "stop" do
         if r == "full" or r == "idle" then
@@ -68,6 +78,7 @@ local function producer(env, parts, sid, prefix_name, shared)
           wait_credit()
           room = shared and shared.credit or credit
         end
+        if nb == 0 then t0 = now() end
         r = F.drive(up, push, 64, nb > 0)
       end
       flush()
@@ -267,7 +278,9 @@ function M.map_async(n, fn, opts, ordered)
     work = function(v) return backoff.retry(function() return fn(v) end, r) end
   end
   return function(env, up, st)
-    local results, elems = {}, {} -- by element index
+    -- by element index i, in rings of n slots (at most n in flight: the
+    -- tables keep to their array part)
+    local results, elems = {}, {}
     local arrived, ahead, atail = {}, 1, 0 -- unordered: indices as they come
     local launched, head, inflight, updone = 0, 1, 0, false
     local idle, refs, busy, nworkers = {}, {}, {}, 0
@@ -283,10 +296,10 @@ function M.map_async(n, fn, opts, ordered)
       else
         idle[#idle + 1] = k
       end
-      results[m.i] = m
+      results[(m.i - 1) % n + 1] = m
       if not ordered then
         atail = atail + 1
-        arrived[atail] = m.i
+        arrived[(atail - 1) % n + 1] = m.i
       end
     end)
     local function worker()
@@ -307,7 +320,7 @@ function M.map_async(n, fn, opts, ordered)
     local function launch(v)
       launched = launched + 1
       local i = launched
-      elems[i] = v
+      elems[(i - 1) % n + 1] = v
       inflight = inflight + 1
       local k = worker()
       busy[k] = i
@@ -322,16 +335,18 @@ function M.map_async(n, fn, opts, ordered)
         if inflight == 0 then return false end
         local i
         if ordered then
-          while results[head] == nil do env:dispatch() end
+          while results[(head - 1) % n + 1] == nil do env:dispatch() end
           i, head = head, head + 1
         else
           while ahead > atail do env:dispatch() end
-          i = arrived[ahead]
-          arrived[ahead] = nil
+          local a = (ahead - 1) % n + 1
+          i = arrived[a]
+          arrived[a] = nil
           ahead = ahead + 1
         end
-        local r, e = results[i], elems[i]
-        results[i], elems[i] = nil, nil
+        local slot = (i - 1) % n + 1
+        local r, e = results[slot], elems[slot]
+        results[slot], elems[slot] = nil, nil
         inflight = inflight - 1
         if r.ok then return true, r.v end
         R.decided(env, st, r.v, e)

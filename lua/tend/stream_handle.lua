@@ -74,8 +74,9 @@ return function(S, Blueprint, Sink, R)
         while not r and not shutdown do
           if drive then
             r = drive(push, 64)
-            if r == "idle" then r = nil end
-            env:poll()
+            -- "idle": its queue ran dry; it reads the mailbox (a shutdown
+            -- too) when it waits for the next batch
+            if r == "idle" then r = nil else env:poll() end
           else
             local has, x = pull()
             if has then r = push(x) else r = "done" end
