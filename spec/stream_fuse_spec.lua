@@ -20,6 +20,13 @@ function TestStreamFuse:test_a_fused_chain_gives_what_the_stages_give()
   lu.assertEquals(S.from({ 5, 6, 7 }):take_while(function(x) return x < 7 end):run_seq(), { 5, 6 })
   lu.assertEquals(S.range(10, 1, -3):map(tostring):run_seq(), { "10", "7", "4", "1" })
   lu.assertEquals(S.range(1, 0):scan(7, add):run_seq(), { 7 })
+  -- 64 a loop: the ends of the loops meet the end of the range
+  lu.assertEquals(#S.range(1, 200):run_seq(), 200)
+  lu.assertEquals(S.range(1, 1000, 7):run_last(), 995)
+  local tenths = S.range(0, 1, 0.1):run_seq()
+  local x = 0
+  for k = 1, 11 do lu.assertEquals(tenths[k], x) x = x + 0.1 end -- step added as a pull adds it
+  lu.assertEquals(#tenths, 11)
 end
 
 -- take stops the source after its last element: nothing more is pulled

@@ -37,14 +37,16 @@ function M.range(a, b, step)
       i = n
       return true, n
     end, drive = function(push, max)
-      local up = step > 0
-      for _ = 1, max do
-        local n = i + step
-        if (up and n > b) or (not up and n < b) then return "done" end
+      -- a numeric for adds step as pull does; its limit is b or max steps
+      local lim = i + step * max
+      if (step > 0 and lim > b) or (step < 0 and lim < b) then lim = b end
+      for n = i + step, lim, step do
         i = n
         local r = push(n)
         if r then return r end
       end
+      local n = i + step
+      if (step > 0 and n > b) or (step < 0 and n < b) then return "done" end
     end }
   end
 end
