@@ -88,6 +88,9 @@ local function producer(env, parts, sid, prefix_name, shared)
       flush()
       core.send(me, { sid = sid, err = err })
     end
+    -- the consumer may still grant demand it sent before it saw the end:
+    -- read it until the stream stops this task (no dead letters)
+    while true do core.receive() end
   end)
 end
 
