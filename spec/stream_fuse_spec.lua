@@ -116,3 +116,16 @@ function TestStreamFuse:test_demand_bounds_a_batched_boundary()
   lu.assertTrue(made >= 11 and made <= 11 + 8, "made " .. made)
   h:cancel()
 end
+
+-- a shutdown reaches a driven chain whose elements take clock time after
+-- the element in hand, not after 64 of them
+function TestStreamFuse:test_shutdown_reaches_a_slow_driven_chain()
+  local made = 0
+  local h = S.range(1, 1000):map(function(x) made = made + 1 tend.sleep(1) return x end)
+    :run_async(S.sink.seq())
+  tend.sleep(5.5)
+  h:shutdown()
+  local got = h:await()
+  lu.assertTrue(#got >= 5 and #got <= 7, "got " .. #got)
+  lu.assertEquals(made, #got)
+end

@@ -70,10 +70,16 @@ return function(S, Blueprint, Sink, R)
         local r = F.start(env)
         local n, t, now, drive, pull = 0, core.now(), core.now, up.drive, up.pull
         -- a look at the mailbox (shutdown) every 64 elements, and once a
-        -- millisecond of the tend clock passed in a stage that may wait
+        -- millisecond of the tend clock passed (a driven loop: after each
+        -- element while its elements take clock time, then after 2, 4, ...
+        -- up to 64 while they do not)
+        local budget = 1
         while not r and not shutdown do
           if drive then
-            r = drive(push, 64)
+            r = drive(push, budget)
+            local t2 = now()
+            if t2 - t > 0.001 then budget = 1 elseif budget < 64 then budget = 2 * budget end
+            t = t2
             -- "idle": its queue ran dry; it reads the mailbox (a shutdown
             -- too) when it waits for the next batch
             if r == "idle" then r = nil else env:poll() end
