@@ -44,9 +44,10 @@ local function blueprint(parts, kind)
 end
 
 -- A new blueprint: self's parts and one more stage.
-local function add(self, name, build, prefix)
+-- fuse: the stage as a push (stream_fuse.lua), for those that have one.
+local function add(self, name, build, prefix, fuse)
   local parts = table.move(self.parts, 1, #self.parts, 1, {})
-  parts[#parts + 1] = { name = name, build = build, prefix = prefix }
+  parts[#parts + 1] = { name = name, build = build, prefix = prefix, fuse = fuse }
   local b = blueprint(parts, self.kind)
   b.queue = self.queue
   return b
@@ -152,7 +153,8 @@ function S.flow() return blueprint({}, "flow") end
 local function fn_op(name, make)
   Blueprint[name] = function(self, fn)
     need(name, "fn", type(fn) == "function", "a function", fn)
-    return add(self, name, make(fn))
+    local build, fuse = make(fn)
+    return add(self, name, build, nil, fuse)
   end
 end
 fn_op("map", flows.map)
@@ -162,17 +164,20 @@ fn_op("recover", flows.recover)
 
 function Blueprint:take(n)
   need("take", "n", is_int(n, 0), "an integer >= 0", n)
-  return add(self, "take", flows.take(n))
+  local build, fuse = flows.take(n)
+  return add(self, "take", build, nil, fuse)
 end
 
 function Blueprint:drop(n)
   need("drop", "n", is_int(n, 0), "an integer >= 0", n)
-  return add(self, "drop", flows.drop(n))
+  local build, fuse = flows.drop(n)
+  return add(self, "drop", build, nil, fuse)
 end
 
 function Blueprint:scan(init, fn)
   need("scan", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
-  return add(self, "scan", flows.scan(init, fn))
+  local build, fuse = flows.scan(init, fn)
+  return add(self, "scan", build, nil, fuse)
 end
 
 function Blueprint:fold(init, fn)

@@ -1,7 +1,9 @@
 -- tend.stream's fused flow operators: each build(env, up, st) returns a
 -- stage { pull } over the stage up; user functions run under the stage's
 -- supervision (R.call: resume, restart or stop). They run as function calls
--- in the task that runs the chain (operator fusion).
+-- in the task that runs the chain (operator fusion). map, filter, take,
+-- drop, take_while and scan also return fuse(env, st, down) -> push
+-- [, start]: the same stage as a push into down (stream_fuse.lua).
 local core = require "tend.core"
 local R = require "tend.stream_run"
 
@@ -29,6 +31,13 @@ function M.map(fn)
         if kept then return true, r end
       end
     end }
+  end, function(env, st, down)
+    if not st.decider then return function(v) return down(fn(v)) end end
+    local call = R.call
+    return function(v)
+      local kept, r = call(env, st, fn, v, v)
+      if kept then return down(r) end
+    end
   end
 end
 
@@ -53,6 +62,15 @@ function M.filter(fn)
         if kept and r then return true, v end
       end
     end }
+  end, function(env, st, down)
+    if not st.decider then
+      return function(v) if fn(v) then return down(v) end end
+    end
+    local call = R.call
+    return function(v)
+      local kept, r = call(env, st, fn, v, v)
+      if kept and r then return down(v) end
+    end
   end
 end
 
@@ -66,7 +84,15 @@ function M.take(n)
       left = left - 1
       return true, v
     end }
-  end
+  end, n > 0 and function(_, _, down) -- take(0) pulls nothing: not fused
+    local left = n
+    return function(v)
+      left = left - 1
+      local r = down(v)
+      if left <= 0 then return "stop" end
+      return r
+    end
+  end or nil
 end
 
 function M.take_while(fn)
@@ -84,6 +110,14 @@ function M.take_while(fn)
       end
       return false
     end }
+  end, function(env, st, down)
+    return function(v)
+      local kept, r = R.call(env, st, fn, v, v)
+      if kept then
+        if r then return down(v) end
+        return "stop"
+      end
+    end
   end
 end
 
@@ -97,6 +131,12 @@ function M.drop(n)
       end
       return up.pull()
     end }
+  end, function(_, _, down)
+    local left = n
+    return function(v)
+      if left > 0 then left = left - 1 return end
+      return down(v)
+    end
   end
 end
 
@@ -115,6 +155,13 @@ function M.scan(init, fn)
         if kept then acc = r return true, r end
       end
     end }
+  end, function(env, st, down)
+    local acc = init
+    st.reset = function() acc = init end
+    return function(v)
+      local kept, r = R.call(env, st, fn, v, acc, v)
+      if kept then acc = r return down(r) end
+    end, function() return down(acc) end
   end
 end
 

@@ -3,6 +3,7 @@
 -- the chain into the sink and hands the value to the supervisor, which
 -- answers the waiting caller. The caller (owner) dying cancels the stream.
 local core = require "tend.core"
+local F = require "tend.stream_fuse"
 
 return function(S, Blueprint, Sink, R)
   local count = 0
@@ -59,27 +60,41 @@ return function(S, Blueprint, Sink, R)
       env.queue = queue
       local shutdown = false
       env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
-      local ok, v = pcall(function()
-        local stage = R.materialize(env, parts)
+      local ok, v = xpcall(function()
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
-        local s = sink.make(env, st)
-        local n, t = 0, core.now()
-        local pull, push, now = stage.pull, s.push, core.now
-        while not shutdown do
-          local has, x = pull()
-          if not has then break end
-          if push(x) == "stop" then break end
-          n = n + 1
-          -- a look at the mailbox (shutdown) every 64 elements, and once
-          -- a millisecond of the tend clock passed
-          if n & 63 == 0 or now() - t > 0.001 then
-            env:poll()
-            t = now()
+        local s
+        local up, push = F.compile(env, parts, function()
+          s = sink.make(env, st)
+          return s.push, st.label
+        end)
+        local r = F.start(env)
+        local n, t, now, drive, pull = 0, core.now(), core.now, up.drive, up.pull
+        -- a look at the mailbox (shutdown) every 64 elements, and once a
+        -- millisecond of the tend clock passed (a driven loop: after each
+        -- element while its elements take clock time, then after 2, 4, ...
+        -- up to 64 while they do not)
+        local budget = 1
+        while not r and not shutdown do
+          if drive then
+            r = drive(push, budget)
+            local t2 = now()
+            if t2 - t > 0.001 then budget = 1 elseif budget < 64 then budget = 2 * budget end
+            t = t2
+            -- "idle": its queue ran dry; it reads the mailbox (a shutdown
+            -- too) when it waits for the next batch
+            if r == "idle" then r = nil else env:poll() end
+          else
+            local has, x = pull()
+            if has then r = push(x) else r = "done" end
+            n = n + 1
+            if n & 63 == 0 or now() - t > 0.001 then
+              env:poll()
+              t = now()
+            end
           end
         end
         return s.done()
-      end)
-      if not ok then v = R.failed_here(env, v) end
+      end, F.handler(env))
       env:poll()
       core.send(sup, { ctl = "result", ok = ok, v = v })
     end

@@ -122,11 +122,14 @@ function Env:cancel()
   self.spawned, self.mine = {}, {}
 end
 
--- Routes one message (waiting at most `timeout`); false on a timeout.
+local function got(...) return select("#", ...) > 0, ... end
+
+-- Routes one message (waiting at most `timeout`, nil: as long as it
+-- takes, with no timer); false on a timeout.
 function Env:dispatch(timeout)
-  local m = table.pack(core.receive(timeout))
-  if m.n == 0 then return false end
-  local msg = m[1]
+  local any, msg
+  if timeout then any, msg = got(core.receive(timeout)) else any, msg = got(core.receive()) end
+  if not any then return false end
   if type(msg) == "table" and msg.sid ~= nil then
     local h = self.handlers[msg.sid]
     if h then h(msg) end
@@ -142,8 +145,8 @@ end
 -- time) passes first.
 function Env:wait(pred, deadline)
   while not pred() do
-    local left = deadline and (deadline - core.now()) or FOREVER
-    if left <= 0 then return false end
+    local left = deadline and (deadline - core.now())
+    if left and left <= 0 then return false end
     if not self:dispatch(left) and deadline then
       if pred() then return true end
       return false

@@ -14,13 +14,9 @@ function M.fold(init, fn)
   return function(env, st)
     local acc = init
     st.reset = function() acc = init end
-    if not st.decider then
-      local label = st.label
+    if not st.decider then -- a failure is placed by stream_fuse's handler
       return {
-        push = function(v)
-          env.at_label, env.at_elem = label, v
-          acc = fn(acc, v)
-        end,
+        push = function(v) acc = fn(acc, v) end,
         done = function() return acc end,
       }
     end

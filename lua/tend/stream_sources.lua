@@ -1,6 +1,8 @@
 -- tend.stream's sources as stages: each build(env) returns { pull }, pull()
 -- -> true, element | false (complete), or raises (fail). A source makes an
--- element only when pulled: that is how demand reaches it.
+-- element only when pulled: that is how demand reaches it. Those that never
+-- wait also have drive(push, max): up to max elements pushed in one loop
+-- (stream_fuse.lua), "done" at their end or the push's "stop"/"full".
 local core = require "tend.core"
 local R = require "tend.stream_run"
 
@@ -10,11 +12,18 @@ local function done() return false end
 
 function M.from(list)
   return function()
-    local i = 0
+    local i, n = 0, #list
     return { pull = function()
       i = i + 1
-      if i > #list then return false end
+      if i > n then return false end
       return true, list[i]
+    end, drive = function(push, max)
+      for _ = 1, max do
+        i = i + 1
+        if i > n then return "done" end
+        local r = push(list[i])
+        if r then return r end
+      end
     end }
   end
 end
@@ -27,6 +36,17 @@ function M.range(a, b, step)
       if (step > 0 and n > b) or (step < 0 and n < b) then return false end
       i = n
       return true, n
+    end, drive = function(push, max)
+      -- a numeric for adds step as pull does; its limit is b or max steps
+      local lim = i + step * max
+      if (step > 0 and lim > b) or (step < 0 and lim < b) then lim = b end
+      for n = i + step, lim, step do
+        i = n
+        local r = push(n)
+        if r then return r end
+      end
+      local n = i + step
+      if (step > 0 and n > b) or (step < 0 and n < b) then return "done" end
     end }
   end
 end
