@@ -279,14 +279,18 @@ static tend_actor *child_by_seq(tend_actor *p, const char *seg, size_t len) {
  * value): one lookup. Otherwise the path names an anonymous actor
  * ("$seq") or one under it: from the longest prefix that is a guardian
  * or a named actor, each "$seq" segment found among the children. */
-static tend_actor *walk(lua_State *L, tend_host *h, const char *path) {
-  size_t n = strlen(path);
+static tend_actor *walk(lua_State *L, tend_host *h, int idx) {
+  size_t n;
+  const char *path = lua_tolstring(L, idx, &n);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
   int names = lua_gettop(L);
   tend_actor *a = NULL;
   size_t at = n; /* the prefix path[0..at) tried */
   for (;;) {
-    lua_pushlstring(L, path, at);
+    if (at == n) /* the whole path: the string given, not made anew */
+      lua_pushvalue(L, idx);
+    else
+      lua_pushlstring(L, path, at);
     if (lua_rawget(L, names) == LUA_TLIGHTUSERDATA) a = lua_touserdata(L, -1);
     lua_pop(L, 1);
     if (a) break;
@@ -313,8 +317,8 @@ static tend_actor *walk(lua_State *L, tend_host *h, const char *path) {
 tend_actor *tend_names_lookup(lua_State *L, tend_host *h, int idx) {
   const char *s = lua_tostring(L, idx);
   if (s == NULL) return NULL;
-  if (s[0] == '/') return walk(L, h, s);
   idx = lua_absindex(L, idx);
+  if (s[0] == '/') return walk(L, h, idx);
   push_registry(L);
   lua_getfield(L, -1, "by_name");
   lua_pushvalue(L, idx);
