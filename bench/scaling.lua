@@ -146,7 +146,7 @@ local function parent_of(s, first)
   return sup, tend.ask(sup, "first", 600)
 end
 
-def("child_restart", S4, 20000, "restart", function(s, m)
+def("child_restart", S4, 200000, "restart", function(s, m)
   local t0, t1, n = nil, nil, 0
   local _, w = parent_of(s, function()
     if t0 then
@@ -294,7 +294,7 @@ def("timer_fire", S4, 50000, "timer fired", function(s, m)
   return t1 - t0, m
 end)
 
-def("ask_pending", S4, 50000, "ask round trip", function(s, m)
+def("ask_pending", S4, 200000, "ask round trip", function(s, m)
   local holder = tend.spawn(idle) -- never answers
   local askers = idles(0)
   for i = 1, s do
