@@ -23,9 +23,9 @@ static int is_supervisor(const tend_actor *a) {
 
 /* A row's keys, in its order: upvalues 1 to ROW_KEYS of l_children (the
  * strings made once, so a row is set with rawset, no string lookup). */
-static const char *const row_keys[] = {"path",     "ref",      "name",
-                                       "state",    "restart",  "restarts",
-                                       "mailbox",  "supervisor"};
+static const char *const row_keys[] = {"path",    "ref",       "name",
+                                       "state",   "restart",   "restarts",
+                                       "mailbox", "supervisor"};
 #define ROW_KEYS ((int)(sizeof row_keys / sizeof row_keys[0]))
 
 /* Sets field k (0-based, of row_keys) of the table below the value on
@@ -159,10 +159,11 @@ static int l_mailbox_load(lua_State *L) {
 }
 
 void tend_open_children(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"count_children", l_count_children},
-      {"start_child", l_start_child},   {"stop_child", l_stop_child},
-      {"mailbox_load", l_mailbox_load}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"count_children", l_count_children},
+                                 {"start_child", l_start_child},
+                                 {"stop_child", l_stop_child},
+                                 {"mailbox_load", l_mailbox_load},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   for (int k = 0; k < ROW_KEYS; k++) lua_pushstring(L, row_keys[k]);
   lua_pushcclosure(L, l_children, ROW_KEYS);

@@ -20,8 +20,8 @@ struct pg_group {
   pg_group *hnext; /* its chain in pg_groups */
   char *key;
   uint32_t hash;
-  size_t n;                                /* members, every scheduler's */
-  pg_member *head[TEND_SCHEDULERS_MAX];    /* scheduler k's, join order */
+  size_t n;                             /* members, every scheduler's */
+  pg_member *head[TEND_SCHEDULERS_MAX]; /* scheduler k's, join order */
   pg_member *tail[TEND_SCHEDULERS_MAX];
 };
 
@@ -122,8 +122,14 @@ static int grow(tend_scheds *s) {
 static void drop(tend_scheds *s, pg_member *m) {
   pg_group *g = m->g;
   int k = m->sched;
-  if (m->prev) m->prev->next = m->next; else g->head[k] = m->next;
-  if (m->next) m->next->prev = m->prev; else g->tail[k] = m->prev;
+  if (m->prev)
+    m->prev->next = m->next;
+  else
+    g->head[k] = m->next;
+  if (m->next)
+    m->next->prev = m->prev;
+  else
+    g->tail[k] = m->prev;
   pg_member **p = &s->pg_members[member_slot(s, g, k, m->id, m->gen)];
   while (*p != m) p = &(*p)->hnext;
   *p = m->hnext;
@@ -168,9 +174,12 @@ static void add(tend_scheds *s, const char *key, int k, uint32_t id,
     s->pg_groups[j] = g;
     s->n_pg_groups++;
   }
-  *m = (pg_member){.prev = g->tail[k], .g = g, .sched = k, .id = id,
-                   .gen = gen, .path = p};
-  if (g->tail[k]) g->tail[k]->next = m; else g->head[k] = m;
+  *m = (pg_member){
+      .prev = g->tail[k], .g = g, .sched = k, .id = id, .gen = gen, .path = p};
+  if (g->tail[k])
+    g->tail[k]->next = m;
+  else
+    g->head[k] = m;
   g->tail[k] = m;
   size_t j = member_slot(s, g, k, id, gen);
   m->hnext = s->pg_members[j];
