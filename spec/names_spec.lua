@@ -138,3 +138,62 @@ function TestNames:test_anonymous_actors_are_named_by_spawn_number()
   lu.assertEquals(a:path(), "/user/$" .. n)
   H.stop_all(b)
 end
+
+-- A path of anonymous actors ("$seq") and of named ones under them: a
+-- named actor's path is looked up whole, a "$seq" among the children
+function TestNames:test_whereis_takes_anonymous_segments()
+  local inner
+  local top = tend.spawn(function(ctx)
+    local mid = ctx:spawn(function(c) inner = c:spawn(idle, { name = "api" }) return idle() end)
+    ctx:spawn(idle)
+    return function(_, c) c:reply(mid) end
+  end)
+  local mid = tend.ask(top, "mid", 1)
+  H.settle()
+  lu.assertTrue(tend.whereis(top:path()) == top)
+  lu.assertTrue(tend.whereis(mid:path()) == mid)
+  lu.assertTrue(tend.whereis(mid:path() .. "/") == mid)
+  lu.assertTrue(tend.whereis(mid:path() .. "/api") == inner)
+  lu.assertEquals(inner:path(), mid:path() .. "/api")
+  local n = tonumber(mid:path():match("%$(%d+)$"))
+  lu.assertNil(tend.whereis(top:path() .. "/$" .. (n + 100)))
+  lu.assertNil(tend.whereis(top:path() .. "/$x"))
+  lu.assertNil(tend.whereis(top:path() .. "/$"))
+  lu.assertNil(tend.whereis(mid:path() .. "/api/$1"))
+  tend.stop(mid)
+  H.settle()
+  lu.assertNil(tend.whereis(mid:path()))
+  lu.assertNil(tend.whereis(mid:path() .. "/api"))
+  H.stop_all(top)
+end
+
+-- tend.registered() after names come and go between listings (it merges
+-- the new ones into the last listing): sorted, each name once, only
+-- the names there are
+function TestNames:test_registered_follows_changes()
+  local refs = {}
+  for i = 1, 6 do refs[i] = tend.spawn(idle) end
+  tend.register("c", refs[1])
+  tend.register("a", refs[2])
+  lu.assertEquals(tend.registered(), { "a", "c" })
+  local l = tend.registered()
+  l[1] = "changed" -- a copy: the next listing is not
+  tend.register("b", refs[3])
+  tend.register("d", refs[4])
+  tend.unregister("c")
+  lu.assertEquals(tend.registered(), { "a", "b", "d" })
+  tend.register("c", refs[5]) -- back, on another actor
+  tend.unregister("b")
+  tend.register("b", refs[3]) -- gone and back between two listings
+  lu.assertEquals(tend.registered(), { "a", "b", "c", "d" })
+  H.stop_all(refs[2])
+  lu.assertEquals(tend.registered(), { "b", "c", "d" })
+  lu.assertEquals(tend.registered(), { "b", "c", "d" })
+  -- many changes without a listing: the next sorts them all
+  for i = 1, 3000 do tend.register("x", refs[6]) tend.unregister("x") end
+  tend.register("e", refs[6])
+  lu.assertEquals(tend.registered(), { "b", "c", "d", "e" })
+  H.stop_all(table.unpack(refs, 1, 1))
+  H.stop_all(table.unpack(refs, 3, 6))
+  lu.assertEquals(tend.registered(), {})
+end

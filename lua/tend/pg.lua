@@ -31,6 +31,12 @@ local node = require "tend.node"
 local M = {}
 local groups = {} -- group -> { [ref] = join number } (weak keys): this node's
 local joins = 0   -- join numbers so far
+-- group -> its join order: { refs = {ref, ...} (weak values), seqs = {join
+-- number, ...}, top = last slot, n = members at most }. Slot i holds a
+-- member while set[refs[i]] == seqs[i]; a leave or death leaves a hole,
+-- and the list is compacted when the holes outnumber the members, so a
+-- read walks the members in join order without sorting them.
+local lists = {}
 
 -- What this node knows of the others, while it is one.
 local up = {}      -- node -> its incarnation, for each node up (told by tend.node)
@@ -107,11 +113,35 @@ end
 
 -- Drops this node's member r of group (it left or died); a group that
 -- spans nodes says so to the others.
+-- A group whose set is empty goes, with its join order.
+local function forget_if_empty(group, set)
+  if next(set) == nil then
+    groups[group], lists[group] = nil, nil
+  else
+    local l = lists[group]
+    l.n = l.n - 1
+  end
+end
+
+-- Rewrites group's join order without its holes (its set kept).
+local function compact(group, set)
+  local l = lists[group]
+  local refs, seqs, k = setmetatable({}, { __mode = "v" }), {}, 0
+  for i = 1, l.top do
+    local r = l.refs[i]
+    if r ~= nil and set[r] == l.seqs[i] then
+      k = k + 1
+      refs[k], seqs[k] = r, l.seqs[i]
+    end
+  end
+  l.refs, l.seqs, l.top, l.n = refs, seqs, k, k
+end
+
 local function drop(group, r)
   local set = groups[group]
   if set == nil or set[r] == nil then return end
   set[r] = nil
-  if next(set) == nil then groups[group] = nil end
+  forget_if_empty(group, set)
   notify(group, "leave", { r })
   if spans(group) then announce("leave", { { group, { r } } }) end
 end
@@ -121,14 +151,24 @@ end
 local function live(group)
   local set = groups[group]
   if set == nil then return nil end
-  local list, dead = {}, {}
-  for r in pairs(set) do
-    if tend.alive(r) then list[#list + 1] = r else dead[#dead + 1] = r end
+  local l = lists[group]
+  local refs, seqs, list, dead = l.refs, l.seqs, {}, nil
+  for i = 1, l.top do
+    local r = refs[i]
+    if r ~= nil and set[r] == seqs[i] then
+      if tend.alive(r) then
+        list[#list + 1] = r
+      else
+        dead = dead or {}
+        dead[#dead + 1] = r
+      end
+    end
   end
-  table.sort(dead, function(a, b) return set[a] < set[b] end)
-  for _, r in ipairs(dead) do drop(group, r) end
+  if dead then
+    for _, r in ipairs(dead) do drop(group, r) end
+  end
   if #list == 0 then return nil end
-  table.sort(list, function(a, b) return set[a] < set[b] end)
+  if l.top > 2 * #list + 16 then compact(group, set) end
   return list
 end
 
@@ -167,7 +207,7 @@ local function keeper_actor()
       local entries = {}
       for _, group in ipairs(left) do
         groups[group][m.ref] = nil
-        if next(groups[group]) == nil then groups[group] = nil end
+        forget_if_empty(group, groups[group])
         notify(group, "leave", { m.ref })
         if spans(group) then entries[#entries + 1] = { group, { m.ref } } end
       end
@@ -430,13 +470,18 @@ function M.join(group, what)
   if set == nil then
     set = setmetatable({}, { __mode = "k" })
     groups[group] = set
+    lists[group] = { refs = setmetatable({}, { __mode = "v" }), seqs = {}, top = 0, n = 0 }
   end
+  local l = lists[group]
   local shared = spans(group) and several()
   for _, r in ipairs(new) do
     joins = joins + 1
     set[r] = joins
+    l.top, l.n = l.top + 1, l.n + 1
+    l.refs[l.top], l.seqs[l.top] = r, joins
     if shared then tend.sched_pg_join(key_of(group), r) end
   end
+  if l.top > 2 * l.n + 16 then compact(group, set) end
   notify(group, "join", new)
   watch_members(new)
 end
@@ -454,9 +499,10 @@ function M.leave(group, what)
       if tend.alive(r) then left = true end
       gone[#gone + 1] = r
       set[r] = nil
+      lists[group].n = lists[group].n - 1
     end
   end
-  if next(set) == nil then groups[group] = nil end
+  if next(set) == nil then groups[group], lists[group] = nil, nil end
   if spans(group) and several() then
     for _, r in ipairs(gone) do tend.sched_pg_leave(key_of(group), r) end
   end

@@ -261,3 +261,48 @@ function TestSchedulers:test_a_process_group_spans_the_schedulers()
   tend.stop(zero)
   tend.stop(one)
 end
+
+-- Many members of several groups on two other schedulers (the shared
+-- index grows past its first 64 chains): each group read in scheduler
+-- order then join order, leaves and deaths taken out one by one
+function TestSchedulers:test_many_members_of_several_groups_across()
+  local me = tend.self()
+  local on1, on2, other = {}, {}, {}
+  for i = 1, 40 do
+    on1[i] = tend.spawn("sched_actors.joiner", { scheduler = 1, args = { "many", me } })
+    on2[i] = tend.spawn("sched_actors.joiner", { scheduler = 2, args = { "many", me } })
+    other[i] = tend.spawn("sched_actors.joiner", { scheduler = 2, args = { 7, me } })
+  end
+  local function wait_for(group, n)
+    local got
+    for _ = 1, 200 do
+      got = tend.pg.members(group)
+      if #got == n then break end
+      tend.sleep(0.01)
+    end
+    return got
+  end
+  local want = {}
+  for i = 1, 40 do want[i], want[40 + i] = on1[i], on2[i] end
+  lu.assertEquals(wait_for("many", 80), want)
+  lu.assertEquals(wait_for(7, 40), other)
+  for i = 1, 40, 2 do
+    tend.send(on1[i], "leave")
+    tend.send(on2[i], "quit")
+  end
+  want = {}
+  for i = 2, 40, 2 do want[#want + 1] = on1[i] end
+  for i = 2, 40, 2 do want[#want + 1] = on2[i] end
+  lu.assertEquals(wait_for("many", 40), want)
+  lu.assertEquals(tend.pg.send("many", "hi"), 40)
+  local seen = { [1] = 0, [2] = 0 }
+  for _ = 1, 40 do
+    local m = tend.receive(5)
+    seen[m[1]] = seen[m[1]] + 1
+  end
+  lu.assertEquals(seen, { [1] = 20, [2] = 20 })
+  lu.assertEquals(#tend.pg.members(7), 40)
+  for i = 1, 40 do tend.stop(on1[i]) tend.stop(on2[i]) tend.stop(other[i]) end
+  lu.assertEquals(wait_for("many", 0), {})
+  lu.assertEquals(wait_for(7, 0), {})
+end

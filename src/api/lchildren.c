@@ -21,6 +21,21 @@ static int is_supervisor(const tend_actor *a) {
          tend_actor_first_child(a) != NULL;
 }
 
+/* A row's keys, in its order: upvalues 1 to ROW_KEYS of l_children (the
+ * strings made once, so a row is set with rawset, no string lookup). */
+static const char *const row_keys[] = {"path",    "ref",       "name",
+                                       "state",   "restart",   "restarts",
+                                       "mailbox", "supervisor"};
+#define ROW_KEYS ((int)(sizeof row_keys / sizeof row_keys[0]))
+
+/* Sets field k (0-based, of row_keys) of the table below the value on
+ * top to that value (popped). */
+static void set_row(lua_State *L, int k) {
+  lua_pushvalue(L, lua_upvalueindex(k + 1));
+  lua_insert(L, -2);
+  lua_rawset(L, -3);
+}
+
 /* tend.children(ref) -> {{path, ref, name, state, restart, restarts,
  * mailbox, supervisor}, ...} in start order; nil, message for a dead ref */
 static int l_children(lua_State *L) {
@@ -38,23 +53,23 @@ static int l_children(lua_State *L) {
   for (tend_actor *c = tend_actor_first_child(p); c;
        c = tend_actor_next_sibling(c)) {
     if (tend_actor_state_of(c) == TEND_ACTOR_DEAD) continue;
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, ROW_KEYS);
     tend_actor_push_path(L, h, c);
-    lua_setfield(L, -2, "path");
+    set_row(L, 0);
     tend_actor_push_ref(L, h, c);
-    lua_setfield(L, -2, "ref");
+    set_row(L, 1);
     tend_names_push_name(L, h, c);
-    lua_setfield(L, -2, "name");
+    set_row(L, 2);
     lua_pushstring(L, tend_actor_state_name(c)); /* as ps() */
-    lua_setfield(L, -2, "state");
+    set_row(L, 3);
     lua_pushstring(L, restart_name(c));
-    lua_setfield(L, -2, "restart");
+    set_row(L, 4);
     lua_pushinteger(L, tend_actor_restarts(c));
-    lua_setfield(L, -2, "restarts");
+    set_row(L, 5);
     lua_pushinteger(L, tend_actor_mailbox_size(c));
-    lua_setfield(L, -2, "mailbox");
+    set_row(L, 6);
     lua_pushboolean(L, is_supervisor(c));
-    lua_setfield(L, -2, "supervisor");
+    set_row(L, 7);
     lua_rawseti(L, -2, ++n);
   }
   return 1;
@@ -144,9 +159,13 @@ static int l_mailbox_load(lua_State *L) {
 }
 
 void tend_open_children(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"children", l_children},         {"count_children", l_count_children},
-      {"start_child", l_start_child},   {"stop_child", l_stop_child},
-      {"mailbox_load", l_mailbox_load}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"count_children", l_count_children},
+                                 {"start_child", l_start_child},
+                                 {"stop_child", l_stop_child},
+                                 {"mailbox_load", l_mailbox_load},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  for (int k = 0; k < ROW_KEYS; k++) lua_pushstring(L, row_keys[k]);
+  lua_pushcclosure(L, l_children, ROW_KEYS);
+  lua_setfield(L, -2, "children");
 }

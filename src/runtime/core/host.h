@@ -111,7 +111,7 @@ struct tend_host {
   int parked_ref;    /* registry: actor id -> its coroutine parked in a wait */
   int values_ref;    /* table: value slot -> Lua value (messages in flight) */
   int pool_ref;      /* table: idle worker threads at 1..pool_n */
-  int names_ref;     /* table: path of a named actor -> true */
+  int names_ref;     /* table: path of a named actor -> its record */
   int sentinels_ref; /* table: {stopped, unhandled} sentinel values */
   int ctx_mt_ref;    /* the metatable tend.Ctx, 0 until the API made it */
   int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */

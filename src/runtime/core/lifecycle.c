@@ -79,8 +79,8 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
   if (o->name) { /* stack: path udata */
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
     lua_pushvalue(L, -3);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, -3); /* names[path] = true */
+    lua_pushlightuserdata(L, a);
+    lua_rawset(L, -3); /* names[path] = a (gone at its death) */
     lua_pop(L, 1);
     lua_insert(L, -2);
     tend_actor_set_path(L, a, -2);

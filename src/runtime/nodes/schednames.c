@@ -205,9 +205,5 @@ void tend_sched_names_free(tend_scheds *s) {
     free(s->regs[i].path);
   }
   free(s->regs);
-  for (int i = 0; i < s->n_pg; i++) {
-    free(s->pg[i].key);
-    free(s->pg[i].path);
-  }
-  free(s->pg);
+  tend_sched_pg_free(s);
 }

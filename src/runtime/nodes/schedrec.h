@@ -46,14 +46,9 @@ typedef struct reg_name {
   char *path;
 } reg_name;
 
-/* A member of a process group (tend.pg) across schedulers: the group's
- * key (lua/tend/pg.lua makes it), its scheduler and actor, its path. */
-typedef struct pg_entry {
-  char *key;
-  int sched;
-  uint32_t id, gen;
-  char *path;
-} pg_entry;
+/* Process groups (tend.pg) across schedulers: schedgroups.c. */
+typedef struct pg_group pg_group;
+typedef struct pg_member pg_member;
 
 typedef struct user_name {
   char *name;
@@ -87,8 +82,12 @@ struct tend_scheds {
   /* how many of regs scheduler k holds: written under the lock and only
    * by k's own thread (its actors' names), so k reads it without */
   int held[TEND_SCHEDULERS_MAX];
-  pg_entry *pg; /* process groups' members, in join order (schedgroups.c) */
-  int n_pg, cap_pg;
+  /* process groups' members (schedgroups.c): the groups by key, the
+   * members by (group, scheduler, actor), and by actor; a table of each
+   * of cap_pg chains (0: none yet) */
+  pg_group **pg_groups;
+  pg_member **pg_members, **pg_actors;
+  size_t n_pg_groups, n_pg, cap_pg;
   int held_pg[TEND_SCHEDULERS_MAX]; /* as held, for pg */
 };
 
@@ -121,6 +120,8 @@ int tend_sched_answer_query(lua_State *L, tend_host *h, const envelope *e);
 /* schedgroups.c */
 /* a (dead) leaves every group it was in. */
 void tend_sched_pg_forget(tend_host *h, tend_actor *a);
+/* Frees every group and member (the schedulers are closing). */
+void tend_sched_pg_free(tend_scheds *s);
 
 /* schednames.c */
 /* a's name (a child of /user) is free again. */

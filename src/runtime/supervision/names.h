@@ -1,10 +1,12 @@
 /* names: the registry of names (OTP's register/whereis): a name names one
  * live actor, an actor has at most one name, and the name goes when the
- * actor dies. Lookups also take paths ("/user/app/api"), found by walking
- * the tree from its guardian.
+ * actor dies. Lookups also take paths ("/user/app/api"): a named actor's
+ * path is a key of the host's table of named paths (host.h names_ref), an
+ * anonymous segment ("$seq") is found among its parent's children.
  *
- * The registry is two Lua tables kept in the Lua registry under the
- * address of a static key of names.c: name -> ctx, and actor id -> name.
+ * The registry is Lua tables kept in the Lua registry under the address
+ * of a static key of names.c: name -> ctx, actor id -> name, and the last
+ * listing of tend.registered with the names added since.
  * An actor with a name carries TEND_AF_REGISTERED; only those cost
  * anything at death. */
 #ifndef TEND_NAMES_H
