@@ -17,6 +17,7 @@
 ---@field restart? "permanent"|"transient"|"temporary" # when its supervisor restarts it (default transient: only after a failure)
 ---@field max_message_time? number # seconds a message, the factory or a hook may run, then BudgetExceeded
 ---@field stash? integer # a stash of at most n messages for ctx:stash
+---@field scheduler? integer|"spread" # the scheduler 0..N-1 it runs on (--schedulers N), or "spread" to spread actors over them (default: the spawner's)
 
 ---A bounded mailbox (spawn option mailbox).
 ---@class tend.MailboxOpts
@@ -514,7 +515,7 @@ tend.stream = {}
 ---
 ---factory(ctx, args...) returns the actor's behavior (a function (msg, ctx) or a hook table, tend.Hooks); it runs again at each restart. Inside an actor, ctx:spawn makes a child of the running actor instead.
 ---@param factory tend.Factory # returns the behavior (or a backoff or typed spec)
----@param opts? tend.SpawnOpts # name, args, mailbox, shutdown, children, restart, max_message_time, stash
+---@param opts? tend.SpawnOpts # name, args, mailbox, shutdown, children, restart, max_message_time, stash, scheduler
 ---@return tend.Ref # the new actor's ref
 function tend.spawn(factory, opts) end
 

@@ -14,6 +14,7 @@ return {
       { "restart", "\"permanent\"|\"transient\"|\"temporary\"?", "when its supervisor restarts it (default transient: only after a failure)" },
       { "max_message_time", "number?", "seconds a message, the factory or a hook may run, then BudgetExceeded" },
       { "stash", "integer?", "a stash of at most n messages for ctx:stash" },
+      { "scheduler", "integer|\"spread\"?", "the scheduler 0..N-1 it runs on (--schedulers N), or \"spread\" to spread actors over them (default: the spawner's)" },
     } },
   { class = "tend.MailboxOpts", summary = "A bounded mailbox (spawn option mailbox).",
     fields = {
@@ -82,7 +83,7 @@ return {
     summary = "Starts an actor under /user.",
     text = [[factory(ctx, args...) returns the actor's behavior (a function (msg, ctx) or a hook table, tend.Hooks); it runs again at each restart. Inside an actor, ctx:spawn makes a child of the running actor instead.]],
     params = { { "factory", "tend.Factory", "returns the behavior (or a backoff or typed spec)" },
-      { "opts", "tend.SpawnOpts?", "name, args, mailbox, shutdown, children, restart, max_message_time, stash" } },
+      { "opts", "tend.SpawnOpts?", "name, args, mailbox, shutdown, children, restart, max_message_time, stash, scheduler" } },
     returns = { { "tend.Ref", "the new actor's ref" } },
     errors = { "an option that is wrong or unknown (the message names the nearest valid one)", "a name already taken by a sibling" },
     example = [[local r = tend.spawn(function(ctx) return function(msg) print("got", msg) end end, { name = "echo" })
