@@ -68,7 +68,16 @@ return function(S, Blueprint)
         local sink = S.sink.foreach(function(v) core.ask(g, { elem = v }, R.FOREVER) end)
         h = source:run_async(sink, { notify = g })
       end
-      local r = core.ask(g, "pull", R.FOREVER)
+      local ok, r = pcall(core.ask, g, "pull", R.FOREVER)
+      if not ok then
+        -- the answer's actor is stopping (its client left, its server
+        -- stops): its children, the gate among them, went first; the
+        -- body ends there, as a cancel, not as a failure
+        if type(r) == "table" and r.kind == "AskFailed" and r.cause == "shutdown" then
+          return nil
+        end
+        error(r, 0)
+      end
       if r.done then
         if r.err ~= nil then error(r.err, 0) end
         pcall(h.await, h) -- the finished stream's supervisor goes

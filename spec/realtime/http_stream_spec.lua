@@ -303,3 +303,23 @@ function TestHttpStream:test_a_body_whose_actor_is_killed_mid_stream_is_cut()
   lu.assertNotStrContains(got, "\r\n0\r\n\r\n") -- no last chunk: the body did not end well
   lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
 end
+
+-- A stream's server-sent events whose client leaves: a cancel, ended
+-- quietly (no warn line of a failed pull), as the streams chapter says.
+function TestHttpStream:test_a_stream_body_whose_client_leaves_ends_without_a_warning()
+  local script = H.script([[
+local tend = require "tend"
+local s = tend.http.serve({ handler = function()
+  return { headers = { ["content-type"] = "text/event-stream" }, body = tend.stream.tick(1, "hi") }
+end })
+local r = tend.process.run({ "curl", "-sN", "--max-time", "1.5",
+  "http://127.0.0.1:" .. tend.ask(s, "port") .. "/" })
+print(r.stdout:find("data: hi", 1, true) ~= nil)
+tend.sleep(0.3)
+tend.stop(s)
+]])
+  local out, err, code = H.run({ script })
+  os.remove(script)
+  lu.assertEquals({ out, code }, { "true\n", 0 })
+  lu.assertNotStrContains(err, "warn")
+end
