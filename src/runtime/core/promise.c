@@ -115,7 +115,7 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
   tend_actor *asker = p->asker;
   if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
-  asker->wake_value = v;
+  tend_actor_set_wake_value(asker, v);
   tend_runq_wake(h, asker, TEND_WAKE_OK);
   return 1;
 }
@@ -181,8 +181,9 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
       continue;
     }
     tend_promise_cancel(L, h, asker);
-    tend_value_drop(L, h, &asker->wake_value);
-    asker->wake_value = v;
+    tend_value old = tend_actor_wake_value(asker);
+    tend_value_drop(L, h, &old);
+    tend_actor_set_wake_value(asker, v);
     tend_runq_wake(h, asker, TEND_WAKE_FAILED);
   }
   lua_settop(L, top);
