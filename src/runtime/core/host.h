@@ -93,6 +93,7 @@ struct tend_host {
   tend_message_fn on_message[TEND_MSG_KINDS]; /* system messages */
   tend_op_fn on_op[TEND_OP_KINDS];            /* ops the drivers start */
   tend_pool msgs;                             /* message nodes */
+  tend_pool promises;                         /* promise records */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */

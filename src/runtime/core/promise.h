@@ -86,8 +86,6 @@ void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
  * timeout is a promise nobody answers, see inbox.h), the promise goes
  * and a wakes. */
 void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
-/* Frees what promises still hold at close (ids left in the table). */
-void tend_promise_free_at_close(tend_host *h, tend_promise *p);
 /* Its timer kinds (driver.h). */
 extern const tend_driver tend_promise_driver;
 
