@@ -106,6 +106,7 @@ struct tend_host {
   int quantum;        /* steps left before workers return to the loop */
   int turn_left;      /* messages left in the current actor's turn */
   int pool_n;         /* idle workers in the pool table */
+  int nested;         /* 1: a worker runs a woken actor's coroutine (sched.c) */
 
   /* Registry refs, owned here and released with the state. */
   int anchors_ref;   /* table: actor id -> actor userdata (live actors) */
