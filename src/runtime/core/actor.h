@@ -203,7 +203,7 @@ typedef struct tend_actor_ext {
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
-struct tend_actor { /* laid out without padding: 176 bytes */
+struct tend_actor {       /* laid out without padding: 176 bytes */
   uint8_t kind;           /* TEND_ENTITY_ACTOR; first, as in tend_promise */
   uint8_t state;          /* tend_actor_state */
   uint8_t restart;        /* tend_restart_phase while RESTARTING */

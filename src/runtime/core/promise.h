@@ -29,11 +29,11 @@
 #include "runtime/core/host.h"
 
 struct tend_promise {
-  uint8_t kind;      /* TEND_ENTITY_PROMISE; first, as in tend_actor */
-  uint32_t id, gen;      /* slot in host->ids */
-  tend_actor *asker;     /* waits in TEND_WAIT_ASK for this promise */
-  tend_timer *timeout;   /* the ASK timer that ends the wait, or NULL */
-  tend_actor *target;    /* the actor asked, while p is in its held list */
+  uint8_t kind;        /* TEND_ENTITY_PROMISE; first, as in tend_actor */
+  uint32_t id, gen;    /* slot in host->ids */
+  tend_actor *asker;   /* waits in TEND_WAIT_ASK for this promise */
+  tend_timer *timeout; /* the ASK timer that ends the wait, or NULL */
+  tend_actor *target;  /* the actor asked, while p is in its held list */
   tend_promise *held_prev, *held_next; /* that list (target->ext->held) */
   uint32_t queued;                     /* its messages in target's user queue */
   uint32_t via_id, via_gen; /* the actor that sent it on to target, or 0 */

@@ -483,8 +483,7 @@ static void resumed(lua_State *L, tend_host *h, lua_State *co, int status,
 
 /* Resumes co (at the top of L) from L, which runs it; handles its return
  * (resumed). `back`: the coroutine the watchdog sees running after. */
-static void run_co(lua_State *L, tend_host *h, lua_State *co,
-                   lua_State *back) {
+static void run_co(lua_State *L, tend_host *h, lua_State *co, lua_State *back) {
   h->yield = TEND_YIELD_NONE;
   h->quantum--; /* every resume counts: the loop always gets its turn */
   int nres;
@@ -513,8 +512,8 @@ void tend_sched_run(tend_host *h) {
   h->quantum = TEND_QUANTUM;
   while (h->runq_head && h->quantum > 0) {
     tend_actor *a = h->runq_head;
-    lua_State *co = a->wait == TEND_WAIT_WOKEN ? unpark(L, h, a)
-                                               : worker_get(L, h);
+    lua_State *co =
+        a->wait == TEND_WAIT_WOKEN ? unpark(L, h, a) : worker_get(L, h);
     run_co(L, h, co, NULL);
   }
   tend_value_sweep(L, h); /* the messages taken in this pass */
