@@ -22,13 +22,17 @@ typedef enum tend_value_type {
   TEND_VALUE_REF /* any other Lua value, held in the value store */
 } tend_value_type;
 
+/* A value's payload, kept apart from its type where a record packs the
+ * type with its other small fields (an actor's reply). */
+typedef union tend_value_u {
+  int64_t i;     /* TEND_VALUE_INT */
+  double n;      /* TEND_VALUE_NUM */
+  uint32_t slot; /* TEND_VALUE_REF: index in the value store */
+} tend_value_u;
+
 typedef struct tend_value {
   tend_value_type type;
-  union {
-    int64_t i;     /* TEND_VALUE_INT */
-    double n;      /* TEND_VALUE_NUM */
-    uint32_t slot; /* TEND_VALUE_REF: index in the value store */
-  } u;
+  tend_value_u u;
 } tend_value;
 
 typedef enum tend_msg_kind {

@@ -79,7 +79,10 @@ uint32_t tend_actor_gen(const tend_actor *a) {
 
 /* ---- waits */
 void tend_sched_take_reply(lua_State *L, tend_host *h) {
-  tend_value_take(L, h, &h->current->wake_value);
+  tend_actor *a = h->current;
+  tend_value v = tend_actor_wake_value(a);
+  tend_value_take(L, h, &v);
+  tend_actor_set_wake_value(a, v);
 }
 
 /* ---- promises */

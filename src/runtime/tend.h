@@ -471,7 +471,7 @@ typedef enum tend_wake {
   TEND_WAKE_OK,          /* as hoped: a reply came, or the sleep is over */
   TEND_WAKE_INTERRUPTED, /* Ctrl-C at the REPL: raise Interrupted */
   TEND_WAKE_FAILED       /* the actor asked ended before replying: raise
-                            the AskFailed error in wake_value */
+                            the AskFailed error, its reply) */
 } tend_wake;
 
 /* A new promise for the current actor a, timing out after timeout_ns

@@ -9,6 +9,11 @@
 #include "runtime/core/ref.h"
 #include "runtime/core/value.h"
 
+/* An idle actor costs its record: a field that adds padding adds 8 bytes
+ * to each (docs/costs.md, "idle actor"). */
+_Static_assert(sizeof(void *) != 8 || sizeof(tend_actor) == 176,
+               "tend_actor grew: see docs/costs.md before letting it");
+
 /* ------------------------------------------------------------ lookups */
 
 void tend_actor_push_ctx(lua_State *L, const tend_host *h,

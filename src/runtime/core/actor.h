@@ -203,11 +203,8 @@ typedef struct tend_actor_ext {
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;
-struct tend_actor {
-  tend_entity_kind kind;  /* TEND_ENTITY_ACTOR; first, as in tend_promise */
-  uint32_t magic;         /* TEND_ACTOR_MAGIC */
-  uint32_t id, gen;       /* slot in host->ids and its generation */
-  uint32_t seq;           /* spawn number; names anonymous actors "$seq" */
+struct tend_actor {       /* laid out without padding: 176 bytes */
+  uint8_t kind;           /* TEND_ENTITY_ACTOR; first, as in tend_promise */
   uint8_t state;          /* tend_actor_state */
   uint8_t restart;        /* tend_restart_phase while RESTARTING */
   uint8_t restart_for;    /* tend_restart_for while RESTARTING */
@@ -222,6 +219,10 @@ struct tend_actor {
                              and its ancestors' failures each count one) */
   uint8_t terminated_msg; /* the message in process is a `terminated` */
   uint8_t role;           /* tend_actor_role: what it is (fixed) */
+  uint8_t wake_vtype;     /* the tend_value_type of wake_u */
+  uint32_t magic;         /* TEND_ACTOR_MAGIC */
+  uint32_t id, gen;       /* slot in host->ids and its generation */
+  uint32_t seq;           /* spawn number; names anonymous actors "$seq" */
   uint32_t flags;         /* tend_actor_flags */
   uint32_t restarts;      /* restarts so far */
   uint32_t capacity;      /* user-queue bound, 0 = unbounded */
@@ -236,9 +237,22 @@ struct tend_actor {
   tend_timer *timers;    /* timers this actor owns (cancelled at death) */
   tend_promise *promise; /* outstanding ask, or NULL (promise.h) */
   tend_actor_ext *ext;   /* see above, or NULL */
-  tend_value wake_value; /* WOKEN by a reply: the reply (by a failed ask:
-                            the AskFailed error), owned */
+  tend_value_u wake_u;   /* WOKEN by a reply: the reply (by a failed ask:
+                            the AskFailed error), owned; its type is
+                            wake_vtype (tend_actor_wake_value) */
 };
+
+/* a's reply as one value, and setting it (the old one is not dropped). */
+static inline tend_value tend_actor_wake_value(const tend_actor *a) {
+  tend_value v;
+  v.type = (tend_value_type)a->wake_vtype;
+  v.u = a->wake_u;
+  return v;
+}
+static inline void tend_actor_set_wake_value(tend_actor *a, tend_value v) {
+  a->wake_vtype = (uint8_t)v.type;
+  a->wake_u = v.u;
+}
 
 /* The time an actor's post_stop is allowed by default (5 s, Akka's
  * coordinated-shutdown phase); INT64_MAX / 4 and above: no limit. */

@@ -310,6 +310,7 @@ tend_host *tend_host_open(const tend_host_config *cfg) {
   tend_slots_init(&h->ids);
   tend_timer_heap_init(&h->timers);
   tend_pool_init(&h->msgs, sizeof(tend_msg));
+  tend_pool_init(&h->promises, sizeof(tend_promise));
   if (uv_loop_init(&h->loop) != 0) {
     tend_driver_free(h);
     free(h->node_name);
@@ -385,9 +386,7 @@ void tend_host_close(tend_host *h) {
     for (uint32_t i = 1; i < h->ids.n; i++) {
       tend_actor *a = h->ids.v[i].ptr;
       if (a == NULL) continue;
-      if (a->kind == TEND_ENTITY_PROMISE) {
-        tend_promise_free_at_close(h, (tend_promise *)(void *)a);
-      } else {
+      if (a->kind != TEND_ENTITY_PROMISE) { /* (those go with their pool) */
         tend_watch_watcher_died(h->L, h, a);
         for (uint32_t d = 0; d < h->at[TEND_AT_RELEASE].n; d++)
           h->at[TEND_AT_RELEASE].v[d]->release(h->L, h, a);
@@ -412,6 +411,7 @@ void tend_host_close(tend_host *h) {
   tend_slots_free(&h->ids);
   tend_timer_heap_free(&h->timers);
   tend_pool_free(&h->msgs);
+  tend_pool_free(&h->promises); /* and the promises still pending */
   free(h->free_values);
   free(h);
 }

@@ -93,6 +93,7 @@ struct tend_host {
   tend_message_fn on_message[TEND_MSG_KINDS]; /* system messages */
   tend_op_fn on_op[TEND_OP_KINDS];            /* ops the drivers start */
   tend_pool msgs;                             /* message nodes */
+  tend_pool promises;                         /* promise records */
 
   tend_actor *runq_head, *runq_tail; /* actors with work, FIFO */
   uint32_t runq_len;                 /* actors in the run queue */
@@ -105,6 +106,7 @@ struct tend_host {
   int quantum;        /* steps left before workers return to the loop */
   int turn_left;      /* messages left in the current actor's turn */
   int pool_n;         /* idle workers in the pool table */
+  int nested;         /* 1: a worker runs a woken actor's coroutine (sched.c) */
 
   /* Registry refs, owned here and released with the state. */
   int anchors_ref;   /* table: actor id -> actor userdata (live actors) */

@@ -216,7 +216,9 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
 
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   tend_promise_cancel(L, h, a);
-  tend_value_drop(L, h, &a->wake_value);
+  tend_value reply = tend_actor_wake_value(a);
+  tend_value_drop(L, h, &reply);
+  tend_actor_set_wake_value(a, reply);
   if (a->flags & TEND_AF_PARKED) tend_runq_unpark(L, h, a);
   a->wait = TEND_WAIT_NONE;
   a->wait_seq++; /* any WAKE timer still armed is now stale */

@@ -107,17 +107,19 @@ static void watchdog(void *arg) {
     check_signals(h, &signal_since);
     uv_mutex_lock(&p->lock);
     uint64_t steps = __atomic_load_n(&h->steps, __ATOMIC_RELAXED);
+    uint64_t resumes = __atomic_load_n(&p->resumes, __ATOMIC_ACQUIRE);
+    lua_State *running = __atomic_load_n(&p->running, __ATOMIC_RELAXED);
     uint64_t now = uv_hrtime();
     if (steps != p->seen) p->step_since = now;
-    if (steps != p->seen || p->resumes != p->seen_resumes || !p->running ||
+    if (steps != p->seen || resumes != p->seen_resumes || !running ||
         __atomic_load_n(&p->hooked, __ATOMIC_RELAXED)) { /* the loop moves */
       p->progress_at = now;
-      p->seen_resumes = p->resumes;
+      p->seen_resumes = resumes;
       __atomic_store_n(&p->hooked, 0, __ATOMIC_RELAXED);
     } else if (now - p->progress_at >= STUCK_MIN_NS) {
       check_stuck(h, now - p->progress_at);
     }
-    if (p->running && steps == p->seen)
+    if (running && steps == p->seen)
       pthread_kill(p->loop_thread, ARM_SIGNAL); /* arm() in that thread */
     p->seen = steps;
     uv_mutex_unlock(&p->lock);
@@ -169,14 +171,16 @@ lua_State *tend_preempt_inner(tend_host *h, lua_State *co) {
   return before;
 }
 
+/* No lock: the loop thread is the only writer of running, inner and
+ * resumes; the watchdog reads them atomically, and a snapshot older by
+ * one resume only delays or adds a one-shot hook, as a signal that
+ * arrives after the next resume always could. */
 void tend_preempt_running(tend_host *h, lua_State *co) {
   tend_preempt *p = &h->preempt;
   if (!p->started) return;
-  uv_mutex_lock(&p->lock);
-  p->running = co;
+  __atomic_store_n(&p->running, co, __ATOMIC_RELAXED);
   p->inner = NULL;
-  p->resumes++;
-  uv_mutex_unlock(&p->lock);
+  __atomic_store_n(&p->resumes, p->resumes + 1, __ATOMIC_RELEASE);
 }
 
 /* a is preempted in the middle of a call: it is busy since that call

@@ -34,7 +34,7 @@ typedef struct tend_host tend_host;
 
 typedef struct tend_preempt {
   uv_thread_t thread;          /* the watchdog */
-  uv_mutex_t lock;             /* guards running */
+  uv_mutex_t lock;             /* guards step_since and the nap */
   uv_cond_t wake;              /* signalled (under lock) when stop is set */
   lua_State *volatile running; /* coroutine the scheduler is resuming, or
                                   NULL (written by the loop thread only) */
@@ -46,7 +46,8 @@ typedef struct tend_preempt {
   uint64_t step_since;         /* uv_hrtime() of the look that first saw the
                                   current step (guarded by lock): that step
                                   began at most WATCH_MS before */
-  uint64_t resumes;            /* coroutines resumed so far (under lock) */
+  uint64_t resumes;            /* coroutines resumed so far (loop thread
+                                  writes, the watchdog reads: atomic) */
   uint64_t seen_resumes;       /* watchdog: resumes at its last look */
   uint64_t progress_at;        /* watchdog: uv_hrtime() of the last look
                                   that saw a step, a resume or a hook */

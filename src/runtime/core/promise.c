@@ -27,12 +27,13 @@ static void unhold(tend_host *h, tend_promise *p) {
 static void release(tend_host *h, tend_promise *p) {
   unhold(h, p);
   tend_slots_release(&h->ids, p->id);
-  free(p);
+  tend_pool_put(&h->promises, p); /* its id is stale: nothing reaches it */
 }
 
 tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
                                int64_t timeout_ns, const char *fn) {
-  tend_promise *p = malloc(sizeof *p);
+  tend_promise *p = tend_pool_get(&h->promises); /* an ask allocates
+                                                    nothing once warm */
   if (p == NULL) luaL_error(L, "%s: out of memory", fn);
   p->kind = TEND_ENTITY_PROMISE;
   p->asker = a;
@@ -42,7 +43,7 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   p->queued = p->via_id = p->via_gen = 0;
   p->id = tend_slots_alloc(&h->ids, p, &p->gen);
   if (p->id == 0) {
-    free(p);
+    tend_pool_put(&h->promises, p);
     luaL_error(L, "%s: too many ids in use", fn);
   }
   a->wait_seq++;
@@ -115,7 +116,7 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
   tend_actor *asker = p->asker;
   if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
-  asker->wake_value = v;
+  tend_actor_set_wake_value(asker, v);
   tend_runq_wake(h, asker, TEND_WAKE_OK);
   return 1;
 }
@@ -181,16 +182,12 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
       continue;
     }
     tend_promise_cancel(L, h, asker);
-    tend_value_drop(L, h, &asker->wake_value);
-    asker->wake_value = v;
+    tend_value old = tend_actor_wake_value(asker);
+    tend_value_drop(L, h, &old);
+    tend_actor_set_wake_value(asker, v);
     tend_runq_wake(h, asker, TEND_WAKE_FAILED);
   }
   lua_settop(L, top);
-}
-
-void tend_promise_free_at_close(tend_host *h, tend_promise *p) {
-  (void)h;
-  free(p); /* its id goes with the table */
 }
 
 /* No reply in time: the asker wakes without one. */

@@ -29,11 +29,11 @@
 #include "runtime/core/host.h"
 
 struct tend_promise {
-  tend_entity_kind kind; /* TEND_ENTITY_PROMISE; first, as in tend_actor */
-  uint32_t id, gen;      /* slot in host->ids */
-  tend_actor *asker;     /* waits in TEND_WAIT_ASK for this promise */
-  tend_timer *timeout;   /* the ASK timer that ends the wait, or NULL */
-  tend_actor *target;    /* the actor asked, while p is in its held list */
+  uint8_t kind;        /* TEND_ENTITY_PROMISE; first, as in tend_actor */
+  uint32_t id, gen;    /* slot in host->ids */
+  tend_actor *asker;   /* waits in TEND_WAIT_ASK for this promise */
+  tend_timer *timeout; /* the ASK timer that ends the wait, or NULL */
+  tend_actor *target;  /* the actor asked, while p is in its held list */
   tend_promise *held_prev, *held_next; /* that list (target->ext->held) */
   uint32_t queued;                     /* its messages in target's user queue */
   uint32_t via_id, via_gen; /* the actor that sent it on to target, or 0 */
@@ -59,7 +59,7 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
 void tend_promise_hold(tend_host *h, tend_promise *p, tend_actor *target);
 /* a restarts or died (why): the asks it holds fail as described above,
  * their askers woken with TEND_WAKE_FAILED and the AskFailed error as
- * wake_value. cause: stack index of the error or reason string, or 0 for
+ * their reply. cause: stack index of the error or reason string, or 0 for
  * a's restart cause (ext cause_ref). Called at the start of a restart
  * (supervise.c) and at death (lifecycle.c). */
 void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
@@ -86,8 +86,6 @@ void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
  * timeout is a promise nobody answers, see inbox.h), the promise goes
  * and a wakes. */
 void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
-/* Frees what promises still hold at close (ids left in the table). */
-void tend_promise_free_at_close(tend_host *h, tend_promise *p);
 /* Its timer kinds (driver.h). */
 extern const tend_driver tend_promise_driver;
 

@@ -29,6 +29,7 @@ enum {
 /* ------------------------------------------------------------ the worker */
 
 static int worker_loop(lua_State *L, tend_host *h);
+static void resume_woken(lua_State *L, tend_host *h, tend_actor *a);
 
 /* Pushes the behavior call for one user message of a; returns nargs. */
 static int receive(lua_State *L, tend_host *h, tend_actor *a) {
@@ -326,7 +327,12 @@ static int worker_loop(lua_State *L, tend_host *h) {
     tend_actor *a = h->current;
     if (a == NULL) {
       a = h->runq_head;
-      if (a == NULL || a->wait == TEND_WAIT_WOKEN || h->quantum <= 0) break;
+      if (a == NULL || h->quantum <= 0) break;
+      if (a->wait == TEND_WAIT_WOKEN) {
+        if (h->nested) break; /* the worker that resumed this one goes on */
+        resume_woken(L, h, a);
+        continue;
+      }
       tend_runq_pop(h);
       h->current = a;
       h->turn_left = TEND_TURN_BUDGET;
@@ -416,72 +422,99 @@ static void foreign_yield(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pop(L, 1);
 }
 
+/* Takes the parked coroutine of a, the run queue's head, WOKEN: pushes it
+ * on L and returns it, a being current and its turn begun. */
+static lua_State *unpark(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_runq_pop(h);
+  a->wait = TEND_WAIT_NONE;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
+  lua_rawgeti(L, -1, a->id); /* on the stack while it runs */
+  lua_pushnil(L);
+  lua_rawseti(L, -3, a->id); /* parked[id] = nil */
+  lua_remove(L, -2);
+  a->flags &= ~TEND_AF_PARKED;
+  h->current = a;
+  h->turn_left = TEND_TURN_BUDGET;
+  return lua_tothread(L, -1);
+}
+
+/* co (at the top of L, popped) gave control back with status and nres
+ * results: parked when its actor waits, pooled when it is idle. */
+static void resumed(lua_State *L, tend_host *h, lua_State *co, int status,
+                    int nres) {
+  if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
+    lua_pop(co, nres);
+    tend_actor *w = h->current; /* the actor that waits owns co now */
+    h->current = NULL;
+    w->flags |= TEND_AF_PARKED;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, w->id); /* parked[id] = co */
+    lua_pop(L, 1);
+    if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
+    if (w->wait == TEND_WAIT_FOREVER && w->state == TEND_ACTOR_STOPPING) {
+      tend_actor_end_wait(L, h, w); /* stopped itself: it stops now */
+      tend_runq_push(h, w);
+    }
+  } else if (status == LUA_YIELD && h->yield == TEND_YIELD_IDLE) {
+    lua_pop(co, nres);
+    worker_put(L, h);
+  } else if (status == LUA_YIELD) { /* a yield tend did not make */
+    lua_pop(L, 1);                  /* the coroutine is abandoned */
+    tend_actor *w = h->current;
+    h->current = NULL;
+    if (w) foreign_yield(L, h, w);
+  } else {
+    /* the worker itself broke (memory error outside any pcall) */
+    const char *msg = lua_tostring(co, -1);
+    luaL_traceback(L, co, msg, 0);
+    tend_host_log(h, TEND_LOG_ERROR, NULL, "scheduler: worker ended: %s",
+                  lua_tostring(L, -1));
+    lua_pop(L, 1);
+    tend_actor *w = h->current;
+    h->current = NULL;
+    lua_pop(L, 1);
+    if (w) {
+      tend_error_new(L, TEND_ERR_NAME(ERROR), msg ? msg : "worker ended");
+      tend_actor_fail(L, h, w);
+    }
+  }
+}
+
+/* Resumes co (at the top of L) from L, which runs it; handles its return
+ * (resumed). `back`: the coroutine the watchdog sees running after. */
+static void run_co(lua_State *L, tend_host *h, lua_State *co, lua_State *back) {
+  h->yield = TEND_YIELD_NONE;
+  h->quantum--; /* every resume counts: the loop always gets its turn */
+  int nres;
+  tend_preempt_running(h, co);
+  h->resumed = co;
+  int status = lua_resume(co, L, 0, &nres);
+  h->resumed = back;
+  tend_preempt_running(h, back);
+  resumed(L, h, co, status, nres);
+}
+
+/* A worker between turns whose next actor is WOKEN resumes that actor's
+ * coroutine itself, as the loop would next (the same actor, the same
+ * order), sparing its own yield and resume: an ask's round trip. Only
+ * one deep: the coroutine resumed so, once its actor's call is over, is
+ * a worker that yields to this one when it is idle. */
+static void resume_woken(lua_State *L, tend_host *h, tend_actor *a) {
+  h->nested = 1;
+  lua_State *co = unpark(L, h, a);
+  run_co(L, h, co, L);
+  h->nested = 0;
+}
+
 void tend_sched_run(tend_host *h) {
   lua_State *L = h->L;
   h->quantum = TEND_QUANTUM;
   while (h->runq_head && h->quantum > 0) {
     tend_actor *a = h->runq_head;
-    lua_State *co;
-    if (a->wait == TEND_WAIT_WOKEN) {
-      tend_runq_pop(h);
-      a->wait = TEND_WAIT_NONE;
-      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
-      lua_rawgeti(L, -1, a->id); /* on the stack while it runs */
-      lua_pushnil(L);
-      lua_rawseti(L, -3, a->id); /* parked[id] = nil */
-      lua_remove(L, -2);
-      co = lua_tothread(L, -1);
-      a->flags &= ~TEND_AF_PARKED;
-      h->current = a;
-      h->turn_left = TEND_TURN_BUDGET;
-    } else {
-      co = worker_get(L, h);
-    }
-    h->yield = TEND_YIELD_NONE;
-    h->quantum--; /* every resume counts: the loop always gets its turn */
-    int nres;
-    tend_preempt_running(h, co);
-    h->resumed = co;
-    int status = lua_resume(co, L, 0, &nres);
-    h->resumed = NULL;
-    tend_preempt_running(h, NULL);
-    if (status == LUA_YIELD && h->yield == TEND_YIELD_BLOCK) {
-      lua_pop(co, nres);
-      tend_actor *w = h->current; /* the actor that waits owns co now */
-      h->current = NULL;
-      w->flags |= TEND_AF_PARKED;
-      lua_rawgeti(L, LUA_REGISTRYINDEX, h->parked_ref);
-      lua_insert(L, -2);
-      lua_rawseti(L, -2, w->id); /* parked[id] = co */
-      lua_pop(L, 1);
-      if (w->wait == TEND_WAIT_WOKEN) tend_runq_push(h, w); /* answered */
-      if (w->wait == TEND_WAIT_FOREVER && w->state == TEND_ACTOR_STOPPING) {
-        tend_actor_end_wait(L, h, w); /* stopped itself: it stops now */
-        tend_runq_push(h, w);
-      }
-    } else if (status == LUA_YIELD && h->yield == TEND_YIELD_IDLE) {
-      lua_pop(co, nres);
-      worker_put(L, h);
-    } else if (status == LUA_YIELD) { /* a yield tend did not make */
-      lua_pop(L, 1);                  /* the coroutine is abandoned */
-      tend_actor *w = h->current;
-      h->current = NULL;
-      if (w) foreign_yield(L, h, w);
-    } else {
-      /* the worker itself broke (memory error outside any pcall) */
-      const char *msg = lua_tostring(co, -1);
-      luaL_traceback(L, co, msg, 0);
-      tend_host_log(h, TEND_LOG_ERROR, NULL, "scheduler: worker ended: %s",
-                    lua_tostring(L, -1));
-      lua_pop(L, 1);
-      tend_actor *w = h->current;
-      h->current = NULL;
-      lua_pop(L, 1);
-      if (w) {
-        tend_error_new(L, TEND_ERR_NAME(ERROR), msg ? msg : "worker ended");
-        tend_actor_fail(L, h, w);
-      }
-    }
+    lua_State *co =
+        a->wait == TEND_WAIT_WOKEN ? unpark(L, h, a) : worker_get(L, h);
+    run_co(L, h, co, NULL);
   }
   tend_value_sweep(L, h); /* the messages taken in this pass */
 }
