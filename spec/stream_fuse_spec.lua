@@ -5,9 +5,15 @@
 local lu = require "luaunit"
 local tend = require "tend"
 local core = require "tend.core"
+local H = require "helper"
 local S = tend.stream
 
 TestStreamFuse = {}
+
+function TestStreamFuse:tearDown()
+  H.settle()
+  H.assert_clean()
+end
 
 local function add(a, b) return a + b end
 
@@ -115,6 +121,7 @@ function TestStreamFuse:test_demand_bounds_a_batched_boundary()
   -- 10 or 11 taken, at most 8 more made and queued
   lu.assertTrue(made >= 11 and made <= 11 + 8, "made " .. made)
   h:cancel()
+  pcall(h.await, h, 5) -- its sink's sleep in hand ends first
 end
 
 -- a shutdown reaches a driven chain whose elements take clock time after
