@@ -4,7 +4,7 @@
 -- token from its own URL and asks the JSON endpoints of
 -- tend.observe.replay (a recorded trace: a time slider, steps to the next
 -- failure, restart or chaos event, the timeline as the navigator) or of
--- tend.observe.live (a running tree, refreshed every 200 ms).
+-- tend.observe.live (a running tree, following its /api/events stream).
 return [==[<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>tend observer</title>
@@ -190,9 +190,10 @@ function renderActor(st) {
 }
 
 // live: the actions on the selected actor, and its inspect and history
-const detail = { path: null, node: "" };
+const detail = { path: null, node: "", at: 0 };
 async function loadDetail(path) {
   detail.loading = path;
+  detail.at = Date.now();
   try {
     const d = await api("/api/actor", { path });
     const hist = d.history.map((e) => `${fmt(e.t)} s ${e.ev} ${e.kind || e.detail || ""} ${e.message || ""}`);
@@ -271,21 +272,57 @@ async function navigator() {
   }
 }
 
-async function live() {
+// live: the tree, counters and timeline follow /api/events (server-sent
+// events: "tree" snapshots, "trace" batches); if the stream cannot be
+// opened at all, /api/tree is polled every 200 ms instead.
+function showTree(st) {
+  if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
+  else { state = st; renderTree(st); renderCounters(st); }
+  if (selected && Date.now() - detail.at > 1000) detail.path = null; // inspect again every second
+}
+let navBusy = false, navAgain = false, navAt = 0;
+async function redrawTimeline() { // at most once a second, the last request wins
+  if (!info.timeline) return;
+  if (navBusy) { navAgain = true; return; }
+  navBusy = true;
+  try {
+    const wait = navAt + 1000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    navAgain = false; navAt = Date.now();
+    const nav = $("nav"), top = nav.scrollTop, left = nav.scrollLeft;
+    const follow = nav.scrollLeft + nav.clientWidth >= nav.scrollWidth - 4; // scrolled to the end: stay there
+    await navigator();
+    nav.scrollTop = top;
+    nav.scrollLeft = follow ? nav.scrollWidth : left;
+  } catch (e) { $("error").textContent = e.message; }
+  navBusy = false;
+  if (navAgain) redrawTimeline();
+}
+async function poll() {
+  document.body.dataset.feed = "poll";
   for (let n = 0; ; n++) {
     try {
-      const st = await api("/api/tree");
-      if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
-      else { state = st; renderTree(st); renderCounters(st); }
-      if (info.timeline && n % 10 === 0) { // the timeline after the first tree, then every 2 s
-        const nav = $("nav"), top = nav.scrollTop;
-        await navigator();
-        nav.scrollTop = top;
-      }
-      if (n % 5 === 4 && selected) detail.path = null; // inspect again every second
+      showTree(await api("/api/tree"));
+      if (n % 10 === 0) redrawTimeline();
     } catch (e) { $("error").textContent = e.message; }
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+function live() {
+  let opened = false;
+  const es = new EventSource("/api/events?" + new URLSearchParams({ token }));
+  es.addEventListener("tree", (ev) => {
+    opened = true;
+    document.body.dataset.feed = "events";
+    $("error").textContent = "";
+    showTree(JSON.parse(ev.data));
+  });
+  es.addEventListener("trace", () => redrawTimeline());
+  es.onerror = () => {
+    if (!opened) { es.close(); poll(); } // never opened: poll instead
+    else $("error").textContent = "the event stream broke; reconnecting";
+  };
+  redrawTimeline();
 }
 
 $("tree").addEventListener("scroll", () => drawRows());
