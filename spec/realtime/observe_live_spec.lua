@@ -3,9 +3,10 @@
 -- an action without the token is refused (403), a malformed literal is a
 -- 400 naming where, and nothing of it runs; headless Chromium
 -- (scripts/browser.mjs) opens the page: the tree shows an actor spawned
--- after the page opened within 250 ms (the page follows /api/events, a
--- stream of server-sent events), a crash (the crash button) shows its
--- restart within 250 ms, a message sent from the page (a Lua literal) reaches the actor.
+-- after the page opened (the page follows /api/events, a stream of
+-- server-sent events: about 50 ms on an idle machine; 1 s is asserted, a
+-- sanity bound on a loaded one), a crash (the crash button) shows its
+-- restart, a message sent from the page (a Lua literal) reaches the actor.
 -- Skipped, saying why, without chromium or node.
 local lu = require "luaunit"
 local tend = require "tend"
@@ -146,7 +147,8 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
     return { spawn_ms, restart_ms, typed_ms, restarts: row("/user/w").children[3].textContent,
       failures: row("/user/w").children[4].textContent, last: row("/user/w").children[6].textContent,
       state: row("/user/w").children[1].textContent, mode: document.getElementById("title").textContent,
-      feed: document.body.dataset.feed,
+      feed: document.body.dataset.feed, kind: row("/user/w").children[7].textContent,
+      age: row("/user/w").children[2].textContent, top_kind: row("/user").children[7].textContent,
       error: document.getElementById("error").textContent };
   })()]]
   local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
@@ -159,9 +161,12 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
   lu.assertEquals(r.error, "")
   lu.assertEquals(r.mode, "tend observer (live)")
   lu.assertEquals(r.feed, "events") -- server-sent events, not the poll
-  lu.assertTrue(r.spawn_ms < 250, "the spawned actor showed after " .. r.spawn_ms .. " ms")
-  lu.assertTrue(r.restart_ms < 250, "the restart showed after " .. r.restart_ms .. " ms")
-  lu.assertTrue(r.typed_ms < 250, "the typed message's child showed after " .. r.typed_ms .. " ms")
+  lu.assertEquals(r.kind, "supervisor one_for_one") -- it has children now
+  lu.assertEquals(r.top_kind, "supervisor one_for_one")
+  lu.assertStrMatches(r.age, "0%.%d+ s") -- restarted a moment ago
+  lu.assertTrue(r.spawn_ms < 1000, "the spawned actor showed after " .. r.spawn_ms .. " ms")
+  lu.assertTrue(r.restart_ms < 1000, "the restart showed after " .. r.restart_ms .. " ms")
+  lu.assertTrue(r.typed_ms < 1000, "the typed message's child showed after " .. r.typed_ms .. " ms")
   lu.assertEquals({ r.restarts, r.failures, r.state }, { "1", "1", "running" })
   lu.assertStrContains(r.last, "ChaosCrash")
   io.stderr:write(string.format("observe_live_spec: spawn shown after %d ms, restart after %d ms, typed after %d ms\n",

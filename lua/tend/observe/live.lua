@@ -6,8 +6,11 @@
 -- Endpoints (each needs ?token=):
 --   /api/info          { mode = "live", t }
 --   /api/tree[?all=1]  { t, actors = {path, state, restarts, mailbox, depth,
---                      since (its last spawn, else when first seen),
---                      failures, last_failure, pid, socket, busy}, nodes,
+--                      since (its last start, else when first seen),
+--                      failures, last_failure, pid, socket, busy,
+--                      strategy (a supervisor's), stream = {state, stages}
+--                      (a stream's, from its stream_* events)}, nodes
+--                      (simulated ones, and the real ones seen up),
 --                      counters, rates,
 --                      events }; /system/observer is left out unless all=1
 --   /api/actor?path=P  its tend.inspect, its last failure, its restarts
@@ -29,6 +32,7 @@ local internal = require "tend.internal"
 local server = require "tend.observe.server"
 local json = require "tend.observe.json"
 local literal = require "tend.observe.literal"
+local state = require "tend.observe.state"
 
 local M = {}
 
@@ -41,7 +45,8 @@ local running -- the handle of the observer of this host, once started
 local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN + 1) == OWN .. "/") end
 
 -- The events kept: a ring of the last RING, numbered from 1; and what
--- they tell of each path: since (its last spawn), failures, last_failure.
+-- they tell of each path: since (its last start), failures, last_failure,
+-- stream.
 local ring, seq, told = {}, 0, {}
 local function keep(e)
   if own(e.path) then return end
@@ -50,13 +55,16 @@ local function keep(e)
   ring[seq - M.RING] = nil
   if type(e.path) ~= "string" then return end
   local i = told[e.path]
-  if e.ev == "spawn" then
+  if e.ev == "spawn" or e.ev == "start" or e.ev == "restart" then -- its first start, or a restart
     i = i or { failures = 0 }
     i.since = e.t
   elseif e.ev == "fail" then
     i = i or { failures = 0 }
     i.failures = i.failures + 1
     i.last_failure = { t = e.t, kind = e.kind, message = e.message }
+  elseif type(e.ev) == "string" and e.ev:sub(1, 7) == "stream_" then
+    i = i or { failures = 0 }
+    i.stream = state.stream(i.stream, e)
   end
   told[e.path] = i
 end
@@ -67,7 +75,7 @@ local function rows(all)
   for _, r in ipairs(tend.ps()) do
     if all or not own(r.path) then
       out[#out + 1] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox,
-        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy }
+        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy }
     end
   end
   return out
@@ -98,6 +106,7 @@ local function routes()
       a.since = i and i.since or first_seen[a.path]
       a.failures = i and i.failures or 0
       a.last_failure = i and i.last_failure
+      a.stream = i and i.stream
     end
     local s = tend.stats()
     local counters = {}
@@ -114,6 +123,9 @@ local function routes()
     local nodes = json.array({})
     if package.loaded["tend.simnodes"] then
       for _, n in ipairs(core.sim_list()) do nodes[#nodes + 1] = { name = n.name, up = n.state == "up" } end
+    end
+    if package.loaded["tend.node"] then -- the real nodes this one sees up
+      for _, n in ipairs(package.loaded["tend.node"].list()) do nodes[#nodes + 1] = { name = n, up = true, real = true } end
     end
     return { t = now, actors = actors, nodes = nodes, outages = json.array({}), counters = counters,
       rates = rates, events = seq }
