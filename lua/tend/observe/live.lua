@@ -189,6 +189,9 @@ local function routes()
         end
         if #chunks > 0 then return table.concat(chunks) end
         tend.sleep(M.TICK)
+        -- a sleep cut short: the request's actor is being stopped (the
+        -- client left, or the host is shutting down): the stream ends
+        if core.now() - now < M.TICK / 2 then return nil end
       end
     end)
   end
