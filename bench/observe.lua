@@ -1,4 +1,4 @@
--- The observer's cost (issue 32: nothing when off, at most 5 % of
+-- The observer's cost (it must cost nothing when off, at most 5 % of
 -- pingpong's rate when on): bench/bench.lua's pingpong int (reply) run
 -- with the observer off, on (serving, no page open) or watched (a client
 -- following its /api/events stream, curl -N, as an open page does).

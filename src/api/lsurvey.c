@@ -51,7 +51,7 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
   if (st || tend_actor_first_child(a)) { /* a supervisor's, for its children */
     static const char *const kinds[] = {"one_for_one", "all_for_one",
                                         "rest_for_one"};
-    lua_pushstring(L, !st          ? "one_for_one"
+    lua_pushstring(L, !st            ? "one_for_one"
                       : st->stopping ? "stopping"
                                      : kinds[st->kind]);
     lua_setfield(L, -2, "strategy");
