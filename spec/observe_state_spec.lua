@@ -105,3 +105,20 @@ function TestObserveState:test_json_is_sorted_escaped_and_total()
   loop.self = loop
   lu.assertErrorMsgContains("a table that holds itself", json.encode, loop)
 end
+
+function TestObserveState:test_a_stream_shows_its_state_and_the_stages_its_events_named()
+  local events = {
+    { t = 1, ev = "spawn", path = "/user/s" },
+    { t = 1, ev = "stream_start", path = "/user/s" },
+    { t = 2, ev = "stream_drop", path = "/user/s", detail = "buffer drop_head" },
+    { t = 3, ev = "stream_restart", path = "/user/s", detail = "parse", count = 1 },
+    { t = 4, ev = "stream_drop", path = "/user/s", detail = "buffer drop_head" },
+    { t = 5, ev = "stream_fail", path = "/user/s", detail = "run", kind = "Error", message = "x" },
+  }
+  local function at(t) return actor(st.at(events, t), "/user/s").stream end
+  lu.assertNil(actor(st.at({ events[1] }, 1), "/user/s").stream) -- an actor, no stream yet
+  lu.assertEquals(at(1), { state = "running", stages = {} })
+  lu.assertEquals(at(4), { state = "running", stages = { "buffer", "parse" } }) -- each named once
+  lu.assertEquals(at(5), { state = "failed", stages = { "buffer", "parse" } }) -- "run" is no stage
+  lu.assertEquals(actor(st.at(events, 5), "/user/s").failures, 1)
+end

@@ -3,7 +3,9 @@
 -- an action without the token is refused (403), a malformed literal is a
 -- 400 naming where, and nothing of it runs; headless Chromium
 -- (scripts/browser.mjs) opens the page: the tree shows an actor spawned
--- after the page opened within 1 s, a crash (the crash button) shows its
+-- after the page opened (the page follows /api/events, a stream of
+-- server-sent events: about 50 ms on an idle machine; 1 s is asserted, a
+-- sanity bound on a loaded one), a crash (the crash button) shows its
 -- restart, a message sent from the page (a Lua literal) reaches the actor.
 -- Skipped, saying why, without chromium or node.
 local lu = require "luaunit"
@@ -104,6 +106,33 @@ function TestObserveLive:test_actions_need_the_token_and_a_literal_that_is_data(
   r = tend.http.get(base .. "/api/tree?token=" .. token)
   lu.assertNotStrContains(r.body, "/system/observer")
   lu.assertStrContains(tend.http.get(base .. "/api/tree?all=1&token=" .. token).body, '"/system/observer"')
+  -- every endpoint refuses bad input with a clear error
+  r = tend.http.get(base .. "/api/actor?path=/user/nobody&token=" .. token)
+  lu.assertEquals({ r.status, r.body }, { 404, '{"error":"path: no live actor at \\"/user/nobody\\""}\n' })
+  r = tend.http.get(base .. "/api/actor?token=" .. token)
+  lu.assertEquals({ r.status, r.body }, { 404, '{"error":"path: no live actor at \\"nil\\""}\n' })
+  r = post("do=send&path=/user/w&token=" .. token, string.rep("x", 100 * 1024))
+  lu.assertEquals(r.status, 413)
+  r = post("do=send&path=/user/w&token=" .. token, "{ 1, 2")
+  lu.assertEquals(r.status, 400)
+  lu.assertStrContains(r.body, "the message: ")
+  r = tend.http.get(base .. "/api/nowhere?token=" .. token)
+  lu.assertEquals({ r.status, r.body }, { 404, '{"error":"no such endpoint: /api/nowhere"}\n' })
+  -- the events: bad parameters named; the stream (read by curl for 0.5 s)
+  r = tend.http.get(base .. "/api/events?from=soon&token=" .. token)
+  lu.assertEquals(r.status, 400)
+  lu.assertStrContains(r.body, 'from: expected an event number, got \\"soon\\"')
+  r = tend.http.get(base .. "/api/events?format=xml&token=" .. token)
+  lu.assertEquals(r.status, 400)
+  lu.assertStrContains(r.body, 'format: expected json (or none: a stream), got \\"xml\\"')
+  r = tend.http.get(base .. "/api/events?format=json&from=0&token=" .. token)
+  lu.assertStrContains(r.body, '"path":"/user/w"')
+  if os.execute("command -v curl >/dev/null 2>&1") then
+    local text = sh("curl -sN --max-time 0.5 '" .. base .. "/api/events?from=0&token=" .. token .. "'")
+    lu.assertEquals(text:match("^retry: 1000\n\nid: (%d+)\nevent: trace\ndata: %[") ~= nil, true, text:sub(1, 300))
+    lu.assertStrContains(text, '\n\nevent: tree\ndata: {"actors":[')
+    lu.assertStrContains(text, '{"ev":"spawn","path":"/user/w"')
+  end
 end
 
 function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash_with_its_restart()
@@ -130,6 +159,8 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
     return { spawn_ms, restart_ms, typed_ms, restarts: row("/user/w").children[3].textContent,
       failures: row("/user/w").children[4].textContent, last: row("/user/w").children[6].textContent,
       state: row("/user/w").children[1].textContent, mode: document.getElementById("title").textContent,
+      feed: document.body.dataset.feed, kind: row("/user/w").children[7].textContent,
+      age: row("/user/w").children[2].textContent, top_kind: row("/user").children[7].textContent,
       error: document.getElementById("error").textContent };
   })()]]
   local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
@@ -141,6 +172,10 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
   lu.assertEquals(r.errors, {})
   lu.assertEquals(r.error, "")
   lu.assertEquals(r.mode, "tend observer (live)")
+  lu.assertEquals(r.feed, "events") -- server-sent events, not the poll
+  lu.assertEquals(r.kind, "supervisor one_for_one") -- it has children now
+  lu.assertEquals(r.top_kind, "supervisor one_for_one")
+  lu.assertStrMatches(r.age, "0%.%d+ s") -- restarted a moment ago
   lu.assertTrue(r.spawn_ms < 1000, "the spawned actor showed after " .. r.spawn_ms .. " ms")
   lu.assertTrue(r.restart_ms < 1000, "the restart showed after " .. r.restart_ms .. " ms")
   lu.assertTrue(r.typed_ms < 1000, "the typed message's child showed after " .. r.typed_ms .. " ms")

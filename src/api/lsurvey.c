@@ -47,6 +47,15 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_pushstring(L, sock);
     lua_setfield(L, -2, "socket");
   }
+  const tend_strategy *st = tend_actor_strategy(a);
+  if (st || tend_actor_first_child(a)) { /* a supervisor's, for its children */
+    static const char *const kinds[] = {"one_for_one", "all_for_one",
+                                        "rest_for_one"};
+    lua_pushstring(L, !st            ? "one_for_one"
+                      : st->stopping ? "stopping"
+                                     : kinds[st->kind]);
+    lua_setfield(L, -2, "strategy");
+  }
   lua_rawseti(L, list, (lua_Integer)luaL_len(L, list) + 1);
   for (tend_actor *c = tend_actor_first_child(a); c;
        c = tend_actor_next_sibling(c))
@@ -54,7 +63,7 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
 }
 
 /* This scheduler's rows: {{path, state, restarts, mailbox, depth, ref
- * [, busy, pid, socket]}, ...} in tree order (the /user tree, then
+ * [, busy, pid, socket, strategy]}, ...} in tree order (the /user tree, then
  * /system); busy: seconds the current call of a preempted actor has run */
 static int ps_local(lua_State *L) {
   tend_host *h = tend_host_of(L);

@@ -222,6 +222,9 @@ tend_restart_type tend_actor_restart_type(const tend_actor *a) {
 int tend_actor_has_strategy(const tend_actor *a) {
   return a->ext && a->ext->has_strategy;
 }
+const tend_strategy *tend_actor_strategy(const tend_actor *a) {
+  return tend_actor_has_strategy(a) ? &a->ext->strategy : NULL;
+}
 
 void tend_host_push_sentinel(lua_State *L, const tend_host *h,
                              tend_sentinel s) {

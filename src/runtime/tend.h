@@ -291,6 +291,8 @@ uint32_t tend_actor_mailbox_size(const tend_actor *a); /* its user queue */
 tend_restart_type tend_actor_restart_type(const tend_actor *a);
 /* 1 when it was given a strategy for its children (not the default). */
 int tend_actor_has_strategy(const tend_actor *a);
+/* The strategy it was given for its children, or NULL (the default). */
+const tend_strategy *tend_actor_strategy(const tend_actor *a);
 /* The sender of the message a processes now (0, 0: none). */
 uint32_t tend_actor_sender_id(const tend_actor *a);
 uint32_t tend_actor_sender_gen(const tend_actor *a);

@@ -66,6 +66,7 @@ return {
       { "busy", "number?", "seconds its message has run, while busy" },
       { "pid", "integer?", "the OS process's pid, for a tend.process actor" },
       { "socket", "string?", "the socket's ends, for a connection or a server" },
+      { "strategy", "string?", "for a supervisor (an actor with children, or given a strategy): one_for_one, all_for_one, rest_for_one or stopping" },
       { "scheduler", "integer?", "the scheduler it runs on, when the process has several (--schedulers)" },
     } },
   { class = "tend.Stats", summary = "The host's counters (tend.stats()).",

@@ -2,15 +2,25 @@
 -- `tend --observe [HOST:]PORT SCRIPT`, observe() at the REPL). An actor
 -- /system/observer owns the HTTP server (tend.observe.server: the token,
 -- the errors) and keeps the last RING trace events (its own left out);
--- the page polls /api/tree every 200 ms. Endpoints (each needs ?token=):
+-- the page follows /api/events (polling /api/tree only if that fails).
+-- Endpoints (each needs ?token=):
 --   /api/info          { mode = "live", t }
 --   /api/tree[?all=1]  { t, actors = {path, state, restarts, mailbox, depth,
---                      since (its last spawn, else when first seen),
---                      failures, last_failure, pid, socket, busy}, nodes,
+--                      since (its last start, else when first seen),
+--                      failures, last_failure, pid, socket, busy,
+--                      strategy (a supervisor's), stream = {state, stages}
+--                      (a stream's, from its stream_* events)}, nodes
+--                      (simulated ones, and the real ones seen up),
 --                      counters, rates,
 --                      events }; /system/observer is left out unless all=1
 --   /api/actor?path=P  its tend.inspect, its last failure, its restarts
---   /api/events?from=N the kept events after sequence number N (500 at most)
+--   /api/events[?from=N] a stream of server-sent events: "tree" (the
+--                      /api/tree answer) at once, after new events (at
+--                      most every 2 * TICK) and every 2 s; "trace" (a
+--                      batch of kept events, its id the last one's number)
+--                      as they come; from=N (or Last-Event-ID) starts after
+--                      event N. ?format=json: { events, seq } once, the
+--                      events after N (500 at most)
 --   /api/timeline.svg  the kept events drawn by tend.timeline
 --   POST /api/action?do=send|stop|kill|crash|suspend|resume&path=P (send:
 --                      the body is the message, a Lua literal read as data
@@ -22,10 +32,12 @@ local internal = require "tend.internal"
 local server = require "tend.observe.server"
 local json = require "tend.observe.json"
 local literal = require "tend.observe.literal"
+local state = require "tend.observe.state"
 
 local M = {}
 
 M.RING = 5000 -- trace events kept for the live timeline and /api/events
+M.TICK = 0.05 -- how often an event stream looks for new events (seconds)
 local OWN = "/system/observer"
 
 local running -- the handle of the observer of this host, once started
@@ -33,7 +45,8 @@ local running -- the handle of the observer of this host, once started
 local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN + 1) == OWN .. "/") end
 
 -- The events kept: a ring of the last RING, numbered from 1; and what
--- they tell of each path: since (its last spawn), failures, last_failure.
+-- they tell of each path: since (its last start), failures, last_failure,
+-- stream.
 local ring, seq, told = {}, 0, {}
 local function keep(e)
   if own(e.path) then return end
@@ -42,13 +55,16 @@ local function keep(e)
   ring[seq - M.RING] = nil
   if type(e.path) ~= "string" then return end
   local i = told[e.path]
-  if e.ev == "spawn" then
+  if e.ev == "spawn" or e.ev == "start" or e.ev == "restart" then -- its first start, or a restart
     i = i or { failures = 0 }
     i.since = e.t
   elseif e.ev == "fail" then
     i = i or { failures = 0 }
     i.failures = i.failures + 1
     i.last_failure = { t = e.t, kind = e.kind, message = e.message }
+  elseif type(e.ev) == "string" and e.ev:sub(1, 7) == "stream_" then
+    i = i or { failures = 0 }
+    i.stream = state.stream(i.stream, e)
   end
   told[e.path] = i
 end
@@ -59,7 +75,7 @@ local function rows(all)
   for _, r in ipairs(tend.ps()) do
     if all or not own(r.path) then
       out[#out + 1] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox,
-        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy }
+        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy }
     end
   end
   return out
@@ -81,15 +97,16 @@ local function routes()
   local prev, rates = nil, {}
   local r = {}
   r["/api/info"] = function() return { mode = "live", t = core.now(), timeline = true } end
-  r["/api/tree"] = function(q)
+  local function tree(all)
     local now = core.now()
-    local actors = rows(q.all == "1")
+    local actors = rows(all)
     for _, a in ipairs(actors) do
       first_seen[a.path] = first_seen[a.path] or now
       local i = told[a.path]
       a.since = i and i.since or first_seen[a.path]
       a.failures = i and i.failures or 0
       a.last_failure = i and i.last_failure
+      a.stream = i and i.stream
     end
     local s = tend.stats()
     local counters = {}
@@ -107,9 +124,13 @@ local function routes()
     if package.loaded["tend.simnodes"] then
       for _, n in ipairs(core.sim_list()) do nodes[#nodes + 1] = { name = n.name, up = n.state == "up" } end
     end
+    if package.loaded["tend.node"] then -- the real nodes this one sees up
+      for _, n in ipairs(package.loaded["tend.node"].list()) do nodes[#nodes + 1] = { name = n, up = true, real = true } end
+    end
     return { t = now, actors = actors, nodes = nodes, outages = json.array({}), counters = counters,
       rates = rates, events = seq }
   end
+  r["/api/tree"] = function(q) return tree(q.all == "1") end
   r["/api/actor"] = function(q)
     local ref = type(q.path) == "string" and find(q.path)
     if not ref then return nil, 404, "path: no live actor at " .. string.format("%q", tostring(q.path)) end
@@ -125,15 +146,54 @@ local function routes()
     while #history > 20 do table.remove(history, 1) end
     return { path = q.path, inspect = st and pretty.format(st) or "dead", history = history }
   end
-  r["/api/events"] = function(q)
-    local from = tonumber(q.from or 0)
-    if not from then return nil, 400, "from: expected an event number, got " .. string.format("%q", q.from) end
+  -- the kept events after `from` (a number), 500 at most
+  local function after(from)
     local out = json.array({})
     for i = math.max(math.floor(from) + 1, seq - M.RING + 1, 1), seq do
       out[#out + 1] = ring[i]
       if #out == 500 then break end
     end
-    return { events = out, seq = seq }
+    return out
+  end
+  r["/api/events"] = function(q, req)
+    local from = q.from or (req.headers or {})["last-event-id"]
+    if from ~= nil and not tonumber(from) then
+      return nil, 400, "from: expected an event number, got " .. string.format("%q", tostring(from))
+    end
+    if q.format == "json" then
+      from = tonumber(from or 0)
+      return { events = after(from), seq = seq }
+    elseif q.format ~= nil then
+      return nil, 400, "format: expected json (or none: a stream), got " .. string.format("%q", q.format)
+    end
+    -- the stream: the tree at once, then each new batch of events (within
+    -- TICK) and the tree after them (at most every TICK * 2), the tree at
+    -- least every 2 s (mailboxes, counters)
+    local sent = tonumber(from) or seq
+    local tree_t, tree_seq, first = -math.huge, nil, true
+    local all = q.all == "1"
+    return server.events(function()
+      local chunks = {}
+      if first then chunks[1] = "retry: 1000\n\n" first = false end
+      while true do
+        local now = core.now()
+        if sent < seq - M.RING then sent = seq - M.RING end
+        while sent < seq do
+          local batch = after(sent)
+          sent = sent + #batch
+          chunks[#chunks + 1] = "id: " .. sent .. "\nevent: trace\ndata: " .. json.encode(batch) .. "\n\n"
+        end
+        if (tree_seq ~= sent and now - tree_t >= M.TICK * 2) or now - tree_t >= 2 then
+          tree_t, tree_seq = now, sent
+          chunks[#chunks + 1] = "event: tree\ndata: " .. json.encode(tree(all)) .. "\n\n"
+        end
+        if #chunks > 0 then return table.concat(chunks) end
+        tend.sleep(M.TICK)
+        -- a sleep cut short: the request's actor is being stopped (the
+        -- client left, or the host is shutting down): the stream ends
+        if core.now() - now < M.TICK / 2 then return nil end
+      end
+    end)
   end
   r["/api/timeline.svg"] = function()
     local list = {}

@@ -4,7 +4,7 @@
 -- token from its own URL and asks the JSON endpoints of
 -- tend.observe.replay (a recorded trace: a time slider, steps to the next
 -- failure, restart or chaos event, the timeline as the navigator) or of
--- tend.observe.live (a running tree, refreshed every 200 ms).
+-- tend.observe.live (a running tree, following its /api/events stream).
 return [==[<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>tend observer</title>
@@ -65,8 +65,8 @@ tr.selected { background: #e3eefa; }
 </header>
 <main>
   <section id="tree"><h2>Tree <small id="treecount"></small></h2>
-    <table><thead><tr><th>path</th><th>state</th><th class="num">since</th><th class="num">restarts</th>
-      <th class="num">failures</th><th class="num">mailbox</th><th>last failure</th></tr></thead><tbody id="rows"></tbody></table>
+    <table><thead><tr><th>path</th><th>state</th><th class="num" title="since its last start">age</th><th class="num">restarts</th>
+      <th class="num">failures</th><th class="num">mailbox</th><th>last failure</th><th>kind</th></tr></thead><tbody id="rows"></tbody></table>
   </section>
   <div>
     <section id="counters"><h2>Counters</h2><table><tbody id="counts"></tbody></table></section>
@@ -117,7 +117,29 @@ function visibleActors(st) {
   }
   return out;
 }
+// an age in seconds, as a person reads it: 0.25 s, 42 s, 3 min 5 s, 2 h 7 min
+function age(s) {
+  if (!(s >= 0)) return "";
+  if (s < 10) return fmt(Math.round(s * 100) / 100) + " s";
+  if (s < 60) return Math.floor(s) + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + Math.floor(s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+}
+// what an actor is, besides an actor: a supervisor's strategy, an OS
+// process's pid, a socket's ends, a stream's state and stages
+function kindOf(a) {
+  const out = [];
+  if (a.strategy) out.push("supervisor " + a.strategy);
+  if (a.pid) out.push("process pid " + a.pid);
+  if (a.socket) out.push("socket " + a.socket);
+  if (a.stream) {
+    const stages = Array.isArray(a.stream.stages) ? a.stream.stages : [];
+    out.push("stream " + a.stream.state + (stages.length ? " [" + stages.join(" \u2192 ") + "]" : ""));
+  }
+  return out.join("; ");
+}
 function rowOf(a) {
+  const st = state;
   const name = a.path.replace(/^.*\//, "") || a.path;
   const tw = el("span", { class: "tw" }, a.hasKids ? (collapsed.has(a.path) ? "\u25b8" : "\u25be") : "");
   const label = a.node && a.depth === 0 ? "node " + a.node : name;
@@ -126,12 +148,14 @@ function rowOf(a) {
   const tr = el("tr", { class: "actor" + (a.path === selected ? " selected" : ""), "data-path": a.path },
     pathCell,
     el("td", {}, el("span", { class: "badge " + s }, a.state ? (a.state === "backoff" ? "backing off" : a.state) : "-")),
-    el("td", { class: "num" }, a.since !== undefined ? fmt(a.since) + " s" : ""),
+    el("td", { class: "num", title: a.since !== undefined ? "since " + fmt(a.since) + " s" : "" },
+      a.since !== undefined ? age(st.t - a.since) : ""),
     el("td", { class: "num" }, String(a.restarts)),
     el("td", { class: "num" }, String(a.failures ?? "")),
     el("td", { class: "num" }, a.mailbox !== undefined ? String(a.mailbox) : "-"),
     el("td", { class: "failure", title: a.last_failure ? a.last_failure.message || "" : "" },
-      a.last_failure ? `${fmt(a.last_failure.t)} s ${a.last_failure.kind || ""}: ${a.last_failure.message || ""}` : ""));
+      a.last_failure ? `${fmt(a.last_failure.t)} s ${a.last_failure.kind || ""}: ${a.last_failure.message || ""}` : ""),
+    el("td", { class: "kind" }, kindOf(a)));
   tr.addEventListener("click", (ev) => {
     if (ev.target === tw && a.hasKids) {
       if (collapsed.has(a.path)) collapsed.delete(a.path); else collapsed.add(a.path);
@@ -167,7 +191,7 @@ function renderCounters(st) {
   }
   rows.push(el("tr", {}, el("td", {}, "events"), el("td", { class: "num" }, String(st.events)), el("td")));
   $("counts").replaceChildren(...rows);
-  const nodes = st.nodes.map((n) => el("div", {}, "node " + n.name + " ",
+  const nodes = st.nodes.map((n) => el("div", {}, "node " + n.name + (n.real ? " (connected)" : "") + " ",
     el("span", { class: n.up ? "up" : "down" }, n.up ? "up" : "down")));
   for (const o of st.outages) nodes.push(el("div", { class: "down" }, `${o.label} since ${fmt(o.from)} s`));
   $("nodelist").replaceChildren(...(nodes.length ? nodes : ["none"]));
@@ -190,9 +214,10 @@ function renderActor(st) {
 }
 
 // live: the actions on the selected actor, and its inspect and history
-const detail = { path: null, node: "" };
+const detail = { path: null, node: "", at: 0 };
 async function loadDetail(path) {
   detail.loading = path;
+  detail.at = Date.now();
   try {
     const d = await api("/api/actor", { path });
     const hist = d.history.map((e) => `${fmt(e.t)} s ${e.ev} ${e.kind || e.detail || ""} ${e.message || ""}`);
@@ -271,21 +296,57 @@ async function navigator() {
   }
 }
 
-async function live() {
+// live: the tree, counters and timeline follow /api/events (server-sent
+// events: "tree" snapshots, "trace" batches); if the stream cannot be
+// opened at all, /api/tree is polled every 200 ms instead.
+function showTree(st) {
+  if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
+  else { state = st; renderTree(st); renderCounters(st); }
+  if (selected && Date.now() - detail.at > 1000) detail.path = null; // inspect again every second
+}
+let navBusy = false, navAgain = false, navAt = 0;
+async function redrawTimeline() { // at most once a second, the last request wins
+  if (!info.timeline) return;
+  if (navBusy) { navAgain = true; return; }
+  navBusy = true;
+  try {
+    const wait = navAt + 1000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    navAgain = false; navAt = Date.now();
+    const nav = $("nav"), top = nav.scrollTop, left = nav.scrollLeft;
+    const follow = nav.scrollLeft + nav.clientWidth >= nav.scrollWidth - 4; // scrolled to the end: stay there
+    await navigator();
+    nav.scrollTop = top;
+    nav.scrollLeft = follow ? nav.scrollWidth : left;
+  } catch (e) { $("error").textContent = e.message; }
+  navBusy = false;
+  if (navAgain) redrawTimeline();
+}
+async function poll() {
+  document.body.dataset.feed = "poll";
   for (let n = 0; ; n++) {
     try {
-      const st = await api("/api/tree");
-      if (!(state && document.activeElement && document.activeElement.id === "message")) render(st);
-      else { state = st; renderTree(st); renderCounters(st); }
-      if (info.timeline && n % 10 === 0) { // the timeline after the first tree, then every 2 s
-        const nav = $("nav"), top = nav.scrollTop;
-        await navigator();
-        nav.scrollTop = top;
-      }
-      if (n % 5 === 4 && selected) detail.path = null; // inspect again every second
+      showTree(await api("/api/tree"));
+      if (n % 10 === 0) redrawTimeline();
     } catch (e) { $("error").textContent = e.message; }
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+function live() {
+  let opened = false;
+  const es = new EventSource("/api/events?" + new URLSearchParams({ token }));
+  es.addEventListener("tree", (ev) => {
+    opened = true;
+    document.body.dataset.feed = "events";
+    $("error").textContent = "";
+    showTree(JSON.parse(ev.data));
+  });
+  es.addEventListener("trace", () => redrawTimeline());
+  es.onerror = () => {
+    if (!opened) { es.close(); poll(); } // never opened: poll instead
+    else $("error").textContent = "the event stream broke; reconnecting";
+  };
+  redrawTimeline();
 }
 
 $("tree").addEventListener("scroll", () => drawRows());

@@ -3,8 +3,10 @@
 -- anything else, unknown paths included); GET only, or POST only for the
 -- routes in opts.post (405); a route
 -- returns a Lua value (sent as JSON), or nil, status, message (an error
--- as JSON { error = message }); "/" serves the page. Bodies over 64 KiB
--- are refused by the HTTP server (413).
+-- as JSON { error = message }), or M.events(pull) (a stream of server-sent
+-- events: pull() returns the next chunk, as a streamed body of
+-- tend.http.serve); "/" serves the page. Bodies over 64 KiB are refused by
+-- the HTTP server (413).
 local json = require "tend.observe.json"
 
 local M = {}
@@ -30,6 +32,11 @@ function M.parse_address(s, what)
   end
   return host, math.tointeger(port)
 end
+
+local STREAM = {} -- marks a route's answer as an event stream
+
+-- A route's answer that streams server-sent events, each chunk pull()'s.
+function M.events(pull) return { [STREAM] = pull } end
 
 local function same(a, b) -- compares in a time that does not depend on where they differ
   if type(a) ~= "string" or #a ~= #b then return false end
@@ -71,6 +78,10 @@ function M.start(opts)
     local ok, value, status, why = pcall(route, q, req)
     if not ok then return answer(500, { error = tostring(value) }) end
     if value == nil then return answer(status or 404, { error = why or "not found" }) end
+    if type(value) == "table" and value[STREAM] then
+      return { status = 200, headers = { ["content-type"] = "text/event-stream",
+        ["cache-control"] = "no-store" }, body = value[STREAM] }
+    end
     if type(value) == "string" then
       return { status = 200, headers = { ["content-type"] = opts.types and opts.types[req.path]
         or "text/plain; charset=utf-8", ["cache-control"] = "no-store" }, body = value }

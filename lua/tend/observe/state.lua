@@ -23,9 +23,29 @@ local COUNTED = { -- counter -> the events it counts
 
 local function depth(p) return select(2, p:gsub("/", "")) end
 
+local STREAM_STATE = { stream_start = "running", stream_complete = "completed",
+  stream_fail = "failed", stream_cancel = "cancelled" }
+
+-- What a stream_* event e tells of the stream run by its actor, folded
+-- into s ({ state, stages = {name...} } or nil; returned): its state, and
+-- the stages its events named (restarts, backoffs, drops, a stage's
+-- failure), in the order first named. Shared by the live observer.
+function M.stream(s, e)
+  s = s or { state = "running", stages = {} }
+  s.state = STREAM_STATE[e.ev] or s.state
+  local stage = type(e.detail) == "string" and e.ev ~= "stream_cancel" and e.detail:match("^(%S+)")
+  if stage and not (e.ev == "stream_fail" and (stage == "run" or stage == "abort")) then
+    local seen = false
+    for _, x in ipairs(s.stages) do seen = seen or x == stage end
+    if not seen then s.stages[#s.stages + 1] = stage end
+  end
+  return s
+end
+
 -- The state at t (events up to and including t): { t, actors = { {path,
 -- node, depth, state, since, incarnation, restarts, failures,
--- last_failure = {t, kind, message}, pid} sorted by path }, nodes = {
+-- last_failure = {t, kind, message}, pid, stream = {state, stages}}
+-- sorted by path }, nodes = {
 -- {name, up} }, outages = { the partitions and downtimes open at t },
 -- counters = { name = total so far }, rates = { name = count in the last
 -- second (t-1, t] }, events = how many events so far, last = the last event
@@ -63,6 +83,7 @@ function M.at(events, t)
         a.last_failure = { t = e.t, kind = e.kind, message = e.message }
       end
       if e.ev == "spawn_os" then a.pid = e.pid elseif e.ev == "exit" then a.pid = nil end
+      if e.ev:sub(1, 7) == "stream_" then a.stream = M.stream(a.stream, e) end
     end
     for name, kinds in pairs(COUNTED) do
       if kinds[e.ev] then
