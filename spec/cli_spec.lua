@@ -208,3 +208,17 @@ function TestOne:test_fail() lu.assertEquals(1, 2) end
   lu.assertStrContains(out, "tend test: 1 passed, 1 failed")
   os.execute("rm -rf " .. dir)
 end
+
+-- `tend test` where there is no spec/ directory says so and what to give.
+function TestCli:test_test_without_a_spec_directory_says_what_to_give()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir " .. dir))
+  local exe = require("tend.internal").executable()
+  local sh = io.popen("cd " .. dir .. " && '" .. exe .. "' test 2>&1; echo status=$?")
+  local text = sh:read("a")
+  sh:close()
+  os.execute("rmdir " .. dir)
+  lu.assertEquals(text, "tend test: no spec/ directory here (the default); give spec files or "
+    .. "directories: tend test PATH...\nstatus=1\n")
+end

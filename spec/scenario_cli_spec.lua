@@ -162,3 +162,18 @@ deeper()
   lu.assertNotStrContains(out, "tend/scenario")
   os.remove(path)
 end
+
+-- Bad command lines name what is wrong and show the scenario's own usage.
+function TestScenarioCli:test_bad_command_lines_name_the_argument()
+  local path = H.script("local tend = require 'tend'\n")
+  local _, err, code = H.run({ "scenario", path, "stray" })
+  lu.assertEquals(code, 2)
+  lu.assertStrContains(err, "tend scenario: unexpected argument 'stray' (the scenario's own arguments go after --)")
+  _, err, code = H.run({ "scenario", path, "--sed", "3" })
+  lu.assertEquals(code, 2)
+  lu.assertStrContains(err, "tend scenario: unknown option '--sed' (expected --seed, --seeds,")
+  _, err, code = H.run({ "scenario" })
+  lu.assertEquals(code, 2)
+  lu.assertStrContains(err, "tend: scenario: expected a FILE, got nothing\nusage: tend scenario FILE")
+  os.remove(path)
+end

@@ -125,8 +125,8 @@ local function summary(file, o, ran, failures, t0)
     print(string.format("replay one with: tend scenario %s --seed N", file))
   end
   local dt = internal.wall_clock() - t0
-  io.stderr:write(string.format("wall time %.3f s, %.1f seeds/s with %d jobs\n", dt,
-    dt > 0 and ran / dt or 0, o.jobs))
+  io.stderr:write(string.format("wall time %.3f s, %.1f seeds/s with %d job%s\n", dt,
+    dt > 0 and ran / dt or 0, o.jobs, o.jobs == 1 and "" or "s"))
   return list
 end
 

@@ -149,7 +149,14 @@ local function parse(args)
     if a == "--trace-internal" then
       i = i + 1
     else
-      if not takes then return fail_usage("unknown option '" .. tostring(a) .. "'") end
+      if not takes and a:sub(1, 1) ~= "-" then
+        return fail_usage("unexpected argument '" .. tostring(a) .. "' (the scenario's own "
+          .. "arguments go after --)")
+      end
+      if not takes then
+        return fail_usage("unknown option '" .. tostring(a) .. "' (expected --seed, --seeds, "
+          .. "--svg, --only, --path, --trace or --chaos-schedule)")
+      end
       local v = args[i + 1]
       if v == nil then return fail_usage(a .. ": expected a value, got nothing") end
       if a ~= "--seed" and a ~= "--trace" then o[a:sub(3)] = v end

@@ -45,7 +45,17 @@ end
 
 function M.run(...)
   local paths = { ... }
-  if #paths == 0 then paths = { "spec" } end
+  if #paths == 0 then
+    local f = io.open("spec")
+    if f == nil then -- the default, absent here
+      io.stderr:write("tend test: no spec/ directory here (the default); give spec files or "
+        .. "directories: tend test PATH...\n")
+      tend.shutdown(1)
+      return
+    end
+    f:close()
+    paths = { "spec" }
+  end
   -- a runner stopped before its summary (its actor killed, the host
   -- ending under it) fails the run, whatever ended it
   internal.exit_code(1)

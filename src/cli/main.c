@@ -195,6 +195,12 @@ static int usage_error(const char *fmt, ...) {
   return 2;
 }
 
+/* As usage_error, with a subcommand's own usage (what its --help says). */
+static int sub_usage_error(const char *sub_usage, const char *msg) {
+  fprintf(stderr, "tend: %s\n%s", msg, sub_usage);
+  return 2;
+}
+
 /* Parses argv into o; returns -1 to go on, else an exit status. */
 /* --seed's value into o; -1, or usage_error's status. */
 static int take_seed(options *o, const char *arg) {
@@ -388,11 +394,13 @@ static int parse(int argc, char **argv, options *o) {
     } else if (strcmp(argv[i], "explore") == 0) {
       o->explore = 1;
       if (i + 1 >= argc)
-        return usage_error("explore: expected a FILE, got nothing");
+        return sub_usage_error(usage_explore,
+                               "explore: expected a FILE, got nothing");
     } else if (strcmp(argv[i], "scenario") == 0) {
       o->scenario = 1;
       if (i + 1 >= argc)
-        return usage_error("scenario: expected a FILE, got nothing");
+        return sub_usage_error(usage_scenario,
+                               "scenario: expected a FILE, got nothing");
       int status = scenario_flags(argc, argv, i + 2, o);
       if (status >= 0) return status;
     } else {
