@@ -178,17 +178,23 @@ print(n)
   lu.assertEquals(count.pulls, total + 1)
 end
 
-function TestHttpStream:test_a_client_leaving_mid_stream_stops_the_pulling()
-  local count = { pulls = 0 }
-  local events = {}
-  tend.trace(function(e) if e.ev == "http" then events[#events + 1] = e end end)
-  local s = tend.http.serve({ handler = function()
+-- A server whose every answer is an endless body: "tick\n" every 20 ms,
+-- each pull counted in count.pulls.
+local function ticking(count)
+  return tend.http.serve({ handler = function()
     return { body = function()
       count.pulls = count.pulls + 1
       tend.sleep(0.02)
       return "tick\n"
-    end } -- endless
+    end }
   end })
+end
+
+function TestHttpStream:test_a_client_leaving_mid_stream_stops_the_pulling()
+  local count = { pulls = 0 }
+  local events = {}
+  tend.trace(function(e) if e.ev == "http" then events[#events + 1] = e end end)
+  local s = ticking(count)
   -- HTTP/1.1: a raw client reads a little, then closes
   local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(s, "port"), framing = "raw" })
   tend.tcp.write(c, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -279,13 +285,7 @@ end
 -- it, and holds nothing for it.
 function TestHttpStream:test_a_body_whose_actor_is_killed_mid_stream_is_cut()
   local count = { pulls = 0 }
-  local s = tend.http.serve({ handler = function()
-    return { body = function()
-      count.pulls = count.pulls + 1
-      tend.sleep(0.02)
-      return "tick\n"
-    end } -- endless
-  end })
+  local s = ticking(count)
   local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(s, "port"), framing = "raw" })
   tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
   lu.assertTrue(eventually(function() return count.pulls >= 3 end))
