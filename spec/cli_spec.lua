@@ -171,7 +171,9 @@ end
 -- SIGTERM then SIGHUP, both caught before the loop takes either (it is
 -- blocked in os.execute): the first that came is taken first, a graceful
 -- stop with 143, and HUP never forces it (taken HUP first, TERM was a
--- second signal: no post_stop).
+-- second signal: no post_stop). Half a second between the two kills lets
+-- the handler take TERM first: two signals pending together reach the
+-- process in the kernel's order, the lowest number (HUP) first.
 function TestCli:test_sigterm_then_sighup_together_is_a_graceful_stop()
   local path = H.script([[
 local tend = require "tend"
@@ -179,7 +181,7 @@ tend.spawn(function()
   return { receive = function() end, post_stop = function() print("post_stop ran") end }
 end)
 tend.sleep(0.05)
-os.execute("kill -TERM $PPID; kill -HUP $PPID; sleep 0.2")
+os.execute("kill -TERM $PPID; sleep 0.5; kill -HUP $PPID; sleep 0.2")
 tend.sleep(30)
 print("never")
 ]])
