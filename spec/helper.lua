@@ -149,4 +149,38 @@ function H.gaps(times)
   return g
 end
 
+-- The URL of `path` on a real HTTP server (its ref).
+function H.http_url(server, path)
+  return "http://127.0.0.1:" .. tend.ask(server, "port") .. path
+end
+
+-- A raw TCP connection to a real HTTP server: returns it and
+-- read(pattern, seconds) -> all that came so far, closed (reads until
+-- pattern is found, the peer closes, or seconds pass; what other
+-- connections sent the caller is dropped).
+function H.http_raw(server)
+  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(server, "port"),
+    framing = "raw" })
+  local got, closed = "", false
+  local function read(pattern, seconds)
+    local deadline = tend.now() + (seconds or 10)
+    while not closed and not (pattern and got:find(pattern)) and tend.now() < deadline do
+      local msg, from = tend.receive(deadline - tend.now())
+      if msg == nil then break end
+      if from == c and msg.tend == "data" then got = got .. msg.data end
+      if from == c and msg.tend == "closed" then closed = true end
+    end
+    return got, closed
+  end
+  return c, read
+end
+
+-- The descriptors this process holds (io.popen's shell: its parent).
+function H.fds()
+  local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))
+  local n = tonumber(p:read("a"))
+  p:close()
+  return n
+end
+
 return H

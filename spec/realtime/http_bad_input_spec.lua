@@ -9,6 +9,7 @@
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
+local url, raw, fds = H.http_url, H.http_raw, H.fds
 
 if tend.virtual_time() then return end
 
@@ -19,30 +20,6 @@ local eventually = H.eventually
 function TestHttpBadInput:setUp() H.drain() end
 
 function TestHttpBadInput:tearDown() H.stop_user_and_assert_clean() end
-
-local function url(server, path)
-  return "http://127.0.0.1:" .. tend.ask(server, "port") .. path
-end
-
--- A raw connection to server: returns it and read(pattern, seconds) ->
--- all that came so far, closed (reads until pattern is found, the peer
--- closes, or seconds pass; what other connections sent is dropped).
-local function raw(server)
-  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(server, "port"),
-    framing = "raw" })
-  local got, closed = "", false
-  local function read(pattern, seconds)
-    local deadline = tend.now() + (seconds or 10)
-    while not closed and not (pattern and got:find(pattern)) and tend.now() < deadline do
-      local msg, from = tend.receive(deadline - tend.now())
-      if msg == nil then break end
-      if from == c and msg.tend == "data" then got = got .. msg.data end
-      if from == c and msg.tend == "closed" then closed = true end
-    end
-    return got, closed
-  end
-  return c, read
-end
 
 -- A server counting its handler's calls: the server and calls() -> n.
 local function counting(opts)
@@ -255,14 +232,6 @@ function TestHttpBadInput:test_over_max_connections_are_refused_counted_and_the_
   lu.assertTrue(eventually(function() return tend.ask(s, "connections") == 0 end))
   assert_alive(s)
   lu.assertEquals(tend.ask(s, "refused"), 3)
-end
-
--- The descriptors this process holds (io.popen's shell: its parent).
-local function fds()
-  local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))
-  local n = tonumber(p:read("a"))
-  p:close()
-  return n
 end
 
 local function rss_kib()

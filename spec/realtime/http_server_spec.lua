@@ -5,6 +5,7 @@
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
+local url, raw, fds = H.http_url, H.http_raw, H.fds
 
 if tend.virtual_time() then return end
 
@@ -15,29 +16,6 @@ local eventually = H.eventually
 function TestHttpServer:setUp() H.drain() end
 
 function TestHttpServer:tearDown() H.stop_user_and_assert_clean() end
-
-local function url(server, path)
-  return "http://127.0.0.1:" .. tend.ask(server, "port") .. path
-end
-
--- A raw connection; returns it and a reader of what came, up to `until`
--- (a pattern) or the close.
-local function raw(server)
-  local c = tend.tcp.connect({ host = "127.0.0.1", port = tend.ask(server, "port"),
-    framing = "raw" })
-  local got = ""
-  local function read(pattern, seconds)
-    local deadline = tend.now() + (seconds or 10)
-    while not (pattern and got:find(pattern)) and tend.now() < deadline do
-      local msg = tend.receive(deadline - tend.now())
-      if msg == nil then break end
-      if msg.tend == "data" then got = got .. msg.data end
-      if msg.tend == "closed" then return got, true end
-    end
-    return got, false
-  end
-  return c, read
-end
 
 function TestHttpServer:test_a_string_is_200_text_and_req_has_the_request()
   local seen
@@ -310,14 +288,6 @@ function TestHttpServer:test_malformed_requests_get_400_from_h2o_and_the_server_
   lu.assertEquals(tend.http.get(url(s, "/")).body, "ok")
   local r = tend.http.request({ method = "HEAD", url = url(s, "/") })
   lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 200, "", "2" })
-end
-
--- The descriptors this process holds (io.popen's shell: its parent).
-local function fds()
-  local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))
-  local n = tonumber(p:read("a"))
-  p:close()
-  return n
 end
 
 function TestHttpServer:test_many_requests_leave_nothing_behind()

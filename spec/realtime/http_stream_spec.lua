@@ -6,6 +6,7 @@
 local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
+local url = H.http_url
 
 if tend.virtual_time() then return end
 
@@ -16,10 +17,6 @@ local eventually = H.eventually
 function TestHttpStream:setUp() H.drain() end
 
 function TestHttpStream:tearDown() H.stop_user_and_assert_clean() end
-
-local function url(server, path)
-  return "http://127.0.0.1:" .. tend.ask(server, "port") .. path
-end
 
 -- A body of `n` chunks "<prefix>1\n" ..., counting its pulls in `count`.
 local function counted(n, count, prefix)
