@@ -23,6 +23,15 @@ function TestOptions:test_factory_must_be_a_function()
   lu.assertStrContains(spawn_error(nil), "got nil")
 end
 
+function TestOptions:test_a_named_factory_must_name_a_function_of_a_module()
+  lu.assertStrContains(spawn_error("nodot"),
+    'tend.spawn: factory: expected a function or "module.factory", got "nodot"')
+  lu.assertStrContains(spawn_error("string.nope"),
+    "tend.spawn: factory: 'string.nope' is not a function")
+  lu.assertStrContains(spawn_error("no_such_module_here.f"),
+    "module 'no_such_module_here' not found")
+end
+
 function TestOptions:test_unknown_option()
   local err = spawn_error(idle, { nmae = "x" })
   lu.assertStrContains(err, "tend.spawn: unknown option 'nmae'")

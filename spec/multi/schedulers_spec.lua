@@ -111,6 +111,9 @@ function TestSchedulers:test_what_cannot_cross_is_refused_at_the_sender()
     "an actor for another scheduler is named as \"module.factory\"",
     tend.spawn, function() end, { scheduler = 1 })
   lu.assertErrorMsgContains(
+    "tend.spawn: on scheduler 1: factory: 'sched_actors.nope' is not a function",
+    tend.spawn, "sched_actors.nope", { scheduler = 1 })
+  lu.assertErrorMsgContains(
     "option 'scheduler': expected a scheduler 0..2 (--schedulers 3) or \"spread\", got 3",
     tend.spawn, "sched_actors.counter", { scheduler = 3 })
   lu.assertErrorMsgContains("mailbox: not supported yet for an actor on another scheduler",

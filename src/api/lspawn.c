@@ -5,27 +5,10 @@
 
 #include "api/api.h"
 
-/* The factory named by the string at idx ("module.field") replaces it:
- * require(module)[field], a function. */
+/* The factory named by the string at idx ("module.field") replaces it. */
 static void resolve_factory(lua_State *L, int idx, const char *fn) {
-  const char *spec = lua_tostring(L, idx);
-  const char *dot = strrchr(spec, '.');
-  if (dot == NULL || dot == spec || dot[1] == '\0')
-    luaL_error(L,
-               "%s: factory: expected a function or \"module.factory\", "
-               "got \"%s\"",
-               fn, spec);
-  lua_getglobal(L, "require");
-  lua_pushlstring(L, spec, (size_t)(dot - spec));
-  lua_call(L, 1, 1);
-  if (!lua_istable(L, -1))
-    luaL_error(L, "%s: factory: module '%s' is not a table", fn,
-               lua_tostring(L, -2));
-  lua_getfield(L, -1, dot + 1);
-  if (!lua_isfunction(L, -1))
-    luaL_error(L, "%s: factory: '%s' is not a function", fn, spec);
+  tend_factory_push(L, lua_tostring(L, idx), fn);
   lua_replace(L, idx);
-  lua_pop(L, 1);
 }
 
 #define SPAWN_TIMEOUT 5.0 /* seconds another scheduler has to answer */

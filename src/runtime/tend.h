@@ -256,6 +256,11 @@ void tend_spawn_opts_init(tend_spawn_opts *o);
  * queues its START, pushes its ref; raises (nothing made) if it cannot. */
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o);
+/* Pushes require(module)[field] for spec "module.field", the factory
+ * form that crosses schedulers and nodes. Raises "<fn>: factory: ..."
+ * (fn NULL: "factory: ...") when spec has no field, the module is not a
+ * table or the field is not a function. */
+void tend_factory_push(lua_State *L, const char *spec, const char *fn);
 /* Raises (naming fn) unless parent can take a child named by the string
  * at stack index name (0: anonymous). */
 void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,

@@ -205,7 +205,6 @@ static int spawn_p(lua_State *L) {
   spawn_req *r = lua_touserdata(L, 1);
   tend_host *h = tend_host_of(L);
   if (h->user == NULL) return luaL_error(L, "its scheduler is stopping");
-  const char *dot = strrchr(r->factory, '.');
   /* the modules are found where the spawner finds them */
   lua_getglobal(L, "package");
   if (lua_istable(L, -1)) {
@@ -213,14 +212,7 @@ static int spawn_p(lua_State *L) {
     if (r->cpath) lua_pushstring(L, r->cpath), lua_setfield(L, -2, "cpath");
   }
   lua_pop(L, 1);
-  lua_getglobal(L, "require");
-  lua_pushlstring(L, r->factory, (size_t)(dot - r->factory));
-  lua_call(L, 1, 1);
-  if (!lua_istable(L, -1))
-    return luaL_error(L, "module '%s' is not a table", lua_tostring(L, -2));
-  lua_getfield(L, -1, dot + 1);
-  if (!lua_isfunction(L, -1))
-    return luaL_error(L, "'%s' is not a function there", r->factory);
+  tend_factory_push(L, r->factory, NULL);
   int factory = lua_gettop(L);
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
