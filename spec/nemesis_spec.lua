@@ -12,6 +12,8 @@ local timeline = require "tend.timeline"
 
 TestNemesis = {}
 
+function TestNemesis:tearDown() H.assert_clean() end
+
 -- A tree of three workers under /user/workers, then what `body` says.
 local function scenario(body)
   return H.script([[
