@@ -57,6 +57,7 @@ static void test_mpsc(void) {
   items = calloc(PRODUCERS * PER_PRODUCER, sizeof *items);
   tend_mpsc_init(&queue);
   CHECK(tend_mpsc_pop(&queue) == NULL); /* empty */
+  CHECK(!tend_mpsc_waiting(&queue));
   pthread_t t[PRODUCERS];
   for (int p = 0; p < PRODUCERS; p++)
     pthread_create(&t[p], NULL, produce, (void *)(intptr_t)p);
@@ -72,11 +73,20 @@ static void test_mpsc(void) {
   for (int p = 0; p < PRODUCERS; p++) pthread_join(t[p], NULL);
   CHECK(out_of_order == 0);
   CHECK(tend_mpsc_pop(&queue) == NULL); /* empty again */
+  CHECK(!tend_mpsc_waiting(&queue));
   for (int p = 0; p < PRODUCERS; p++) CHECK(next[p] == PER_PRODUCER);
   /* reused after it emptied */
   tend_mpsc_push(&queue, &items[0].node);
+  CHECK(tend_mpsc_waiting(&queue));
   CHECK(tend_mpsc_pop(&queue) == &items[0].node);
   CHECK(tend_mpsc_pop(&queue) == NULL);
+  CHECK(!tend_mpsc_waiting(&queue));
+  tend_mpsc_push(&queue, &items[0].node); /* two: one popped, one waits */
+  tend_mpsc_push(&queue, &items[1].node);
+  CHECK(tend_mpsc_pop(&queue) == &items[0].node);
+  CHECK(tend_mpsc_waiting(&queue));
+  CHECK(tend_mpsc_pop(&queue) == &items[1].node);
+  CHECK(!tend_mpsc_waiting(&queue));
   free(items);
 }
 

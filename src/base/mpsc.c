@@ -43,3 +43,8 @@ tend_mpsc_node *tend_mpsc_pop(tend_mpsc *q) {
   q->tail = next;
   return tail;
 }
+
+int tend_mpsc_waiting(tend_mpsc *q) {
+  return q->tail != &q->stub ||
+         atomic_load_explicit(&q->head, memory_order_acquire) != &q->stub;
+}

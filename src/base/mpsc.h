@@ -31,5 +31,8 @@ void tend_mpsc_init(tend_mpsc *q);
 void tend_mpsc_push(tend_mpsc *q, tend_mpsc_node *n);
 /* The consumer's thread only: the oldest node, or NULL (see above). */
 tend_mpsc_node *tend_mpsc_pop(tend_mpsc *q);
+/* The consumer's thread only: 1 when a push has begun that no pop took
+ * yet (a pop may still return NULL for it: see above), 0 when empty. */
+int tend_mpsc_waiting(tend_mpsc *q);
 
 #endif

@@ -46,7 +46,11 @@ int tend_sched_post(tend_host *h, int to, env_kind kind, uint32_t to_id,
      envelope is on its way */
   atomic_fetch_add(&s->pending, 1);
   tend_mpsc_push(&s->inbox[to], &e->node);
-  uv_async_send(s->wake[to]);
+  /* a scheduler looking at its inbox needs no wake-up: either it sees
+     this push after it stops looking, or this sees it stopped (on_look) */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load_explicit(&s->spinning[to], memory_order_relaxed))
+    uv_async_send(s->wake[to]);
   uv_mutex_unlock(&s->lock[to]);
   return 0;
 }

@@ -65,6 +65,15 @@ struct tend_scheds {
    * (posting to a closed one drops the envelope), under lock[k]. */
   uv_async_t *wake[TEND_SCHEDULERS_MAX];
   int open[TEND_SCHEDULERS_MAX];
+  /* Real clock: before its loop sleeps, scheduler k looks at its inbox
+   * for a while (look[k], a prepare handle); while it looks, spinning[k]
+   * is 1 and a post does not wake it (schedulers.c: on_look). */
+  uv_prepare_t *look[TEND_SCHEDULERS_MAX]; /* NULL: it does not look */
+  atomic_int spinning[TEND_SCHEDULERS_MAX];
+  /* scheduler k's own: whether it looks now, its looks in a row that
+   * found nothing, and when it last went to sleep without looking */
+  int looks[TEND_SCHEDULERS_MAX], misses[TEND_SCHEDULERS_MAX];
+  uint64_t slept_at[TEND_SCHEDULERS_MAX];
   uv_mutex_t lock[TEND_SCHEDULERS_MAX];
   uv_thread_t thread[TEND_SCHEDULERS_MAX];
   int busy_flag[TEND_SCHEDULERS_MAX]; /* its own thread's view */

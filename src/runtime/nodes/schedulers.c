@@ -196,6 +196,7 @@ static void close_all(tend_host *h) {
     s->open[k0] = 0;
     uv_mutex_unlock(&s->lock[k0]);
     uv_close((uv_handle_t *)s->wake[k0], free_handle);
+    if (s->look[k0]) uv_close((uv_handle_t *)s->look[k0], free_handle);
   }
   if (k0 != 0) {
     drain(s, k0);
@@ -221,12 +222,65 @@ static void close_all(tend_host *h) {
 
 /* ------------------------------------------------------------ opening */
 
+/* How long an idle scheduler looks at its inbox before its loop sleeps:
+ * an envelope that comes meanwhile costs neither side a system call or a
+ * thread wake-up (BEAM's schedulers spin before they sleep too). */
+#define LOOK_NS 20000
+/* Looks in a row that found nothing before it stops looking (the machine
+ * is busy, or the work is not a conversation between schedulers); a
+ * wake-up that comes within LOOK_NS of its sleep starts it again. */
+#define LOOK_MISSES 8
+
 static void on_wake(uv_async_t *handle) {
   tend_host *h = handle->data;
   if (h->scheds == NULL) return;
+  int k = (int)h->sched_index;
+  if (h->scheds->look[k] && !h->scheds->looks[k] &&
+      uv_hrtime() - h->scheds->slept_at[k] < LOOK_NS) {
+    h->scheds->looks[k] = 1; /* a look would have caught it: look again */
+    h->scheds->misses[k] = 0;
+  }
   tend_sched_arrive_all(h);
   tend_host_poke(h);
   if (h->sched_index == 0) hold0(h->scheds); /* (its tree may be gone) */
+}
+
+/* Real clock, scheduler k's loop about to sleep (a prepare handle, when
+ * the process has a processor for each scheduler): it looks at its inbox
+ * for up to LOOK_NS (less when a timer is due sooner) and takes what
+ * came. While it looks, posts do not wake it; after it stops, a fence,
+ * then one more look: a post either sees it stopped and wakes it, or is
+ * seen here (tend_sched_post). */
+static void on_look(uv_prepare_t *handle) {
+  tend_host *h = handle->data;
+  tend_scheds *s = h->scheds;
+  int timeout = uv_backend_timeout(handle->loop);
+  if (s == NULL || timeout == 0) return;
+  int k = (int)h->sched_index;
+  if (!s->looks[k]) {
+    s->slept_at[k] = uv_hrtime();
+    return;
+  }
+  uint64_t budget = LOOK_NS;
+  if (timeout > 0 && (uint64_t)timeout * 1000000u < budget)
+    budget = (uint64_t)timeout * 1000000u;
+  uint64_t end = uv_hrtime() + budget;
+  atomic_store_explicit(&s->spinning[k], 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  int found = 0;
+  while (!(found = tend_mpsc_waiting(&s->inbox[k])) && uv_hrtime() < end) {
+  }
+  atomic_store_explicit(&s->spinning[k], 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (found || tend_mpsc_waiting(&s->inbox[k])) {
+    s->misses[k] = 0;
+    tend_sched_arrive_all(h);
+    tend_host_poke(h);
+    if (k == 0) hold0(s);
+  } else if (++s->misses[k] >= LOOK_MISSES) {
+    s->looks[k] = 0;
+    s->slept_at[k] = uv_hrtime();
+  }
 }
 
 /* Makes h scheduler k of s (on h's own thread under the real clock). */
@@ -246,6 +300,17 @@ static int join(tend_scheds *s, tend_host *h, int k) {
     return -1;
   s->wake[k]->data = h;
   if (k == 0) uv_unref((uv_handle_t *)s->wake[k]);
+  /* with more schedulers than processors, one's look would hold the
+     processor another needs to answer it */
+  if ((unsigned)s->n <= uv_available_parallelism()) {
+    s->look[k] = malloc(sizeof(uv_prepare_t));
+    if (s->look[k] == NULL || uv_prepare_init(&h->loop, s->look[k]) != 0)
+      return -1;
+    s->look[k]->data = h;
+    uv_prepare_start(s->look[k], on_look);
+    s->looks[k] = 1;
+    uv_unref((uv_handle_t *)s->look[k]); /* it keeps no loop alive */
+  }
   uv_mutex_lock(&s->lock[k]);
   s->open[k] = 1;
   uv_mutex_unlock(&s->lock[k]);
