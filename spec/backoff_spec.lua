@@ -121,6 +121,23 @@ function TestBackoff:test_auto_reset_after_a_stable_run_and_not_before()
   H.stop_all(sup)
 end
 
+-- One auto reset armed at a time: each new child's replaces the last
+-- child's (they piled up until each ran out, one per restart).
+function TestBackoff:test_one_auto_reset_timer_whatever_the_restarts()
+  local starts = {}
+  local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 0.01,
+    max_backoff = 0.01, random_factor = 0 }):with_auto_reset(1000))
+  tend.sleep(0.05)
+  local before = tend.stats().timers -- the first child's reset
+  for _ = 1, 50 do
+    sup:send("crash")
+    tend.sleep(0.05) -- the delay runs out, the next child starts
+  end
+  lu.assertEquals(#starts, 51)
+  lu.assertEquals(tend.stats().timers, before)
+  H.stop_all(sup)
+end
+
 function TestBackoff:test_manual_reset()
   local starts = {}
   local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,

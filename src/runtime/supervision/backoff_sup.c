@@ -132,9 +132,11 @@ static int start_child_p(lua_State *L) {
     tend_msg_release(&h->msgs, m);
   }
   if (!b->cfg.manual_reset) {
+    tend_timer_cancel(L, h, b->reset_timer); /* the last child's */
     tend_timer *t = tend_timer_arm(L, h, TEND_TIMER_BACKOFF_RESET, a,
                                    b->cfg.reset_after_ns, 0, 0);
     if (t) t->tag = b->incarnation;
+    b->reset_timer = t;
   }
   return 0;
 }
@@ -355,6 +357,7 @@ void tend_backoff_restarted(lua_State *L, tend_host *h, tend_actor *a) {
 /* The delay is over: the next child starts. */
 static void on_start(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
+  if (b && b->reset_timer == t) b->reset_timer = NULL; /* (freed after) */
   if (b && t->tag == b->incarnation && b->child_id == 0 &&
       a->state == TEND_ACTOR_RUNNING)
     start_child(L, h, a);
@@ -363,6 +366,7 @@ static void on_start(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
 /* The child of incarnation `tag` ran long enough: the backoff starts over. */
 static void on_reset(lua_State *L, tend_host *h, tend_timer *t, tend_actor *a) {
   tend_backoff_sup *b = a ? B(a) : NULL;
+  if (b && b->reset_timer == t) b->reset_timer = NULL; /* (freed after) */
   if (b && t->tag == b->incarnation &&
       tend_actor_live(h, b->child_id, b->child_gen)) {
     if (b->restarts > 0) tend_reset_trap_reset(&b->trap); /* a real one */

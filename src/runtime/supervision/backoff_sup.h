@@ -34,6 +34,9 @@ struct tend_backoff_sup {
   uint32_t handler_id;  /* handler_while_stopped: the actor that takes the */
   uint32_t handler_gen; /* messages while the child is stopped, or 0 */
   tend_reset_trap trap; /* failures in a row after an auto reset */
+  /* the current child's auto reset, or NULL: a new child's replaces it
+   * (one armed at most) */
+  tend_timer *reset_timer;
 };
 
 /* Spawns a backoff supervisor under parent (options o, all checked);
