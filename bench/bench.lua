@@ -36,13 +36,27 @@ local function rss_kb()
   return tonumber(s:match("VmRSS:%s*(%d+)")) or 0
 end
 
--- Times fn() (which waits until its work is done); emits the line.
+-- Seconds the main thread has waited runnable for a processor (the
+-- kernel's run-queue delay, /proc/self/schedstat's second field), 0 where
+-- there is none: what a wall-clock figure above the CPU one is made of
+-- when the process never sleeps.
+local function runq_wait()
+  local f = io.open("/proc/self/schedstat")
+  if not f then return 0 end
+  local _, waited = f:read("n", "n")
+  f:close()
+  return (waited or 0) / 1e9
+end
+
+-- Times fn() (which waits until its work is done); emits the line:
+-- secs of wall clock, cpu of the process, runq of them spent waiting for
+-- a processor held by another process.
 local function timed(name, variant, count, fn, extra)
-  local t0, c0 = tend.now(), os.clock()
+  local t0, c0, q0 = tend.now(), os.clock(), runq_wait()
   fn()
-  local secs, cpu = tend.now() - t0, os.clock() - c0
+  local secs, cpu, runq = tend.now() - t0, os.clock() - c0, runq_wait() - q0
   local fields = { { "variant", variant }, { "count", count }, { "secs", secs }, { "cpu", cpu },
-    { "rate", math.floor(count / secs + 0.5) } }
+    { "runq", runq }, { "rate", math.floor(count / secs + 0.5) } }
   for _, kv in ipairs(extra or {}) do fields[#fields + 1] = kv end
   emit(name, fields)
 end
