@@ -24,8 +24,11 @@ local LINGER = 2e-5 -- on the real clock, the longest a batch waits for more
 -- A producer whose source reads its own mailbox (a process's lines, a
 -- connection's frames: parts[1].mailbox) must leave that mailbox alone
 -- while it has no demand (so the program or peer is paused): its credit is
--- then `shared.credit`, raised by the consumer in place, and it looks at it
--- every few milliseconds of the tend clock while it is 0.
+-- then `shared.granted - shared.used`, each counter written by one task
+-- only (the consumer grants, the producer uses: the watchdog may preempt
+-- a task between the read and the write of a shared counter, which would
+-- lose an update made meanwhile), and it looks at it every few
+-- milliseconds of the tend clock while it is 0.
 local function producer(env, parts, sid, prefix_name, shared)
   local me = env.self
   return env:spawn(prefix_name, function()
@@ -37,7 +40,7 @@ local function producer(env, parts, sid, prefix_name, shared)
     local function wait_credit()
       if not shared then return penv:wait(has_credit) end
       local d = 0.001
-      while shared.credit <= 0 do
+      while shared.granted - shared.used <= 0 do
         core.sleep(d)
         d = math.min(2 * d, 0.016)
       end
@@ -50,7 +53,7 @@ local function producer(env, parts, sid, prefix_name, shared)
     local function flush()
       if nb == 0 then return end
       core.send(me, { sid = sid, vs = batch, n = nb })
-      if shared then shared.credit = shared.credit - nb else credit = credit - nb end
+      if shared then shared.used = shared.used + nb else credit = credit - nb end
       batch, nb = {}, 0
     end
     -- t0: when the batch was last seen fresh (the drive's start, the last
@@ -69,14 +72,14 @@ local function producer(env, parts, sid, prefix_name, shared)
     local ok, err = xpcall(function()
       local up, push = F.compile(penv, parts, function() return collect end)
       wait_credit()
-      room = shared and shared.credit or credit
+      room = shared and shared.granted - shared.used or credit
       t0 = now()
       local r = F.start(penv)
       while r ~= "done" and r ~= "stop" do
         if r == "full" or r == "idle" then
           flush()
           wait_credit()
-          room = shared and shared.credit or credit
+          room = shared and shared.granted - shared.used or credit
         end
         if nb == 0 then t0 = now() end
         r = F.drive(up, push, 64, nb > 0)
@@ -108,7 +111,7 @@ function M.consumer(env, sources, buf, overflow, name)
   local function grant(k, n)
     if n > 0 then
       outstanding[k] = outstanding[k] + n
-      if shared[k] then shared[k].credit = shared[k].credit + n
+      if shared[k] then shared[k].granted = shared[k].granted + n
       else core.send(refs[k], { ctl = "demand", n = n }) end
     end
   end
@@ -149,7 +152,7 @@ function M.consumer(env, sources, buf, overflow, name)
       for x = 1, c do back = back + arrive(vs[x]) end
       grant(k, back)
     end)
-    if parts[1] and parts[1].mailbox then shared[k] = { credit = 0 } end
+    if parts[1] and parts[1].mailbox then shared[k] = { granted = 0, used = 0 } end
     refs[k] = producer(env, parts, sids[k], name, shared[k])
     grant(k, buf)
   end
