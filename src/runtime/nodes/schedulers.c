@@ -4,6 +4,7 @@
 #include "runtime/nodes/schedulers.h"
 
 #include <lauxlib.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,8 +269,8 @@ static void on_look(uv_prepare_t *handle) {
   atomic_store_explicit(&s->spinning[k], 1, memory_order_relaxed);
   atomic_thread_fence(memory_order_seq_cst);
   int found = 0;
-  while (!(found = tend_mpsc_waiting(&s->inbox[k])) && uv_hrtime() < end) {
-  }
+  while (!(found = tend_mpsc_waiting(&s->inbox[k])) && uv_hrtime() < end)
+    sched_yield(); /* a busy machine's other threads (the sender) go first */
   atomic_store_explicit(&s->spinning[k], 0, memory_order_relaxed);
   atomic_thread_fence(memory_order_seq_cst);
   if (found || tend_mpsc_waiting(&s->inbox[k])) {
