@@ -148,7 +148,8 @@ static int encode_table(encoder *e, int idx) {
     if (e->open[i] == t)
       return refuse(e, TEND_CODEC_NOT_SERIALIZABLE,
                     "a table inside itself (a cycle) cannot leave the node");
-  e->open[e->depth] = t;
+  int at = e->depth; /* (a refusal below sets e->depth to 0) */
+  e->open[at] = t;
   if (!lua_checkstack(L, 8))
     return refuse(e, TEND_CODEC_NOT_SERIALIZABLE, "no stack left");
   lua_Integer n;
@@ -190,7 +191,7 @@ static int encode_table(encoder *e, int idx) {
     }
     if (!ok) lua_pop(L, 1); /* the key left by the loop */
   }
-  e->open[e->depth] = NULL;
+  e->open[at] = NULL;
   return ok;
 }
 
