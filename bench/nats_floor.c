@@ -5,7 +5,8 @@
  *   cc -O2 -o /tmp/nats_floor bench/nats_floor.c -lnats -luv
  *   nats-server -a 127.0.0.1 -p 14222 &
  *   N=5000 /tmp/nats_floor nats://127.0.0.1:14222
- * Prints messages per second and microseconds per hop. */
+ * Prints messages per second in the peers' format (make bench runs it
+ * beside remote pingpong, impl=nats) and microseconds per hop. */
 #include <nats/adapters/libuv.h>
 #include <nats/nats.h>
 #include <signal.h>
@@ -27,8 +28,9 @@ static void on_msg(natsConnection *c, natsSubscription *s, natsMsg *m,
   natsMsg_Destroy(m);
   if (pinger && --left == 0) {
     double secs = (double)(uv_hrtime() - t0) / 1e9;
-    printf("nats floor: %.0f messages/s (%.1f us per hop)\n", 2 * n / secs,
-           secs * 1e6 / (2 * n));
+    printf("bench=remote_pingpong impl=nats count=%d secs=%.4f rate=%.0f "
+           "us_per_hop=%.1f\n",
+           2 * n, secs, 2 * n / secs, secs * 1e6 / (2 * n));
     exit(0);
   }
   natsConnection_Publish(nc, out, "x", 1);

@@ -3,6 +3,10 @@
 -- Run as node a: tend --node a --nats local bench/nodes.lua MODE ARGS
 --   pingpong N                  remote pingpong: N round trips (2N messages)
 --   ask N                       tend.ask round trips to an actor on node b
+--   stream N                    N small messages (integers) one way to an
+--                               actor on node b, as fast as they go out
+--                               (many in flight); the clock stops when b
+--                               has counted them all
 --   ring SIZE TOKENS ROUNDS K   a ring of SIZE actors spread over K nodes
 --                               (K = 1: no node needed), TOKENS tokens
 --                               going ROUNDS times around at once
@@ -48,6 +52,21 @@ elseif mode == "ask" then
   local t0 = clock()
   for i = 1, n do tend.ask(srv, i) end
   emit("remote_ask", n, clock() - t0)
+elseif mode == "stream" then
+  local n = tonumber(args[1])
+  peer("b")
+  local sink = tend.spawn_on("b", "bench.nodes_actors.sink")
+  local main = tend.self()
+  local function run(k)
+    for i = 1, k do sink:send(i) end
+    sink:send({ main = main })
+    local got = tend.receive()
+    assert(got == k, string.format("the sink counted %s of %d", tostring(got), k))
+  end
+  run(1000) -- warm up
+  local t0 = clock()
+  run(n)
+  emit("remote_stream", n, clock() - t0)
 elseif mode == "ring" then
   local size, tokens, rounds, k = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
   local nodes = {}
@@ -71,6 +90,6 @@ elseif mode == "ring" then
   for _ = 1, tokens do tend.receive() end
   emit("ring_nodes_" .. k, tokens * hops, clock() - t0)
 else
-  error("usage: bench/nodes.lua pingpong N | ask N | ring SIZE TOKENS ROUNDS K")
+  error("usage: bench/nodes.lua pingpong N | ask N | stream N | ring SIZE TOKENS ROUNDS K")
 end
 tend.shutdown()

@@ -25,4 +25,18 @@ function M.relay()
   end
 end
 
+-- The end of a one-way stream: counts the messages before {main = ref}
+-- and sends main the count then (one sender's messages arrive in order).
+function M.sink()
+  local count = 0
+  return function(m)
+    if type(m) == "table" then
+      m.main:send(count)
+      count = 0
+    else
+      count = count + 1
+    end
+  end
+end
+
 return M

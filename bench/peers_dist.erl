@@ -3,11 +3,12 @@
 %% comes with erlang-base), as bench/nodes.lua does with two tend nodes
 %% over NATS. Output in the peers' format.
 %% Usage: erl -sname A -noshell +S 1 -pa DIR -run peers_dist main
-%%          pingpong N | call N | ring SIZE TOKENS ROUNDS K
+%%          pingpong N | call N | stream N | ring SIZE TOKENS ROUNDS K
 %% (ring: SIZE processes in contiguous shares on K nodes, TOKENS tokens
-%% going ROUNDS times around at once)
+%% going ROUNDS times around at once; stream: N integers one way to a
+%% process on the other node, which answers with its count after them)
 -module(peers_dist).
--export([main/1, pong/0, server_loop/0, relay/0]).
+-export([main/1, pong/0, server_loop/0, relay/0, sink/1]).
 
 main(["pingpong", NStr]) ->
     N = list_to_integer(NStr),
@@ -27,6 +28,16 @@ main(["call", NStr]) ->
     T0 = now_s(),
     call(Srv, N),
     emit("remote_call", N, now_s() - T0),
+    peer:stop(Peer),
+    halt(0);
+main(["stream", NStr]) ->
+    N = list_to_integer(NStr),
+    {Peer, Node} = peer_node(b),
+    Sink = spawn(Node, ?MODULE, sink, [0]),
+    stream(Sink, 1000), % warm up
+    T0 = now_s(),
+    stream(Sink, N),
+    emit("remote_stream", N, now_s() - T0),
     peer:stop(Peer),
     halt(0);
 main(["ring", SStr, TStr, RStr, KStr]) ->
@@ -66,6 +77,20 @@ call(Srv, N) ->
 
 server_loop() ->
     receive {'$gen_call', From, X} -> gen:reply(From, X), server_loop() end.
+
+stream(Sink, N) ->
+    send_all(Sink, 1, N),
+    Sink ! {done, self()},
+    receive {count, N} -> ok end.
+
+send_all(_, I, N) when I > N -> ok;
+send_all(Sink, I, N) -> Sink ! I, send_all(Sink, I + 1, N).
+
+sink(C) ->
+    receive
+        {done, From} -> From ! {count, C}, sink(0);
+        _ -> sink(C + 1)
+    end.
 
 relay() -> receive {next, Next, Main} -> relay(Next, Main) end.
 

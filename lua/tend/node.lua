@@ -66,6 +66,7 @@ local function forget(p)
   local key = S.key_of[p]
   if not key then return end
   S.key_of[p] = nil
+  S.coords_of[p] = nil
   S.proxies[key] = nil
   local c = key:match("^[^\0]*")
   if S.by_node[c] then S.by_node[c][p] = nil end
@@ -92,6 +93,7 @@ local function proxy_for(node, inc, id, gen, path, kind)
   end
   S.proxies[key] = p
   S.key_of[p] = key
+  S.coords_of[p] = { node, inc, id, gen, path, kind } -- (route's, kept)
   S.by_node[node] = S.by_node[node] or {}
   S.by_node[node][p] = key
   if S.fresh then S.fresh[#S.fresh + 1] = p end -- (an envelope's header: see open)
@@ -107,11 +109,15 @@ local function proxy_for(node, inc, id, gen, path, kind)
   return p
 end
 
+-- The header of a MSG envelope, filled for each (encoded at once, then
+-- emptied: no table a message).
+local msg_header = { MSG }
+
 -- A message to a proxy (core.remote_hooks): encoded and published, or
 -- dropped while its node is down. Raises when it cannot travel.
 local function route(p, msg, sender)
   if not S then return end -- the node stopped: nowhere to go
-  local c = core.remote_coords(p)
+  local c = S.coords_of[p] or core.remote_coords(p)
   if not c then return end
   local node = c[1]
   local n = S.nodes[node]
@@ -123,7 +129,9 @@ local function route(p, msg, sender)
     event(node, "drop: node down", S.name)
     return
   end
-  publish(node, { MSG, p, sender }, body)
+  msg_header[2], msg_header[3] = p, sender
+  publish(node, msg_header, body)
+  msg_header[2], msg_header[3] = nil, nil
   S.sent = S.sent + 1
   if c[6] == 1 then end_proxy(p, "normal") end
 end
@@ -304,9 +312,10 @@ end
 -- here would otherwise bring a WATCH, whose DOWN brings a WATCH...).
 -- Returns the header, the body and what is wrong (or nil).
 local function open(data)
-  S.fresh = {}
+  local fresh = S.spare or {} -- (one list, reused: no table a message)
+  S.spare = nil
+  S.fresh = fresh
   local ok, h, body = pcall(core.wire_open, data)
-  local fresh = S.fresh
   S.fresh = nil
   local why = not ok and (type(h) == "table" and tostring(h.message) or tostring(h)) or malformed(h)
   for _, p in ipairs(fresh) do
@@ -317,28 +326,33 @@ local function open(data)
       publish(c[1], { WATCH, p, S.name })
     end
   end
+  for i = #fresh, 1, -1 do fresh[i] = nil end
+  S.spare = fresh
   return h, body, why
 end
 
+-- One envelope from another node (on_envelope logs what it refuses).
+local function take(data, reply)
+  local h, body, why = open(data)
+  if why then error(why, 0) end
+  local kind = h[1]
+  if kind == MSG then
+    local msg = core.codec_decode(body)
+    h[2]:tell(msg, h[3]) -- a dead target: a dead letter here
+    S.received = S.received + 1
+  elseif kind == WATCH then
+    S.service:send({ tend = "node_watch", target = h[2], node = h[3] })
+  elseif kind == DOWN then
+    if S.key_of[h[2]] then end_proxy(h[2], reason_of(h[3])) end
+  elseif kind == PG then
+    if pg.frame then pg.frame(h[2], h[3], core.codec_decode(body)) end
+  elseif kind == PROBE then
+    if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
+  end
+end
+
 local function on_envelope(data, reply)
-  local ok, err = pcall(function()
-    local h, body, why = open(data)
-    if why then error(why, 0) end
-    local kind = h[1]
-    if kind == MSG then
-      local msg = core.codec_decode(body)
-      h[2]:tell(msg, h[3]) -- a dead target: a dead letter here
-      S.received = S.received + 1
-    elseif kind == WATCH then
-      S.service:send({ tend = "node_watch", target = h[2], node = h[3] })
-    elseif kind == DOWN then
-      if S.key_of[h[2]] then end_proxy(h[2], reason_of(h[3])) end
-    elseif kind == PG then
-      if pg.frame then pg.frame(h[2], h[3], core.codec_decode(body)) end
-    elseif kind == PROBE then
-      if reply then S.transport.publish(reply, envelope({ PROBE, S.name, S.inc })) end
-    end
-  end)
+  local ok, err = pcall(take, data, reply) -- (no closure a message)
   if not ok then refuse(type(err) == "table" and tostring(err.message) or tostring(err)) end
 end
 
@@ -476,7 +490,7 @@ function M.start_on(transport, opts)
     timeout = timeout,
     tick = timeout / 4,
     ask_ttl = 300,
-    nodes = {}, proxies = {}, key_of = {}, by_node = {}, asks = {},
+    nodes = {}, proxies = {}, key_of = {}, coords_of = {}, by_node = {}, asks = {},
     watched = {}, monitors = {},
     dropped = 0, sent = 0, received = 0,
   }

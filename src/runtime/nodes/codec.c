@@ -5,6 +5,7 @@
 #include <math.h>
 #include <msgpack.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/core/ref.h"
@@ -21,13 +22,23 @@ typedef struct step {
   size_t len;
 } step;
 
+/* The bytes written so far: in `small` while they fit (most messages and
+ * every envelope header: no allocation), then on the heap. */
+typedef struct outbuf {
+  char *data;
+  size_t size, alloc;
+  char small[256];
+} outbuf;
+
 typedef struct encoder {
   lua_State *L;
   tend_host *h;
-  msgpack_sbuffer buf;
+  outbuf buf;
   msgpack_packer pk;
   size_t limit;
-  int seen; /* stack index: tables being encoded -> true */
+  const void *open[TEND_CODEC_DEPTH + 1]; /* the tables being encoded, from
+                                             the outermost (a cycle: one
+                                             met again inside itself) */
   step path[TEND_CODEC_DEPTH + 1];
   int depth;
   tend_codec_status status;
@@ -76,6 +87,23 @@ static int refuse(encoder *e, tend_codec_status why, const char *what) {
   return 0;
 }
 
+/* msgpack's writer: appends len bytes (0, or -1 without memory). */
+static int buf_write(void *data, const char *bytes, size_t len) {
+  outbuf *b = data;
+  if (b->alloc - b->size < len) {
+    size_t n = b->alloc * 2;
+    while (n < b->size + len) n *= 2;
+    char *d = b->data == b->small ? malloc(n) : realloc(b->data, n);
+    if (d == NULL) return -1;
+    if (b->data == b->small) memcpy(d, b->small, b->size);
+    b->data = d;
+    b->alloc = n;
+  }
+  memcpy(b->data + b->size, bytes, len);
+  b->size += len;
+  return 0;
+}
+
 /* Is the message over the limit once `more` bytes are added? Refuses. */
 static int over(encoder *e, size_t more) {
   if (e->buf.size + more <= e->limit) return 0;
@@ -115,16 +143,13 @@ static int encode_table(encoder *e, int idx) {
   if (e->depth >= TEND_CODEC_DEPTH)
     return refuse(e, TEND_CODEC_NOT_SERIALIZABLE,
                   "tables nested deeper than 32 cannot leave the node");
-  lua_pushvalue(L, idx);
-  if (lua_rawget(L, e->seen) != LUA_TNIL) {
-    lua_pop(L, 1);
-    return refuse(e, TEND_CODEC_NOT_SERIALIZABLE,
-                  "a table inside itself (a cycle) cannot leave the node");
-  }
-  lua_pop(L, 1);
-  lua_pushvalue(L, idx);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, e->seen);
+  const void *t = lua_topointer(L, idx);
+  for (int i = 0; i < e->depth; i++)
+    if (e->open[i] == t)
+      return refuse(e, TEND_CODEC_NOT_SERIALIZABLE,
+                    "a table inside itself (a cycle) cannot leave the node");
+  int at = e->depth; /* (a refusal below sets e->depth to 0) */
+  e->open[at] = t;
   if (!lua_checkstack(L, 8))
     return refuse(e, TEND_CODEC_NOT_SERIALIZABLE, "no stack left");
   lua_Integer n;
@@ -166,9 +191,7 @@ static int encode_table(encoder *e, int idx) {
     }
     if (!ok) lua_pop(L, 1); /* the key left by the loop */
   }
-  lua_pushvalue(L, idx);
-  lua_pushnil(L);
-  lua_rawset(L, e->seen);
+  e->open[at] = NULL;
   return ok;
 }
 
@@ -279,17 +302,17 @@ tend_codec_status tend_codec_encode_to(lua_State *L, tend_host *h, int idx,
                                        size_t limit, const char *away) {
   idx = lua_absindex(L, idx);
   encoder e = {.L = L, .h = h, .limit = limit, .away = away};
-  msgpack_sbuffer_init(&e.buf);
-  msgpack_packer_init(&e.pk, &e.buf, msgpack_sbuffer_write);
-  lua_newtable(L);
-  e.seen = lua_gettop(L);
+  e.buf.data = e.buf.small;
+  e.buf.alloc = sizeof e.buf.small;
+  msgpack_packer_init(&e.pk, &e.buf, buf_write);
+  int top = lua_gettop(L);
   int ok = encode(&e, idx) && !over(&e, 0);
-  lua_settop(L, e.seen - 1);
+  lua_settop(L, top);
   if (ok)
-    lua_pushlstring(L, e.buf.data ? e.buf.data : "", e.buf.size);
+    lua_pushlstring(L, e.buf.data, e.buf.size);
   else
     lua_pushstring(L, e.msg);
-  msgpack_sbuffer_destroy(&e.buf);
+  if (e.buf.data != e.buf.small) free(e.buf.data);
   return e.status;
 }
 

@@ -316,7 +316,7 @@ tend_process *tend_process_spawn(lua_State *L, tend_host *h, tend_actor *owner,
       tend_proc_close_handle(p, (uv_handle_t *)&s->pipe);
     }
   }
-  uv_check_init(&h->loop, &p->drain);
+  uv_prepare_init(&h->loop, &p->drain);
   p->drain.data = p;
   p->handles++;
   uv_timer_init(&h->loop, &p->tick);

@@ -169,11 +169,22 @@ static tend_actor *target_of(tend_process *p) {
   return p->h && p->to_id ? tend_actor_live(p->h, p->to_id, p->to_gen) : NULL;
 }
 
+#ifndef LINES_READ_SIZE
+#define LINES_READ_SIZE 8192
+#endif
+/* Bytes per read: lines go out a message each, so a read of lines is kept
+ * small (the burst of messages one read makes stays near the high-water
+ * mark, the pause comes sooner and the tables freed are reused hot);
+ * chunks, the log and collecting take the whole READ_SIZE. */
+static size_t read_size(const stream *s) {
+  return s->mode == TEND_OUT_LINES ? LINES_READ_SIZE : READ_SIZE;
+}
+
 static void on_alloc(uv_handle_t *handle, size_t hint, uv_buf_t *buf) {
   (void)hint;
   stream *s = handle->data;
   if (s->rbuf == NULL) s->rbuf = malloc(READ_SIZE);
-  *buf = uv_buf_init(s->rbuf, s->rbuf ? READ_SIZE : 0);
+  *buf = uv_buf_init(s->rbuf, s->rbuf ? (unsigned)read_size(s) : 0);
 }
 
 /* nread bytes arrived in s->rbuf. */
@@ -241,20 +252,23 @@ void tend_proc_start_reading(tend_process *p) {
 
 /* ------------------------------------------------------------ pauses */
 
-/* Resumes reading once `to` is down to the low-water mark. Looked at
- * after every turn of the loop (the drain check) and, for a loop that
- * would block meanwhile (`to` sleeps), every tick. */
+/* Resumes reading once `to` is down to the low-water mark. Looked at in
+ * each turn of the loop after the scheduler's (the idle phase) and before
+ * the poll (the drain prepare): a `to` that emptied its mailbox in that
+ * turn gets more at once, not after a poll that would wait for the next
+ * tick (nothing else wakes it while reads are stopped). For a `to` that
+ * sleeps meanwhile, every tick as well. */
 static void look_at_drain(tend_process *p) {
   tend_actor *to = target_of(p);
   if (p->paused && to && to->mbox.n_user > TEND_PROCESS_LOW_WATER) return;
-  uv_check_stop(&p->drain);
+  uv_prepare_stop(&p->drain);
   if (p->paused) {
     p->paused = 0;
     tend_proc_start_reading(p);
   }
 }
 
-static void on_drain_check(uv_check_t *c) {
+static void on_drain_prepare(uv_prepare_t *c) {
   look_at_drain(c->data);
 }
 
@@ -266,7 +280,7 @@ void tend_proc_pause(tend_process *p) {
       p->out[i].reading = 0;
     }
   if (!uv_is_closing((uv_handle_t *)&p->drain))
-    uv_check_start(&p->drain, on_drain_check);
+    uv_prepare_start(&p->drain, on_drain_prepare);
   tend_proc_start_tick(p);
 }
 

@@ -28,8 +28,9 @@ struct tend_process {
   uv_pipe_t in;                 /* its stdin (when in_open) */
   stream out[2];                /* stdout, stderr */
   uv_timer_t tick;              /* tcp polling */
-  uv_check_t drain;             /* while paused: after each loop turn, looks
-                                   whether `to` drained */
+  uv_prepare_t drain;           /* while paused: after each turn of the
+                                   scheduler, before the loop would block in
+                                   its poll, looks whether `to` drained */
   uv_timer_t grace;             /* closes the pipes a while after the exit */
   uv_tcp_t tcp;                 /* a connect attempt (ready.tcp) */
   uv_connect_t conn;            /* its request */
