@@ -9,8 +9,9 @@
 --                      since (its last start, else when first seen),
 --                      failures, last_failure, pid, socket, busy,
 --                      strategy (a supervisor's), stream = {state, stages}
---                      (a stream's, from its stream_* events)}, nodes
---                      (simulated ones, and the real ones seen up),
+--                      (a stream's, from its stream_* events)}, then each
+--                      node's rows under /@NAME (tend.observe.nodes), nodes
+--                      (simulated ones, and the real ones seen),
 --                      counters, rates,
 --                      events }; /system/observer is left out unless all=1
 --   /api/actor?path=P  its tend.inspect, its last failure, its restarts
@@ -27,12 +28,16 @@
 --                      by tend.observe.literal). Each action is a "chaos"
 --                      trace event ("observer: ..."; crash, kill, suspend
 --                      and resume through tend.chaos, which writes its own).
+--   POST /api/action?do=partition|repair&node=A&to=B, do=crash_node|
+--                      restart_node&node=A: on simulated nodes, through
+--                      tend.chaos (tend.observe.nodes)
 local core = require "tend.core"
 local internal = require "tend.internal"
 local server = require "tend.observe.server"
 local json = require "tend.observe.json"
 local literal = require "tend.observe.literal"
 local state = require "tend.observe.state"
+local nodes_of = require "tend.observe.nodes"
 
 local M = {}
 
@@ -50,6 +55,7 @@ local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN 
 local ring, seq, told = {}, 0, {}
 local function keep(e)
   if own(e.path) then return end
+  nodes_of.see(e)
   seq = seq + 1
   ring[seq] = e
   ring[seq - M.RING] = nil
@@ -75,7 +81,8 @@ local function rows(all)
   for _, r in ipairs(tend.ps()) do
     if all or not own(r.path) then
       out[#out + 1] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox,
-        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy }
+        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy,
+        backing_off = r.backing_off, backoff_restarts = r.backoff_restarts }
     end
   end
   return out
@@ -120,13 +127,8 @@ local function routes()
       end
       prev = { t = now, s = s }
     end
-    local nodes = json.array({})
-    if package.loaded["tend.simnodes"] then
-      for _, n in ipairs(core.sim_list()) do nodes[#nodes + 1] = { name = n.name, up = n.state == "up" } end
-    end
-    if package.loaded["tend.node"] then -- the real nodes this one sees up
-      for _, n in ipairs(package.loaded["tend.node"].list()) do nodes[#nodes + 1] = { name = n, up = true, real = true } end
-    end
+    local node_rows, nodes = nodes_of.rows() -- each node a tree of its own, after this host's
+    for _, a in ipairs(node_rows) do actors[#actors + 1] = a end
     return { t = now, actors = actors, nodes = nodes, outages = json.array({}), counters = counters,
       rates = rates, events = seq }
   end
@@ -202,6 +204,9 @@ local function routes()
   end
   r["/api/action"] = function(q, req)
     local verb, path = q["do"], q.path
+    local done, status, why = nodes_of.act(verb, q)
+    if done then return done end
+    if status then return nil, status, why end
     local ref = type(path) == "string" and find(path)
     if not ref then return nil, 404, "path: no live actor at " .. string.format("%q", tostring(path)) end
     local chaos = tend.chaos
@@ -218,7 +223,8 @@ local function routes()
     elseif verb == "suspend" then chaos.freeze(ref, math.huge)
     elseif verb == "resume" then chaos.thaw(ref)
     else
-      return nil, 400, "do: expected send, stop, kill, crash, suspend or resume, got "
+      return nil, 400, "do: expected send, stop, kill, crash, suspend, resume (path=), partition, repair "
+        .. "(node=, to=), crash_node or restart_node (node=), got "
         .. string.format("%q", tostring(verb))
     end
     return { done = verb, path = path }
@@ -227,6 +233,8 @@ local function routes()
 end
 
 local KEYS = { port = true, host = true }
+
+M.routes = routes -- (for specs: the routes without the HTTP server)
 
 -- tend.observe{ port, host } -> { url, token, port }: starts the observer
 -- of this host (once: a second call returns the first's).

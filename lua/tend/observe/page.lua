@@ -37,6 +37,7 @@ tr.selected { background: #e3eefa; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 11px; }
 .running { background: #dcefd9; } .waiting { background: #fbf0c6; } .backoff { background: #fde0c5; }
 .stopped { background: #e6e6e6; color: #666; } .none { color: #aaa; }
+.badge.up { background: #dcefd9; } .badge.down { background: #f8d3d3; } .partitioned { background: #e9d8f5; }
 .busy { background: #f8d3d3; } .suspended { background: #d6e4f5; } .restarting, .starting, .stopping { background: #fbf0c6; }
 #actions button { margin: 2px 4px 2px 0; } #actions input { width: 14em; font: 12px ui-monospace, monospace; }
 .failure { color: var(--fail); max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
@@ -129,7 +130,9 @@ function age(s) {
 // process's pid, a socket's ends, a stream's state and stages
 function kindOf(a) {
   const out = [];
-  if (a.strategy) out.push("supervisor " + a.strategy);
+  if (a.strategy === "backoff") out.push("backoff supervisor" + (a.backing_off ? ", backing off" : "") + (a.backoff_restarts ? ", " + a.backoff_restarts + " restarts" : ""));
+  else if (a.strategy) out.push("supervisor " + a.strategy);
+  if (a.node && a.depth === 0) out.push((a.partitioned && a.partitioned.length ? "cut from " + a.partitioned.join(", ") + "; " : "") + (a.why || ""));
   if (a.pid) out.push("process pid " + a.pid);
   if (a.socket) out.push("socket " + a.socket);
   if (a.stream) {
@@ -192,7 +195,8 @@ function renderCounters(st) {
   rows.push(el("tr", {}, el("td", {}, "events"), el("td", { class: "num" }, String(st.events)), el("td")));
   $("counts").replaceChildren(...rows);
   const nodes = st.nodes.map((n) => el("div", {}, "node " + n.name + (n.real ? " (connected)" : "") + " ",
-    el("span", { class: n.up ? "up" : "down" }, n.up ? "up" : "down")));
+    el("span", { class: n.up ? "up" : "down" }, n.state || (n.up ? "up" : "down")),
+    n.partitioned && n.partitioned.length ? " from " + n.partitioned.join(", ") : ""));
   for (const o of st.outages) nodes.push(el("div", { class: "down" }, `${o.label} since ${fmt(o.from)} s`));
   $("nodelist").replaceChildren(...(nodes.length ? nodes : ["none"]));
 }
@@ -208,6 +212,15 @@ function renderActor(st) {
   if (a.strategy) lines.push(["strategy", a.strategy]);
   const body = [el("table", {}, el("tbody", {}, ...lines.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v))))))];
   if (a.last_failure) body.push(el("pre", {}, `last failure at ${fmt(a.last_failure.t)} s: ${a.last_failure.kind || ""}\n${a.last_failure.message || ""}`));
+  if (info.mode === "live" && a.node && a.depth === 0) { // a node: its actions (simulated ones)
+    body.push(nodeActions(a, st));
+    $("actorbody").replaceChildren(...body);
+    return;
+  }
+  if (info.mode === "live" && a.node_path) { // an actor of another node: seen, not acted on
+    $("actorbody").replaceChildren(...body);
+    return;
+  }
   if (info.mode === "live") body.push(actions(a.path), el("div", { id: "inspect" }, detail.path === a.path ? detail.node : ""));
   $("actorbody").replaceChildren(...body);
   if (info.mode === "live" && detail.path !== a.path && detail.loading !== a.path) loadDetail(a.path);
@@ -233,6 +246,32 @@ async function act(verb, path, body) {
   const j = await r.json();
   $("error").textContent = r.ok ? "" : j.error;
   detail.path = null;
+}
+async function nodeAct(q) {
+  const r = await fetch("/api/action?" + new URLSearchParams({ ...q, token }), { method: "POST", body: "" });
+  const j = await r.json();
+  $("error").textContent = r.ok ? "" : j.error;
+}
+// a simulated node's actions: partition from / repair with another node,
+// crash, restart (each a trace event, through tend.chaos)
+function nodeActions(a, st) {
+  const box = el("div", { id: "nodeactions" });
+  const n = st.nodes.find((x) => x.name === a.node);
+  if (!n || !n.sim) { box.append("no actions: not a simulated node"); return box; }
+  const others = st.nodes.filter((x) => x.sim && x.name !== a.node).map((x) => x.name);
+  const pick = el("select", { id: "othernode", "aria-label": "the other node" }, ...others.map((o) => el("option", { value: o }, o)));
+  for (const v of ["partition", "repair"]) {
+    const b = el("button", { "data-do": v }, v);
+    b.addEventListener("click", () => nodeAct({ do: v, node: a.node, to: pick.value }));
+    box.append(b);
+  }
+  box.append(pick);
+  for (const [v, label] of [["crash_node", "crash"], ["restart_node", "restart"]]) {
+    const b = el("button", { "data-do": v }, label);
+    b.addEventListener("click", () => nodeAct({ do: v, node: a.node }));
+    box.append(b);
+  }
+  return box;
 }
 function actions(path) {
   const input = el("input", { id: "message", placeholder: '{ op = "get", key = 1 }', "aria-label": "message (a Lua literal)" });
