@@ -71,7 +71,9 @@ local tend_Ctx = {}
 ---@field busy? number # seconds its message has run, while busy
 ---@field pid? integer # the OS process's pid, for a tend.process actor
 ---@field socket? string # the socket's ends, for a connection or a server
----@field strategy? string # for a supervisor (an actor with children, or given a strategy): one_for_one, all_for_one, rest_for_one or stopping
+---@field strategy? string # for a supervisor (an actor with children, or given a strategy): one_for_one, all_for_one, rest_for_one or stopping; backoff for a backoff supervisor
+---@field backoff_restarts? integer # a backoff supervisor's restarts since its last reset
+---@field backing_off? boolean # a backoff supervisor with no child now (waiting out its delay, or stopped for good)
 ---@field scheduler? integer # the scheduler it runs on, when the process has several (--schedulers)
 
 ---The host's counters (tend.stats()).
