@@ -62,6 +62,10 @@ tr.selected { background: #e3eefa; }
     <button data-what="chaos" data-dir="next" title="next chaos event">chaos &#9654;</button>
     <button data-what="any" data-dir="next" title="next event (right arrow)">event &#9654;</button>
   </span>
+  <span id="clock" class="hidden">
+    <button id="pause" title="hold the virtual clock (the page still answers)">pause</button>
+    <button id="step" title="one jump of the clock to its next timer">step &#9654;</button>
+  </span>
   <span id="error"></span>
 </header>
 <main>
@@ -383,9 +387,31 @@ function live() {
   es.addEventListener("trace", () => redrawTimeline());
   es.onerror = () => {
     if (!opened) { es.close(); poll(); } // never opened: poll instead
-    else $("error").textContent = "the event stream broke; reconnecting";
+    else if (!(state && state.paused)) $("error").textContent = "the event stream broke; reconnecting";
   };
   redrawTimeline();
+}
+
+// under --virtual-time: pause (the clock held), resume, step (one jump
+// of the clock to its next timer); while paused the event stream ends
+// after each tree and comes back after 1 s, so the page asks for the
+// tree itself after each step
+function clockButtons(paused) {
+  $("clock").classList.remove("hidden");
+  const show = (p) => { $("pause").textContent = p ? "resume" : "pause"; $("step").disabled = !p; };
+  show(paused);
+  const clock = async (verb) => {
+    const r = await fetch("/api/clock?" + new URLSearchParams({ do: verb, token }), { method: "POST", body: "" });
+    const j = await r.json();
+    $("error").textContent = r.ok ? "" : j.error;
+    if (!r.ok) return;
+    show(j.paused);
+    await new Promise((res) => setTimeout(res, 50));
+    showTree(await api("/api/tree"));
+    redrawTimeline();
+  };
+  $("pause").addEventListener("click", () => clock($("pause").textContent === "pause" ? "pause" : "resume"));
+  $("step").addEventListener("click", () => clock("step"));
 }
 
 $("tree").addEventListener("scroll", () => drawRows());
@@ -417,6 +443,7 @@ async function start() {
     $("slider").classList.add("hidden");
     $("now").title = "the host's clock";
     $("steps").classList.add("hidden");
+    if (info.virtual) clockButtons(info.paused);
     live(); // the tree first; the timeline (larger) after it
   }
 }
