@@ -40,6 +40,7 @@ local INTERNAL = {
   "remote_reconnect", "nats_connect", "nats_dir",
   "sim_crash", "sim_dispatch", "sim_heal", "sim_join", "sim_kv", "sim_link", "sim_list", "sim_open",
   "sim_publish", "sim_stop_all",
+  "clock_hold", "clock_step", -- the observer's pause (tend.observe.live)
 }
 
 local function set(list)

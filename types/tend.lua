@@ -71,7 +71,9 @@ local tend_Ctx = {}
 ---@field busy? number # seconds its message has run, while busy
 ---@field pid? integer # the OS process's pid, for a tend.process actor
 ---@field socket? string # the socket's ends, for a connection or a server
----@field strategy? string # for a supervisor (an actor with children, or given a strategy): one_for_one, all_for_one, rest_for_one or stopping
+---@field strategy? string # for a supervisor (an actor with children, or given a strategy): one_for_one, all_for_one, rest_for_one or stopping; backoff for a backoff supervisor
+---@field backoff_restarts? integer # a backoff supervisor's restarts since its last reset
+---@field backing_off? boolean # a backoff supervisor with no child now (waiting out its delay, or stopped for good)
 ---@field scheduler? integer # the scheduler it runs on, when the process has several (--schedulers)
 
 ---The host's counters (tend.stats()).
@@ -269,6 +271,7 @@ local tend_Probe = {}
 ---@class tend.ObserveOpts
 ---@field port? integer # the port (default 8642; 0: a free one)
 ---@field host? string # the interface (default 127.0.0.1; another only when named)
+---@field paused? boolean # under --virtual-time: the clock held from now, until the page resumes or steps it (tend --observe starts so)
 
 ---The options of tend.process{...} (any other key is an error).
 ---@class tend.ProcessOpts
@@ -395,6 +398,7 @@ local tend_SimProcess = {}
 ---@field debug? boolean # a handler's error text is the body of its 500 (default false)
 ---@field ws fun(ctx: tend.Ctx, req: tend.HttpServerRequest): any # WebSocket: every upgrade request becomes a connection actor built by it (see ctx:ws_send); a route may carry its own ws
 ---@field tls? {cert: string, key: string} # HTTPS: PEM files of the certificate (chain) and its key; ALPN offers h2 and http/1.1
+---@field real? boolean # under --virtual-time, listen for real (on the host's loop, as under the real clock) instead of on the simulated network: the observer's; its timeouts still run on the virtual clock
 
 ---The request a server's handler gets.
 ---@class tend.HttpServerRequest
@@ -1441,6 +1445,12 @@ function tend.eventually(name, fn, within, opts) end
 ---and resume; each action is a "chaos" trace event. A second call returns
 ---the first's handle. `tend --observe [HOST:]PORT SCRIPT` starts it before
 ---the script; observe() at the REPL prints the URL.
+---Each node of tend.sim.list() and tend.node.list() is a tree of its own
+---under /@NAME (asked over the node protocol); a simulated node can be
+---partitioned, repaired, crashed and restarted from the page. Under
+-----virtual-time the run can be paused (the clock held: actors at its
+---instant still run, the page still answers) and stepped, one jump of the
+---clock to its next timer a step; each is a trace event on /clock.
 ---@param opts? tend.ObserveOpts # where to listen
 ---@return table # url (with the token), token, port
 function tend.observe(opts) end

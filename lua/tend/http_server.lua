@@ -21,7 +21,7 @@ local M = {}
 
 local KEYS = { host = true, port = true, handler = true, name = true,
   max_connections = true, max_body = true, timeout = true, debug = true, tls = true,
-  ws = true }
+  ws = true, real = true }
 
 local REASONS = { [200] = "OK", [201] = "Created", [204] = "No Content",
   [400] = "Bad Request", [403] = "Forbidden", [404] = "Not Found",
@@ -78,6 +78,8 @@ local function check(opts, fn)
     fail(fn, "ws", "a factory function(ctx, req) returning a behavior", opts.ws)
   end
   spec.ws = opts.ws
+  if opts.real ~= nil and type(opts.real) ~= "boolean" then fail(fn, "real", "a boolean", opts.real) end
+  spec.real = opts.real == true
   if core.virtual_time() and opts.ws ~= nil then
     fail(fn, "ws", "nothing under --virtual-time (the simulated network has no WebSocket)", opts.ws)
   end
@@ -262,9 +264,9 @@ local function real_bind(spec, owner)
 end
 
 -- The transport: H2O under the real clock, the simulated network under
--- the virtual one.
+-- the virtual one (unless spec.real: the observer's, a real listener).
 local function bind(spec, owner)
-  if core.virtual_time() then return require("tend.simnet").http_bind(spec, owner) end
+  if core.virtual_time() and not spec.real then return require("tend.simnet").http_bind(spec, owner) end
   return real_bind(spec, owner)
 end
 

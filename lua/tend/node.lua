@@ -421,6 +421,18 @@ end
 -- Another node's tend.node.tree(name): this node's tree as text.
 service_ops.tree = function(c) c:reply(core.tree()) end
 
+-- Another node's observer: this node's tend.ps() rows, without their refs
+-- (the browser observer shows each node as a tree of its own).
+service_ops.ps = function(c)
+  local rows = {}
+  for i, r in ipairs(require("tend").ps()) do
+    rows[i] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox, depth = r.depth,
+      pid = r.pid, socket = r.socket, strategy = r.strategy, backing_off = r.backing_off,
+      backoff_restarts = r.backoff_restarts }
+  end
+  c:reply(rows)
+end
+
 -- A per-origin parent of the actors other nodes spawn here: it loads
 -- "module.factory" and spawns it as its child, then answers the asker.
 local function origin_parent()

@@ -93,7 +93,8 @@ function TestObserveLive:test_actions_need_the_token_and_a_literal_that_is_data(
   lu.assertStrContains(r.body, "the message: at character 1: 'os' is a name: only literals are read, nothing runs")
   r = post("do=explode&path=/user/w&token=" .. token, "")
   lu.assertEquals(r.status, 400)
-  lu.assertStrContains(r.body, 'do: expected send, stop, kill, crash, suspend or resume, got \\"explode\\"')
+  lu.assertStrContains(r.body, 'do: expected send, stop, kill, crash, suspend, resume (path=), partition, repair '
+    .. '(node=, to=), crash_node or restart_node (node=), got \\"explode\\"')
   r = post("do=stop&path=/user/nobody&token=" .. token, "")
   lu.assertEquals(r.status, 404)
   r = tend.http.get(base .. "/api/action?do=stop&path=/user/w&token=" .. token)

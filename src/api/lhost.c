@@ -207,6 +207,25 @@ static int l_copy_messages(lua_State *L) {
 }
 
 /* tend.virtual_time() -> true under the virtual clock */
+/* core.clock_hold([on]) -> held: the observer's pause of the virtual
+ * clock (on true holds it, false lets it go, nil asks); raises under the
+ * real clock. core.clock_step() -> now: one jump of the held clock is
+ * granted (taken when no actor can run). */
+static int l_clock_hold(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  if (!tend_host_virtual(h))
+    return luaL_error(L, "the clock can be held only under --virtual-time");
+  if (!lua_isnoneornil(L, 1)) tend_host_hold(h, lua_toboolean(L, 1));
+  lua_pushboolean(L, tend_host_held(h));
+  return 1;
+}
+static int l_clock_step(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_host_step(h);
+  lua_pushnumber(L, (double)tend_host_now(h) / 1e9);
+  return 1;
+}
+
 static int l_virtual_time(lua_State *L) {
   lua_pushboolean(L, tend_host_virtual(tend_host_of(L)));
   return 1;
@@ -323,6 +342,8 @@ void tend_open_hostlib(lua_State *L) {
                                  {"trace", l_trace},
                                  {"trace_file", l_trace_file},
                                  {"virtual_time", l_virtual_time},
+                                 {"clock_hold", l_clock_hold},
+                                 {"clock_step", l_clock_step},
                                  {"copy_messages", l_copy_messages},
                                  {NULL, NULL}};
   static const luaL_Reg ctx[] = {{"log", l_ctx_log}, {NULL, NULL}};

@@ -48,7 +48,15 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
     lua_setfield(L, -2, "socket");
   }
   const tend_strategy *st = tend_actor_strategy(a);
-  if (st || tend_actor_first_child(a)) { /* a supervisor's, for its children */
+  tend_backoff_sup *bo = tend_backoff_of(a);
+  if (bo) { /* a backoff supervisor: restarts its one child after a delay */
+    lua_pushstring(L, "backoff");
+    lua_setfield(L, -2, "strategy");
+    lua_pushinteger(L, (lua_Integer)tend_backoff_restarts(bo));
+    lua_setfield(L, -2, "backoff_restarts");
+    lua_pushboolean(L, tend_backoff_current_child(h, bo) == NULL);
+    lua_setfield(L, -2, "backing_off"); /* no child now: waiting to restart */
+  } else if (st || tend_actor_first_child(a)) { /* its children's */
     static const char *const kinds[] = {"one_for_one", "all_for_one",
                                         "rest_for_one"};
     lua_pushstring(L, !st            ? "one_for_one"
@@ -63,7 +71,8 @@ static void ps_walk(lua_State *L, tend_host *h, tend_actor *a, int list,
 }
 
 /* This scheduler's rows: {{path, state, restarts, mailbox, depth, ref
- * [, busy, pid, socket, strategy]}, ...} in tree order (the /user tree, then
+ * [, busy, pid, socket, strategy, backoff_restarts, backing_off]}, ...} in
+ * tree order (the /user tree, then
  * /system); busy: seconds the current call of a preempted actor has run */
 static int ps_local(lua_State *L) {
   tend_host *h = tend_host_of(L);

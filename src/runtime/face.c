@@ -105,6 +105,16 @@ void tend_trace_set_internal(tend_host *h, int on) {
 void tend_host_set_main(tend_host *h, tend_actor *a) {
   h->main = a;
 }
+void tend_host_hold(tend_host *h, int on) {
+  h->clock_held = on != 0;
+  h->clock_steps = 0;
+}
+int tend_host_held(const tend_host *h) {
+  return h->clock_held;
+}
+void tend_host_step(tend_host *h) {
+  if (h->clock_held) h->clock_steps++;
+}
 int tend_host_virtual(const tend_host *h) {
   return h->clock.is_virtual;
 }

@@ -129,8 +129,14 @@ tend_rng *tend_host_rng(tend_host *h);          /* the one generator */
 /* Seeds the generator again with seed, which tend.seed() says from now. */
 void tend_host_reseed(tend_host *h, uint64_t seed);
 int tend_host_virtual(const tend_host *h); /* 1 under the virtual clock */
-int64_t tend_host_now(tend_host *h);       /* the host's time now, in ns */
-int tend_host_copies(const tend_host *h);  /* 1 under --copy-messages */
+/* Holds the virtual clock (on) or lets it go (off): held, it stays at its
+ * instant (actors due then still run, real I/O still comes in) and jumps
+ * to the next timer only once per step granted by tend_host_step. */
+void tend_host_hold(tend_host *h, int on);
+int tend_host_held(const tend_host *h);
+void tend_host_step(tend_host *h);        /* grants one jump of a held clock */
+int64_t tend_host_now(tend_host *h);      /* the host's time now, in ns */
+int tend_host_copies(const tend_host *h); /* 1 under --copy-messages */
 /* Lines above this level are not logged. */
 tend_log_level tend_host_log_level(const tend_host *h);
 int tend_host_stopping(const tend_host *h);       /* 1 once a shutdown began */

@@ -619,15 +619,22 @@ and its last failures and restarts, and acts on it: send a message typed
 as a Lua literal (read as data, nothing runs), stop, kill, crash, suspend
 and resume; each action is a "chaos" trace event. A second call returns
 the first's handle. `tend --observe [HOST:]PORT SCRIPT` starts it before
-the script; observe() at the REPL prints the URL.]],
+the script; observe() at the REPL prints the URL.
+Each node of tend.sim.list() and tend.node.list() is a tree of its own
+under /@NAME (asked over the node protocol); a simulated node can be
+partitioned, repaired, crashed and restarted from the page. Under
+--virtual-time the run can be paused (the clock held: actors at its
+instant still run, the page still answers) and stepped, one jump of the
+clock to its next timer a step; each is a trace event on /clock.]],
     params = { { "opts", "tend.ObserveOpts?", "where to listen" } },
     returns = { { "table", "url (with the token), token, port" } },
-    errors = { "BadArg naming port or host, or an unknown option; an error when the port cannot be bound" },
+    errors = { "BadArg naming port, host or paused (paused on the real clock), or an unknown option; an error when the port cannot be bound" },
     example = [[local tend = require "tend"
 local obs = tend.observe { port = 0 } -- a free port on 127.0.0.1
 print(obs.url)                        --> http://127.0.0.1:PORT/?token=...
 tend.shutdown()]] },
   { class = "tend.ObserveOpts", summary = "Where tend.observe listens.",
     fields = { { "port", "integer?", "the port (default 8642; 0: a free one)" },
-      { "host", "string?", "the interface (default 127.0.0.1; another only when named)" } } },
+      { "host", "string?", "the interface (default 127.0.0.1; another only when named)" },
+      { "paused", "boolean?", "under --virtual-time: the clock held from now, until the page resumes or steps it (tend --observe starts so)" } } },
 }

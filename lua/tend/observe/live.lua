@@ -9,8 +9,9 @@
 --                      since (its last start, else when first seen),
 --                      failures, last_failure, pid, socket, busy,
 --                      strategy (a supervisor's), stream = {state, stages}
---                      (a stream's, from its stream_* events)}, nodes
---                      (simulated ones, and the real ones seen up),
+--                      (a stream's, from its stream_* events)}, then each
+--                      node's rows under /@NAME (tend.observe.nodes), nodes
+--                      (simulated ones, and the real ones seen),
 --                      counters, rates,
 --                      events }; /system/observer is left out unless all=1
 --   /api/actor?path=P  its tend.inspect, its last failure, its restarts
@@ -27,12 +28,21 @@
 --                      by tend.observe.literal). Each action is a "chaos"
 --                      trace event ("observer: ..."; crash, kill, suspend
 --                      and resume through tend.chaos, which writes its own).
+--   POST /api/clock?do=pause|resume|step: under --virtual-time, the
+--                      clock held (actors at its instant still run, HTTP
+--                      still answers; the event stream ends after each
+--                      tree while held), let go, or one jump granted to the
+--                      next timer; each a chaos trace event on /clock
+--   POST /api/action?do=partition|repair&node=A&to=B, do=crash_node|
+--                      restart_node&node=A: on simulated nodes, through
+--                      tend.chaos (tend.observe.nodes)
 local core = require "tend.core"
 local internal = require "tend.internal"
 local server = require "tend.observe.server"
 local json = require "tend.observe.json"
 local literal = require "tend.observe.literal"
 local state = require "tend.observe.state"
+local nodes_of = require "tend.observe.nodes"
 
 local M = {}
 
@@ -50,6 +60,7 @@ local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN 
 local ring, seq, told = {}, 0, {}
 local function keep(e)
   if own(e.path) then return end
+  nodes_of.see(e)
   seq = seq + 1
   ring[seq] = e
   ring[seq - M.RING] = nil
@@ -75,7 +86,8 @@ local function rows(all)
   for _, r in ipairs(tend.ps()) do
     if all or not own(r.path) then
       out[#out + 1] = { path = r.path, state = r.state, restarts = r.restarts, mailbox = r.mailbox,
-        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy }
+        depth = r.depth, pid = r.pid, socket = r.socket, busy = r.busy, strategy = r.strategy,
+        backing_off = r.backing_off, backoff_restarts = r.backoff_restarts }
     end
   end
   return out
@@ -96,7 +108,31 @@ local function routes()
   local first_seen = {}
   local prev, rates = nil, {}
   local r = {}
-  r["/api/info"] = function() return { mode = "live", t = core.now(), timeline = true } end
+  r["/api/info"] = function()
+    return { mode = "live", t = core.now(), timeline = true, virtual = core.virtual_time(),
+      paused = core.virtual_time() and core.clock_hold() or false }
+  end
+  -- the pause of a virtual-time run: the host's clock held (core.clock_hold)
+  -- and stepped (core.clock_step), each verb a trace event on /clock
+  r["/api/clock"] = function(q)
+    local verb = q["do"]
+    if verb ~= "pause" and verb ~= "resume" and verb ~= "step" then
+      return nil, 400, "do: expected pause, resume or step, got " .. string.format("%q", tostring(verb))
+    end
+    if not core.virtual_time() then
+      return nil, 409, "do=" .. verb .. ": only a run under --virtual-time can be paused (this one is on the real clock)"
+    end
+    local t = core.now()
+    if verb == "step" then
+      if not core.clock_hold() then return nil, 409, "do=step: the clock runs; pause it first" end
+      core.chaos_event("/clock", string.format("observer: step at %.9g s", t))
+      core.clock_step()
+    elseif (verb == "pause") ~= core.clock_hold() then
+      core.chaos_event("/clock", "observer: " .. verb)
+      core.clock_hold(verb == "pause")
+    end
+    return { done = verb, t = t, paused = core.clock_hold() }
+  end
   local function tree(all)
     local now = core.now()
     local actors = rows(all)
@@ -120,15 +156,10 @@ local function routes()
       end
       prev = { t = now, s = s }
     end
-    local nodes = json.array({})
-    if package.loaded["tend.simnodes"] then
-      for _, n in ipairs(core.sim_list()) do nodes[#nodes + 1] = { name = n.name, up = n.state == "up" } end
-    end
-    if package.loaded["tend.node"] then -- the real nodes this one sees up
-      for _, n in ipairs(package.loaded["tend.node"].list()) do nodes[#nodes + 1] = { name = n, up = true, real = true } end
-    end
+    local node_rows, nodes = nodes_of.rows() -- each node a tree of its own, after this host's
+    for _, a in ipairs(node_rows) do actors[#actors + 1] = a end
     return { t = now, actors = actors, nodes = nodes, outages = json.array({}), counters = counters,
-      rates = rates, events = seq }
+      rates = rates, events = seq, paused = core.virtual_time() and core.clock_hold() or false }
   end
   r["/api/tree"] = function(q) return tree(q.all == "1") end
   r["/api/actor"] = function(q)
@@ -188,6 +219,9 @@ local function routes()
           chunks[#chunks + 1] = "event: tree\ndata: " .. json.encode(tree(all)) .. "\n\n"
         end
         if #chunks > 0 then return table.concat(chunks) end
+        -- the clock held: a sleep would wait for the next step; the stream
+        -- ends instead (the browser comes back after its retry, 1 s)
+        if core.virtual_time() and core.clock_hold() then return nil end
         tend.sleep(M.TICK)
         -- a sleep cut short: the request's actor is being stopped (the
         -- client left, or the host is shutting down): the stream ends
@@ -202,6 +236,9 @@ local function routes()
   end
   r["/api/action"] = function(q, req)
     local verb, path = q["do"], q.path
+    local done, status, why = nodes_of.act(verb, q)
+    if done then return done end
+    if status then return nil, status, why end
     local ref = type(path) == "string" and find(path)
     if not ref then return nil, 404, "path: no live actor at " .. string.format("%q", tostring(path)) end
     local chaos = tend.chaos
@@ -218,7 +255,8 @@ local function routes()
     elseif verb == "suspend" then chaos.freeze(ref, math.huge)
     elseif verb == "resume" then chaos.thaw(ref)
     else
-      return nil, 400, "do: expected send, stop, kill, crash, suspend or resume, got "
+      return nil, 400, "do: expected send, stop, kill, crash, suspend, resume (path=), partition, repair "
+        .. "(node=, to=), crash_node or restart_node (node=), got "
         .. string.format("%q", tostring(verb))
     end
     return { done = verb, path = path }
@@ -226,10 +264,14 @@ local function routes()
   return r
 end
 
-local KEYS = { port = true, host = true }
+local KEYS = { port = true, host = true, paused = true }
 
--- tend.observe{ port, host } -> { url, token, port }: starts the observer
--- of this host (once: a second call returns the first's).
+M.routes = routes -- (for specs: the routes without the HTTP server)
+
+-- tend.observe{ port, host, paused } -> { url, token, port }: starts the
+-- observer of this host (once: a second call returns the first's); paused
+-- (under --virtual-time) holds the clock from then on, until the page
+-- resumes it.
 function M.start(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
@@ -245,6 +287,12 @@ function M.start(opts)
   if type(host) ~= "string" or host == "" then
     error("tend.observe: host: expected a host name or address, got " .. tostring(host), 2)
   end
+  if opts.paused ~= nil and type(opts.paused) ~= "boolean" then
+    error("tend.observe: paused: expected a boolean, got " .. type(opts.paused), 2)
+  end
+  if opts.paused and not core.virtual_time() then
+    error("tend.observe: paused: only a run under --virtual-time can be paused (this one is on the real clock)", 2)
+  end
   if running then return running end
   local tend = require "tend"
   tend.trace(keep)
@@ -252,7 +300,8 @@ function M.start(opts)
     return function(msg, ctx)
       if type(msg) == "table" and msg.start then
         local ok, srv, url, token = pcall(server.start, { host = host, port = port, routes = routes(),
-          types = { ["/api/timeline.svg"] = "image/svg+xml" }, post = { ["/api/action"] = true },
+          types = { ["/api/timeline.svg"] = "image/svg+xml" },
+          post = { ["/api/action"] = true, ["/api/clock"] = true },
           page = require("tend.observe.page") })
         if not ok then ctx:reply({ error = tostring(srv) }) return end
         ctx:reply({ url = url, token = token, port = tonumber(url:match(":(%d+)/")) })
@@ -265,6 +314,10 @@ function M.start(opts)
     error("tend.observe: cannot serve on " .. host .. ":" .. port .. ": " .. r.error, 2)
   end
   running = r
+  if opts.paused then -- the clock held from here: the page resumes or steps it
+    core.chaos_event("/clock", "observer: pause")
+    core.clock_hold(true)
+  end
   return r
 end
 
@@ -278,8 +331,12 @@ function M.from_cli()
     io.stderr:write("tend: " .. port .. "\n")
     return require("tend").shutdown(2)
   end
-  local h = M.start({ host = host, port = port })
+  -- under the virtual clock the run starts paused: it would otherwise be
+  -- over before the page opens
+  local paused = core.virtual_time()
+  local h = M.start({ host = host, port = port, paused = paused })
   io.stderr:write("tend: observer at " .. h.url .. "\n")
+  if paused then io.stderr:write("tend: the virtual clock is paused at 0 s: resume or step it from the page\n") end
 end
 
 return M

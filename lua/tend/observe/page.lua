@@ -37,6 +37,7 @@ tr.selected { background: #e3eefa; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 11px; }
 .running { background: #dcefd9; } .waiting { background: #fbf0c6; } .backoff { background: #fde0c5; }
 .stopped { background: #e6e6e6; color: #666; } .none { color: #aaa; }
+.badge.up { background: #dcefd9; } .badge.down { background: #f8d3d3; } .partitioned { background: #e9d8f5; }
 .busy { background: #f8d3d3; } .suspended { background: #d6e4f5; } .restarting, .starting, .stopping { background: #fbf0c6; }
 #actions button { margin: 2px 4px 2px 0; } #actions input { width: 14em; font: 12px ui-monospace, monospace; }
 .failure { color: var(--fail); max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
@@ -60,6 +61,10 @@ tr.selected { background: #e3eefa; }
     <button data-what="chaos" data-dir="prev" title="previous chaos event">&#9664; chaos</button>
     <button data-what="chaos" data-dir="next" title="next chaos event">chaos &#9654;</button>
     <button data-what="any" data-dir="next" title="next event (right arrow)">event &#9654;</button>
+  </span>
+  <span id="clock" class="hidden">
+    <button id="pause" title="hold the virtual clock (the page still answers)">pause</button>
+    <button id="step" title="one jump of the clock to its next timer">step &#9654;</button>
   </span>
   <span id="error"></span>
 </header>
@@ -129,7 +134,9 @@ function age(s) {
 // process's pid, a socket's ends, a stream's state and stages
 function kindOf(a) {
   const out = [];
-  if (a.strategy) out.push("supervisor " + a.strategy);
+  if (a.strategy === "backoff") out.push("backoff supervisor" + (a.backing_off ? ", backing off" : "") + (a.backoff_restarts ? ", " + a.backoff_restarts + " restarts" : ""));
+  else if (a.strategy) out.push("supervisor " + a.strategy);
+  if (a.node && a.depth === 0) out.push((a.partitioned && a.partitioned.length ? "cut from " + a.partitioned.join(", ") + "; " : "") + (a.why || ""));
   if (a.pid) out.push("process pid " + a.pid);
   if (a.socket) out.push("socket " + a.socket);
   if (a.stream) {
@@ -192,7 +199,8 @@ function renderCounters(st) {
   rows.push(el("tr", {}, el("td", {}, "events"), el("td", { class: "num" }, String(st.events)), el("td")));
   $("counts").replaceChildren(...rows);
   const nodes = st.nodes.map((n) => el("div", {}, "node " + n.name + (n.real ? " (connected)" : "") + " ",
-    el("span", { class: n.up ? "up" : "down" }, n.up ? "up" : "down")));
+    el("span", { class: n.up ? "up" : "down" }, n.state || (n.up ? "up" : "down")),
+    n.partitioned && n.partitioned.length ? " from " + n.partitioned.join(", ") : ""));
   for (const o of st.outages) nodes.push(el("div", { class: "down" }, `${o.label} since ${fmt(o.from)} s`));
   $("nodelist").replaceChildren(...(nodes.length ? nodes : ["none"]));
 }
@@ -208,6 +216,15 @@ function renderActor(st) {
   if (a.strategy) lines.push(["strategy", a.strategy]);
   const body = [el("table", {}, el("tbody", {}, ...lines.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, String(v))))))];
   if (a.last_failure) body.push(el("pre", {}, `last failure at ${fmt(a.last_failure.t)} s: ${a.last_failure.kind || ""}\n${a.last_failure.message || ""}`));
+  if (info.mode === "live" && a.node && a.depth === 0) { // a node: its actions (simulated ones)
+    body.push(nodeActions(a, st));
+    $("actorbody").replaceChildren(...body);
+    return;
+  }
+  if (info.mode === "live" && a.node_path) { // an actor of another node: seen, not acted on
+    $("actorbody").replaceChildren(...body);
+    return;
+  }
   if (info.mode === "live") body.push(actions(a.path), el("div", { id: "inspect" }, detail.path === a.path ? detail.node : ""));
   $("actorbody").replaceChildren(...body);
   if (info.mode === "live" && detail.path !== a.path && detail.loading !== a.path) loadDetail(a.path);
@@ -233,6 +250,32 @@ async function act(verb, path, body) {
   const j = await r.json();
   $("error").textContent = r.ok ? "" : j.error;
   detail.path = null;
+}
+async function nodeAct(q) {
+  const r = await fetch("/api/action?" + new URLSearchParams({ ...q, token }), { method: "POST", body: "" });
+  const j = await r.json();
+  $("error").textContent = r.ok ? "" : j.error;
+}
+// a simulated node's actions: partition from / repair with another node,
+// crash, restart (each a trace event, through tend.chaos)
+function nodeActions(a, st) {
+  const box = el("div", { id: "nodeactions" });
+  const n = st.nodes.find((x) => x.name === a.node);
+  if (!n || !n.sim) { box.append("no actions: not a simulated node"); return box; }
+  const others = st.nodes.filter((x) => x.sim && x.name !== a.node).map((x) => x.name);
+  const pick = el("select", { id: "othernode", "aria-label": "the other node" }, ...others.map((o) => el("option", { value: o }, o)));
+  for (const v of ["partition", "repair"]) {
+    const b = el("button", { "data-do": v }, v);
+    b.addEventListener("click", () => nodeAct({ do: v, node: a.node, to: pick.value }));
+    box.append(b);
+  }
+  box.append(pick);
+  for (const [v, label] of [["crash_node", "crash"], ["restart_node", "restart"]]) {
+    const b = el("button", { "data-do": v }, label);
+    b.addEventListener("click", () => nodeAct({ do: v, node: a.node }));
+    box.append(b);
+  }
+  return box;
 }
 function actions(path) {
   const input = el("input", { id: "message", placeholder: '{ op = "get", key = 1 }', "aria-label": "message (a Lua literal)" });
@@ -344,9 +387,31 @@ function live() {
   es.addEventListener("trace", () => redrawTimeline());
   es.onerror = () => {
     if (!opened) { es.close(); poll(); } // never opened: poll instead
-    else $("error").textContent = "the event stream broke; reconnecting";
+    else if (!(state && state.paused)) $("error").textContent = "the event stream broke; reconnecting";
   };
   redrawTimeline();
+}
+
+// under --virtual-time: pause (the clock held), resume, step (one jump
+// of the clock to its next timer); while paused the event stream ends
+// after each tree and comes back after 1 s, so the page asks for the
+// tree itself after each step
+function clockButtons(paused) {
+  $("clock").classList.remove("hidden");
+  const show = (p) => { $("pause").textContent = p ? "resume" : "pause"; $("step").disabled = !p; };
+  show(paused);
+  const clock = async (verb) => {
+    const r = await fetch("/api/clock?" + new URLSearchParams({ do: verb, token }), { method: "POST", body: "" });
+    const j = await r.json();
+    $("error").textContent = r.ok ? "" : j.error;
+    if (!r.ok) return;
+    show(j.paused);
+    await new Promise((res) => setTimeout(res, 50));
+    showTree(await api("/api/tree"));
+    redrawTimeline();
+  };
+  $("pause").addEventListener("click", () => clock($("pause").textContent === "pause" ? "pause" : "resume"));
+  $("step").addEventListener("click", () => clock("step"));
 }
 
 $("tree").addEventListener("scroll", () => drawRows());
@@ -378,6 +443,7 @@ async function start() {
     $("slider").classList.add("hidden");
     $("now").title = "the host's clock";
     $("steps").classList.add("hidden");
+    if (info.virtual) clockButtons(info.paused);
     live(); // the tree first; the timeline (larger) after it
   }
 }

@@ -89,7 +89,7 @@ function M.start(opts)
     return answer(200, value)
   end
   local ref = tend.http.serve({ host = opts.host or "127.0.0.1", port = opts.port or M.DEFAULT_PORT,
-    handler = handler, max_body = 64 * 1024, timeout = 10 }, opts.spawn)
+    handler = handler, max_body = 64 * 1024, timeout = 10, real = true }, opts.spawn)
   local port = tend.ask(ref, "port")
   local shown = opts.host or "127.0.0.1"
   if shown:find(":", 1, true) then shown = "[" .. shown .. "]" end

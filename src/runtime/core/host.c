@@ -64,12 +64,19 @@ static int64_t next_due(tend_host *h, int *busy) {
   return next;
 }
 
+/* Is the virtual clock held now? (the observer's pause; a host that is
+ * stopping lets it go: its shutdown timers must fire) */
+static int clock_held(const tend_host *h) {
+  return h->clock_held && !h->shutdown;
+}
+
 static void update_handles(tend_host *h) {
   if (h->world) return; /* a simulated node: the world runs it */
   tend_timer *top = tend_timer_heap_top(&h->timers);
   int runnable;
   int64_t next = next_due(h, &runnable);
-  int busy = runnable || (h->clock.is_virtual && next >= 0);
+  int busy = runnable || (h->clock.is_virtual && next >= 0 &&
+                          (!clock_held(h) || h->clock_steps));
   if (busy) uv_idle_start(&h->idle, on_idle);
   if (!busy) uv_idle_stop(&h->idle);
   if (!h->clock.is_virtual && top && !h->runq_head) {
@@ -111,7 +118,8 @@ static int only_busy_left(tend_host *h) {
 
 /* Fires due timers and runs actors (and the simulated nodes, when there
  * are); under the virtual clock, jumps to the next timer whenever no
- * actor can run. When only busy calls are left, the host's end begins as
+ * actor can run (while held, once per step granted). When only busy
+ * calls are left, the host's end begins as
  * when nothing can happen (each call gets its actor's shutdown time). */
 static void pump(tend_host *h) {
   for (int jumps = 0; jumps < PUMP_JUMPS; jumps++) {
@@ -122,6 +130,8 @@ static void pump(tend_host *h) {
     int64_t next = next_due(h, &busy);
     if (busy) break;
     if (!h->clock.is_virtual || next < 0) break;
+    if (clock_held(h) && !h->clock_steps) break; /* paused: real I/O only */
+    if (clock_held(h)) h->clock_steps--;
     tend_clock_jump(&h->clock, next);
   }
   if (only_busy_left(h)) {

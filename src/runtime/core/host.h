@@ -183,6 +183,11 @@ struct tend_host {
   tend_pass_hook pass_hook;           /* tend.invariant, or NULL */
   int64_t pass_at;                    /* the clock at its last call */
 
+  /* The observer's pause: the virtual clock held jumps only for the steps
+   * granted; actors at its instant still run, real I/O still comes in. */
+  int clock_held;
+  uint32_t clock_steps; /* jumps granted while held, not yet taken */
+
   tend_process *processes; /* OS process records (process.c) */
   int life_fd[2];          /* [1]: the pipe to the group watcher, once
                               life_made (process.c, base/oschild.h) */
