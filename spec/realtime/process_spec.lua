@@ -333,10 +333,12 @@ function TestProcess:test_back_pressure_stops_reading_while_the_owner_lags()
   end)
   slow:send("nap")
   local yes = tend.spawn(tend.process { cmd = { "yes" }, to = slow })
-  tend.sleep(0.2)
   local function mailbox()
     for _, row in ipairs(tend.ps()) do if row.ref == slow then return row.mailbox end end
   end
+  -- (a loaded machine may take a while to start yes)
+  lu.assertTrue(eventually(function() return mailbox() >= 1000 end))
+  tend.sleep(0.1)
   local a = mailbox()
   tend.sleep(0.1)
   local b = mailbox()
