@@ -51,6 +51,7 @@ M.TICK = 0.05 -- how often an event stream looks for new events (seconds)
 local OWN = "/system/observer"
 
 local running -- the handle of the observer of this host, once started
+local running_ref -- its actor (its HTTP server a child of it)
 
 local function own(p) return type(p) == "string" and (p == OWN or p:sub(1, #OWN + 1) == OWN .. "/") end
 
@@ -313,12 +314,27 @@ function M.start(opts)
     tend.stop(ref)
     error("tend.observe: cannot serve on " .. host .. ":" .. port .. ": " .. r.error, 2)
   end
-  running = r
+  running, running_ref = r, ref
   if opts.paused then -- the clock held from here: the page resumes or steps it
     core.chaos_event("/clock", "observer: pause")
     core.clock_hold(true)
   end
   return r
+end
+
+-- Stops the observer of this host, its listener with it, forgets the
+-- nodes it saw, and lets the clock run (for specs: one process runs many, and each must leave the
+-- host as it found it). Its trace listener stays (tend.trace(false) ends
+-- it). A later start starts anew.
+function M.stop()
+  if not running then return end
+  if core.virtual_time() and core.clock_hold() then core.clock_hold(false) end
+  local tend = require "tend"
+  local ref = running_ref
+  running, running_ref = nil, nil
+  require("tend.observe.nodes").reset() -- the nodes it saw, their cuts
+  tend.stop(ref)
+  while tend.alive(ref) do tend.sleep(0.01) end
 end
 
 -- `tend --observe [HOST:]PORT`: starts it and prints its URL on stderr.
