@@ -28,6 +28,7 @@ function TestOptions:test_a_named_factory_must_name_a_function_of_a_module()
     'tend.spawn: factory: expected a function or "module.factory", got "nodot"')
   lu.assertStrContains(spawn_error("string.nope"),
     "tend.spawn: factory: 'string.nope' is not a function")
+  lu.assertStrContains(spawn_error("math.pi"), "tend.spawn: factory: 'math.pi' is not a function")
   lu.assertStrContains(spawn_error("no_such_module_here.f"),
     "module 'no_such_module_here' not found")
 end
