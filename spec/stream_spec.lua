@@ -320,13 +320,14 @@ function TestStream:test_actor_sink_with_ack()
 end
 
 function TestStream:test_named_stream_in_the_tree()
-  local h = S.tick(1, 1):map_async(1, function(x) tend.sleep(5) return x end)
+  local h = S.tick(1, 1):async():map_async(1, function(x) tend.sleep(5) return x end)
     :run_async(S.sink.ignore(), { name = "ingest" })
   tend.sleep(1.5)
   local tree = tend.tree()
   lu.assertStrContains(tree, "ingest")
   lu.assertStrContains(tree, "run")
-  lu.assertStrContains(tree, "map_async#2-")
+  lu.assertStrContains(tree, "async#2-") -- the boundary's producer
+  lu.assertNotStrContains(tree, "map_async") -- its calls are fibers of run
   h:cancel()
   lu.assertErrorMsgContains("cancelled", function() h:await() end)
 end
@@ -361,16 +362,17 @@ function TestStream:test_bad_input_names_the_option()
     function() S.restart_source({ min_backoff = 1, max_backoff = 2, max_restarts = -1 }, S.empty) end)
 end
 
-function TestStream:test_a_crashed_stage_task_fails_its_element()
+function TestStream:test_a_crashed_stage_task_fails_the_stream()
   local h = S.range(1, 3):map_async(1, function(x) tend.sleep(1) return x end)
     :run_async(S.sink.seq(), { name = "crashy" })
   tend.sleep(0.5)
-  local w
-  for _, p in ipairs(tend.ps()) do if p.path:match("^/user/crashy/map_async#2%-") then w = p.ref end end
-  tend.chaos.crash(w)
+  local run
+  for _, p in ipairs(tend.ps()) do if p.path == "/user/crashy/run" then run = p.ref end end
+  tend.chaos.crash(run)
   local ok, e = pcall(h.await, h)
   lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "StreamFailed")
   lu.assertEquals(e.cause.kind, "StageFailed")
-  lu.assertEquals(e.element, 1)
-  lu.assertEquals(e.stage, "map_async#2")
+  lu.assertStrContains(e.cause.message, "run task ended")
+  lu.assertEquals(tend.now(), 0.5) -- at once, not after the sleeping call
 end

@@ -3,7 +3,7 @@
 -- in a task of their own (a producer) that sends each element to the task
 -- below as a message; the consumer grants it demand, never more than its
 -- buffer ahead, so no mailbox grows without bound. map_async runs each call
--- in a task of its own (so it may ask, sleep, make HTTP requests).
+-- in a fiber of its stage's task (so it may ask, sleep, make HTTP requests).
 local core = require "tend.core"
 local backoff = require "tend.backoff"
 local R = require "tend.stream_run"
@@ -272,11 +272,18 @@ function M.idle_timeout(seconds)
   end
 end
 
--- Up to n calls of fn at once, each in a task of its own (up to n worker
--- tasks, made as needed and kept for the next elements); results in input
--- order (ordered) or as they come. opts.retry: each call retried with its
--- own backoff (tend.retry), RetriesExhausted after the last. A worker that
--- dies (a chaos crash) fails its element with StageFailed.
+-- Up to n calls of fn at once, each in a fiber of the stage's task: a
+-- coroutine whose asks, sleeps and HTTP requests wait without holding the
+-- others or the task (runtime/core/fiber.h; its other waits hold the
+-- task until they end). As Akka's mapAsync, at most n elements are
+-- pulled ahead of the next result (in calls, or done and waiting for
+-- their turn). Results in input order (ordered) or as they come.
+-- opts.retry: each call retried with its own backoff (tend.retry),
+-- RetriesExhausted after the last.
+local IDLE = {} -- what a fiber yields when its call is over
+local fiber_resume, fiber_wait = core.fiber_resume, core.fiber_wait
+local yield = coroutine.yield
+
 function M.map_async(n, fn, opts, ordered)
   local work = fn
   if opts and opts.retry then
@@ -284,80 +291,134 @@ function M.map_async(n, fn, opts, ordered)
     work = function(v) return backoff.retry(function() return fn(v) end, r) end
   end
   return function(env, up, st)
-    -- by element index i, in rings of n slots (at most n in flight: the
-    -- tables keep to their array part)
-    local results, elems = {}, {}
-    local arrived, ahead, atail = {}, 1, 0 -- unordered: indices as they come
-    local launched, head, inflight, updone = 0, 1, 0, false
-    local idle, refs, busy, nworkers = {}, {}, {}, 0
-    local me = env.self
-    local sid = env:sid(function(m)
-      local k = m.k
-      local i = busy[k]
-      busy[k] = nil
-      if m.dead then
-        refs[k] = nil
-        if i == nil then return end
-        m = { i = i, ok = false, v = core.error("StageFailed", st.label .. ": its task ended before answering") }
-      else
-        idle[#idle + 1] = k
-      end
-      results[(m.i - 1) % n + 1] = m
-      if not ordered then
-        atail = atail + 1
-        arrived[(atail - 1) % n + 1] = m.i
-      end
-    end)
-    local function worker()
-      local k = table.remove(idle)
-      if k then return k end
-      nworkers = nworkers + 1
-      k = nworkers
-      refs[k] = env:spawn(st.label, function()
+    local size = n
+    -- each element in flight or waiting for its turn has a slot of these
+    -- rings (never nil, so the tables keep to their array part): elems,
+    -- and once its call is over oks (true, false; 0 before) and vals.
+    -- Ordered, element i has slot (i - 1) % n + 1; unordered, a free slot,
+    -- and `arrived` holds the slots in the order their calls ended.
+    local oks, vals, elems, arrived, free = {}, {}, {}, {}, {}
+    for k = 1, size do
+      oks[k], vals[k], elems[k], arrived[k], free[k] = 0, false, false, 0, k
+    end
+    local ahead, atail, nfree = 1, 0, size
+    local pulled, head, updone = 0, 1, false
+    local idle, nidle = {}, 0 -- idle fibers' start functions
+    -- a new fiber, one call per start(slot)
+    local function new_fiber()
+      local f, tag, cur, start
+      f = coroutine.create(function(slot)
         while true do
-          local job = core.receive()
-          local ok, r = pcall(work, job.v)
-          core.send(me, { sid = sid, k = k, i = job.i, ok = ok, v = r })
+          local ok, r = pcall(work, elems[slot])
+          oks[slot], vals[slot] = ok, r
+          if not ordered then
+            atail = atail + 1
+            arrived[(atail - 1) % size + 1] = slot
+          end
+          slot = yield(IDLE)
         end
       end)
-      core.watch(refs[k], { sid = sid, k = k, dead = true })
-      return k
-    end
-    local function launch(v)
-      launched = launched + 1
-      local i = launched
-      elems[(i - 1) % n + 1] = v
-      inflight = inflight + 1
-      local k = worker()
-      busy[k] = i
-      core.send(refs[k], { i = i, v = v })
-    end
-    return { pull = function()
-      while true do
-        while inflight < n and not updone do
-          local ok, v = up.pull()
-          if ok then launch(v) else updone = true end
+      -- its resume gave ok, a: it waits (continued when that wait ends),
+      -- is idle, or its element fails (a coroutine.yield of fn's own, or
+      -- the fiber broke: it is dropped)
+      local function settle(ok, a)
+        if ok and a == fiber_wait then return end
+        if ok and a == IDLE then
+          nidle = nidle + 1
+          idle[nidle] = start
+          return
         end
-        if inflight == 0 then return false end
-        local i
-        if ordered then
-          while results[(head - 1) % n + 1] == nil do env:dispatch() end
-          i, head = head, head + 1
-        else
-          while ahead > atail do env:dispatch() end
-          local a = (ahead - 1) % n + 1
-          i = arrived[a]
-          arrived[a] = nil
-          ahead = ahead + 1
+        oks[cur], vals[cur] = false, ok and core.error("BadYield", st.label ..
+          ": its function yielded (coroutine.yield) outside a coroutine it made") or a
+        if not ordered then
+          atail = atail + 1
+          arrived[(atail - 1) % size + 1] = cur
         end
-        local slot = (i - 1) % n + 1
-        local r, e = results[slot], elems[slot]
-        results[slot], elems[slot] = nil, nil
-        inflight = inflight - 1
-        if r.ok then return true, r.v end
-        R.decided(env, st, r.v, e)
       end
-    end }
+      tag = env:fiber(f, function() settle(fiber_resume(f, tag)) end)
+      start = function(slot)
+        cur = slot
+        settle(fiber_resume(f, tag, slot))
+      end
+      return start
+    end
+    -- pulls while the rings have room, each element's call started at
+    -- once (at most n in the rings: a fiber is idle, or one more is made)
+    local function fill()
+      while not updone and pulled - head + 1 < size do
+        local ok, v = up.pull()
+        if not ok then updone = true return end
+        pulled = pulled + 1
+        local slot
+        if ordered then
+          slot = (pulled - 1) % size + 1
+        else
+          slot = free[nfree]
+          nfree = nfree - 1
+        end
+        elems[slot] = v
+        local start
+        if nidle > 0 then
+          start = idle[nidle]
+          idle[nidle] = false
+          nidle = nidle - 1
+        else
+          start = new_fiber()
+        end
+        start(slot)
+      end
+    end
+    -- the next result: true, v | false (none left); waits unless nowait
+    -- (then nil when none is ready)
+    local function next_result(nowait)
+      fill()
+      if head > pulled then return false end
+      local slot
+      if ordered then
+        slot = (head - 1) % size + 1
+        if oks[slot] == 0 then
+          if nowait then return nil end
+          repeat env:dispatch() until oks[slot] ~= 0
+        end
+      else
+        if ahead > atail then
+          if nowait then return nil end
+          repeat env:dispatch() until ahead <= atail
+        end
+        slot = arrived[(ahead - 1) % size + 1]
+        ahead = ahead + 1
+        nfree = nfree + 1
+        free[nfree] = slot
+      end
+      local ok, v, e = oks[slot], vals[slot], elems[slot]
+      oks[slot], vals[slot], elems[slot] = 0, false, false
+      head = head + 1
+      if ok then return true, v end
+      R.decided(env, st, v, e)
+      return true, nil, true -- dropped
+    end
+    local stage = {}
+    function stage.pull()
+      while true do
+        local has, v, dropped = next_result(false)
+        if not has then return false end
+        if not dropped then return true, v end
+      end
+    end
+    -- stream_fuse's driver: up to max results pushed in one loop; it
+    -- waits for the first only (not at all when nowait)
+    function stage.drive(push, max, nowait)
+      for k = 1, max do
+        local has, v, dropped = next_result(nowait or k > 1)
+        if has == false then return "done" end
+        if has == nil then return "idle" end
+        if not dropped then
+          local r = push(v)
+          if r then return r end
+        end
+      end
+    end
+    return stage
   end
 end
 

@@ -83,13 +83,14 @@ Env.__index = Env
 
 function M.env(sup, path, self, opts)
   return setmetatable({ sup = sup, path = path, self = self, handlers = {},
-    sids = { n = 0 }, mine = {}, spawned = {}, opts = opts or {}, seq = { n = 0 } }, Env)
+    sids = { n = 0 }, mine = {}, spawned = {}, opts = opts or {}, seq = { n = 0 },
+    fibers = { n = 0 }, on_fiber = {} }, Env)
 end
 
 -- A child environment (a restart's inner stream): its own tasks.
 function Env:sub()
   local e = setmetatable({}, { __index = self })
-  e.spawned, e.mine = {}, {}
+  e.spawned, e.mine, e.tags = {}, {}, {}
   return e
 end
 
@@ -119,18 +120,47 @@ end
 function Env:cancel()
   for _, r in ipairs(self.spawned) do if core.alive(r) then core.stop(r) end end
   for _, id in ipairs(self.mine) do self.handlers[id] = nil end -- late messages are dropped
+  for _, tag in ipairs(self.tags or {}) do self.fibers[tag] = nil end -- and late outcomes
   self.spawned, self.mine = {}, {}
+  if self.tags then self.tags = {} end
 end
 
 local function got(...) return select("#", ...) > 0, ... end
+
+-- A fiber of this task (map_async's calls, resumed with
+-- core.fiber_resume(fiber, tag, ...)): its tag (unique in the task);
+-- on(fiber) runs each time one of its waits ends (Env:dispatch).
+function Env:fiber(fiber, on)
+  local fibers = self.fibers
+  fibers.n = fibers.n + 1
+  local tag = fibers.n
+  fibers[tag], self.on_fiber[tag] = fiber, on
+  if self.tags then self.tags[#self.tags + 1] = tag end
+  return tag
+end
+
+-- Continues the fibers whose waits are over, in the order they ended (a
+-- fiber of a stage that was cancelled is dropped).
+local fiber_take, fiber_ready = core.fiber_take, core.fiber_ready
+function Env:fibers_run()
+  local fibers, on_fiber = self.fibers, self.on_fiber
+  local tag = fiber_take()
+  while tag do
+    local fiber = fibers[tag]
+    if fiber then on_fiber[tag](fiber) end
+    tag = fiber_take()
+  end
+end
 
 -- Routes one message (waiting at most `timeout`, nil: as long as it
 -- takes, with no timer); false on a timeout.
 function Env:dispatch(timeout)
   local any, msg
-  if timeout then any, msg = got(core.receive(timeout)) else any, msg = got(core.receive()) end
+  if timeout then any, msg = got(core.receive(timeout)) else any, msg = true, core.receive() end
   if not any then return false end
-  if type(msg) == "table" and msg.sid ~= nil then
+  if msg == fiber_ready then
+    self:fibers_run()
+  elseif type(msg) == "table" and msg.sid ~= nil then
     local h = self.handlers[msg.sid]
     if h then h(msg) end
   elseif type(msg) == "table" and msg.ctl then

@@ -205,6 +205,7 @@ void tend_open_stream(lua_State *L);        /* lstream.c */
 void tend_open_remote(lua_State *L);        /* lremote.c */
 void tend_open_nats(lua_State *L);          /* lnats.c */
 void tend_open_simnodes(lua_State *L);      /* lsimnodes.c */
+void tend_open_fiber(lua_State *L);         /* lfiber.c */
 
 /* ---- lspawn.c */
 /* A lua_CFunction: spawns the chunk at 1 as /user/main, a task, with the

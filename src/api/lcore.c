@@ -36,6 +36,7 @@ int luaopen_tend_core(lua_State *L) {
   tend_open_remote(L);
   tend_open_nats(L);
   tend_open_simnodes(L);
+  tend_open_fiber(L);
   return 1;
 }
 

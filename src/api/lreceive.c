@@ -10,6 +10,11 @@ static int receive_k(lua_State *L, int status, lua_KContext k);
 /* The next message and its sender, or nothing once the deadline (stack
  * index 2: host time in ns, -1 for none) has passed; waits in between. */
 static int next(lua_State *L, tend_host *h, tend_actor *a) {
+  if (tend_actor_fiber_ready(a)) { /* a fiber's outcome (lfiber.c) */
+    lua_pushlightuserdata(L, (void *)tend_fiber_key(1));
+    lua_pushnil(L);
+    return 2;
+  }
   if (tend_inbox_take(L, h, a)) return 2; /* msg, sender */
   int64_t deadline = (int64_t)lua_tointeger(L, 2);
   int64_t left = deadline < 0 ? -1 : deadline - tend_host_now(h);
@@ -48,6 +53,11 @@ static int l_receive(lua_State *L) {
                "tend.after function) receives with tend.receive",
                lua_tostring(L, -1));
   }
+  if (tend_sched_in_fiber(h, L))
+    luaL_error(L,
+               "tend.receive: called in a function of a stream's map_async: "
+               "the stage's task reads its mailbox itself; ask or sleep "
+               "there instead");
   lua_settop(L, 1);
   lua_pushinteger(L, isinf(timeout) ? -1
                                     : (lua_Integer)(tend_host_now(h) +

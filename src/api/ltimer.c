@@ -81,6 +81,11 @@ static int l_sleep(lua_State *L) {
   tend_host *h = tend_host_of(L);
   double s = tend_check_seconds(L, 1, "sleep", "seconds", 0);
   tend_actor *a = tend_sched_check_wait(L, h, "sleep");
+  if (tend_sched_in_fiber(h, L)) { /* a promise nobody answers: the fiber
+                                      waits alone (lfiber.c) */
+    tend_promise_new(L, h, a, isinf(s) ? -1 : tend_clock_ns(s), "sleep");
+    return tend_sched_wait(L, h, TEND_WAIT_ASK, sleep_k);
+  }
   tend_sched_next_wait(a);
   if (!isinf(s)) arm_or_fail(L, h, TEND_TIMER_WAKE, a, s, 0, 0);
   return tend_sched_wait(L, h, TEND_WAIT_SLEEP, sleep_k);

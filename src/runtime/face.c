@@ -12,6 +12,7 @@
 #include "runtime/core/copy.h"
 #include "runtime/core/error.h"
 #include "runtime/core/event.h"
+#include "runtime/core/fiber.h"
 #include "runtime/core/host.h"
 #include "runtime/core/inbox.h"
 #include "runtime/core/lifecycle.h"
@@ -83,6 +84,23 @@ void tend_sched_take_reply(lua_State *L, tend_host *h) {
   tend_value v = tend_actor_wake_value(a);
   tend_value_take(L, h, &v);
   tend_actor_set_wake_value(a, v);
+}
+
+/* ---- fibers */
+int tend_sched_fiber_resume(lua_State *L, tend_host *h, int nargs) {
+  return tend_fiber_resume(L, h, nargs);
+}
+int tend_sched_in_fiber(const tend_host *h, const lua_State *L) {
+  return h->fiber != NULL && h->fiber == L;
+}
+const void *tend_fiber_key(int ready) {
+  return ready ? &tend_fiber_ready_key : &tend_fiber_wait_key;
+}
+int tend_actor_fiber_ready(const tend_actor *a) {
+  return tend_promise_fiber_ready(a);
+}
+uint32_t tend_actor_fiber_take(lua_State *L, tend_host *h, tend_actor *a) {
+  return tend_promise_fiber_take(L, h, a);
 }
 
 /* ---- promises */

@@ -520,6 +520,17 @@ void tend_sched_take_reply(lua_State *L, tend_host *h);
 void tend_sched_next_wait(tend_actor *a);
 /* a's running code raises Interrupted (the REPL's Ctrl-C). */
 void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
+/* Fibers (runtime/core/fiber.h): the current task's code resumes the
+ * fiber at stack index 1 (its tag at 2) with nargs values on top
+ * (coroutine.resume's results); whether L is the fiber it runs now; what a
+ * fiber yields when it waits on a promise (ready 0) and what tend.receive
+ * answers when an outcome is ready (ready 1); whether one is ready for a;
+ * taking the oldest, which becomes a's wake (its fiber's tag, 0 for none). */
+int tend_sched_fiber_resume(lua_State *L, tend_host *h, int nargs);
+int tend_sched_in_fiber(const tend_host *h, const lua_State *L);
+const void *tend_fiber_key(int ready);
+int tend_actor_fiber_ready(const tend_actor *a);
+uint32_t tend_actor_fiber_take(lua_State *L, tend_host *h, tend_actor *a);
 /* The running actor's code resumes co (NULL: back in its own coroutine),
  * armed for preemption too; returns the innermost one before. */
 lua_State *tend_preempt_inner(tend_host *h, lua_State *co);

@@ -193,13 +193,15 @@ typedef struct tend_actor_ext {
                                 watchdog names a stuck actor without Lua) */
   uint64_t msg_start;        /* uv_hrtime() when the message began */
   tend_promise *held;        /* asks waiting for its reply (promise.h) */
-  uint64_t busy_since;       /* preempted in its current call: uv_hrtime()
-                                when that call began, else 0 (preempt.h) */
-  int64_t childless_until;   /* spawned with a custom strategy: the end of
-                                its first second, until judged (advice.h);
-                                else 0 */
-  int64_t shutdown_ns;       /* time allowed for post_stop (TEND_SHUTDOWN_NS
-                                unless set); 0 is brutal_kill */
+  tend_promise *fibers;      /* its fibers' pending promises (promise.h) */
+  tend_promise *fibers_ready, *fibers_ready_tail; /* and their outcomes */
+  uint64_t busy_since;     /* preempted in its current call: uv_hrtime()
+                              when that call began, else 0 (preempt.h) */
+  int64_t childless_until; /* spawned with a custom strategy: the end of
+                              its first second, until judged (advice.h);
+                              else 0 */
+  int64_t shutdown_ns;     /* time allowed for post_stop (TEND_SHUTDOWN_NS
+                              unless set); 0 is brutal_kill */
 } tend_actor_ext;
 
 typedef struct tend_actor tend_actor;

@@ -103,6 +103,9 @@ struct tend_host {
   lua_State *resumed; /* the coroutine the scheduler runs now, or NULL: a
                          yield from it that tend did not make is BadYield */
   tend_yield yield;   /* set by the code that yields to the scheduler */
+  lua_State *fiber;   /* the fiber the current task's code resumed, or
+                         NULL (fiber.h) */
+  uint32_t fiber_tag; /* the tag it resumed it with */
   int quantum;        /* steps left before workers return to the loop */
   int turn_left;      /* messages left in the current actor's turn */
   int pool_n;         /* idle workers in the pool table */

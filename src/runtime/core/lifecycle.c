@@ -216,6 +216,7 @@ static int start(lua_State *L, tend_host *h, tend_actor *a) {
 
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a) {
   tend_promise_cancel(L, h, a);
+  tend_promise_fiber_end(L, h, a);
   tend_value reply = tend_actor_wake_value(a);
   tend_value_drop(L, h, &reply);
   tend_actor_set_wake_value(a, reply);

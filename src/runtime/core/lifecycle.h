@@ -51,7 +51,8 @@ void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why);
 /* Ends the actor now: mail to dead letters, timers cancelled, parent told. */
 void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a);
-/* Ends whatever a waits for: coroutine, timers of the wait, promise. */
+/* Ends whatever a waits for: coroutine, timers of the wait, promise, the
+ * promises of its fibers (promise.h). */
 void tend_actor_end_wait(lua_State *L, tend_host *h, tend_actor *a);
 /* "normal", "shutdown", or the error kind a stopped with (a string that
  * lives as long as a's error). */

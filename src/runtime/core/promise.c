@@ -41,6 +41,9 @@ tend_promise *tend_promise_new(lua_State *L, tend_host *h, tend_actor *a,
   p->target = NULL;
   p->held_prev = p->held_next = NULL;
   p->queued = p->via_id = p->via_gen = 0;
+  p->fiber = p->done = 0;
+  p->value.type = TEND_VALUE_NIL;
+  p->fiber_prev = p->fiber_next = NULL;
   p->id = tend_slots_alloc(&h->ids, p, &p->gen);
   if (p->id == 0) {
     tend_pool_put(&h->promises, p);
@@ -111,8 +114,16 @@ void tend_promise_dequeue_held(tend_host *h, const tend_actor *a,
   if (p && p->target == a && p->queued) p->queued--;
 }
 
+static void fiber_outcome(lua_State *L, tend_host *h, tend_promise *p,
+                          tend_wake wake, tend_value v);
+
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v) {
+  if (p->fiber) {
+    if (p->done) return 0; /* a second reply: its ask is over */
+    fiber_outcome(L, h, p, TEND_WAKE_OK, v);
+    return 1;
+  }
   tend_actor *asker = p->asker;
   if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
@@ -169,6 +180,17 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
     next = p->held_next;
     if (why == TEND_PROMISE_RESTART && p->queued) continue; /* answered */
     tend_actor *asker = p->asker;
+    if (p->fiber) {
+      tend_value v;
+      push_failure(L, h, a, why, cause);
+      int stored = tend_value_store(L, h, -1, &v) == 0;
+      lua_pop(L, 1);
+      if (stored)
+        fiber_outcome(L, h, p, TEND_WAKE_FAILED, v);
+      else
+        unhold(h, p); /* out of memory: it times out instead */
+      continue;
+    }
     if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) {
       unhold(h, p);
       continue;
@@ -193,12 +215,97 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
 /* No reply in time: the asker wakes without one. */
 static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
                        tend_actor *a) {
+  if (a && a->ext && a->ext->fibers) { /* a fiber's? */
+    for (tend_promise *p = a->ext->fibers; p; p = p->fiber_next)
+      if (p->timeout == t) {
+        p->timeout = NULL; /* t: the timer loop frees it */
+        tend_value none = {.type = TEND_VALUE_NIL};
+        fiber_outcome(L, h, p, TEND_WAKE_TIMEOUT, none);
+        return;
+      }
+  }
   if (a == NULL || a->wait_seq != t->tag ||
       (a->wait != TEND_WAIT_ASK && a->wait != TEND_WAIT_RECEIVE))
     return;
   if (a->promise) a->promise->timeout = NULL; /* t: the timer loop frees it */
   tend_promise_cancel(L, h, a);
   tend_runq_wake(h, a, TEND_WAKE_TIMEOUT);
+}
+
+/* ---- fibers (promise.h) */
+
+int tend_promise_to_fiber(tend_host *h, tend_actor *a, uint32_t tag) {
+  tend_promise *p = a->promise;
+  tend_actor_ext *x = tend_actor_ext_get(a);
+  if (p == NULL || x == NULL) return 0;
+  (void)h;
+  a->promise = NULL;
+  p->fiber = 1;
+  p->fiber_tag = tag;
+  p->fiber_prev = NULL;
+  p->fiber_next = x->fibers;
+  if (x->fibers) x->fibers->fiber_prev = p;
+  x->fibers = p;
+  return 1;
+}
+
+/* The fiber's promise p has its outcome: from a's fibers to its ready
+ * list; a wakes if it waits in tend.receive. */
+static void fiber_outcome(lua_State *L, tend_host *h, tend_promise *p,
+                          tend_wake wake, tend_value v) {
+  tend_actor *a = p->asker;
+  tend_actor_ext *x = a->ext;
+  tend_timer_cancel(L, h, p->timeout);
+  p->timeout = NULL;
+  unhold(h, p);
+  if (p->fiber_prev)
+    p->fiber_prev->fiber_next = p->fiber_next;
+  else
+    x->fibers = p->fiber_next;
+  if (p->fiber_next) p->fiber_next->fiber_prev = p->fiber_prev;
+  p->done = 1;
+  p->wake = (uint8_t)wake;
+  p->value = v;
+  p->fiber_prev = NULL;
+  p->fiber_next = NULL;
+  if (x->fibers_ready_tail)
+    x->fibers_ready_tail->fiber_next = p;
+  else
+    x->fibers_ready = p;
+  x->fibers_ready_tail = p;
+  tend_promise_mail(L, h, a);
+}
+
+uint32_t tend_promise_fiber_take(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_ext *x = a->ext;
+  tend_promise *p = x ? x->fibers_ready : NULL;
+  if (p == NULL) return 0;
+  x->fibers_ready = p->fiber_next;
+  if (x->fibers_ready == NULL) x->fibers_ready_tail = NULL;
+  uint32_t tag = p->fiber_tag;
+  tend_value old = tend_actor_wake_value(a);
+  tend_value_drop(L, h, &old);
+  tend_actor_set_wake_value(a, p->value);
+  a->wake = p->wake;
+  release(h, p);
+  return tag;
+}
+
+void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a) {
+  tend_actor_ext *x = a->ext;
+  if (x == NULL) return;
+  tend_promise *p, *next;
+  for (p = x->fibers; p; p = next) {
+    next = p->fiber_next;
+    tend_timer_cancel(L, h, p->timeout);
+    release(h, p);
+  }
+  for (p = x->fibers_ready; p; p = next) {
+    next = p->fiber_next;
+    tend_value_drop(L, h, &p->value);
+    release(h, p);
+  }
+  x->fibers = x->fibers_ready = x->fibers_ready_tail = NULL;
 }
 
 const tend_driver tend_promise_driver = {

@@ -26,6 +26,7 @@
 
 #include <lua.h>
 
+#include "runtime/core/actor.h"
 #include "runtime/core/host.h"
 
 struct tend_promise {
@@ -37,6 +38,12 @@ struct tend_promise {
   tend_promise *held_prev, *held_next; /* that list (target->ext->held) */
   uint32_t queued;                     /* its messages in target's user queue */
   uint32_t via_id, via_gen; /* the actor that sent it on to target, or 0 */
+  uint8_t fiber;            /* 1: made in a fiber of its asker (see below) */
+  uint8_t done;       /* a fiber's promise: its outcome is in `value`, `wake` */
+  uint8_t wake;       /* that outcome (tend_wake): OK, FAILED or TIMEOUT */
+  uint32_t fiber_tag; /* the tag of the fiber (fiber.h) */
+  tend_value value;   /* the reply or the AskFailed error */
+  tend_promise *fiber_prev, *fiber_next; /* asker's fibers or ready list */
 };
 
 /* Why a target's held requests fail. */
@@ -86,6 +93,27 @@ void tend_promise_cancel(lua_State *L, tend_host *h, tend_actor *a);
  * timeout is a promise nobody answers, see inbox.h), the promise goes
  * and a wakes. */
 void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
+/* Fibers: a task's coroutines resumed by tend_sched_fiber_resume (sched.h).
+ * A promise made in one for a wait (an ask, an HTTP request, a sleep)
+ * does not suspend the task: tend_promise_to_fiber moves it from
+ * a->promise to the task's fiber list, and the fiber yields to the task's
+ * code. Its outcome (reply, failure, timeout) moves it to the task's
+ * ready list, in the order outcomes come, and wakes the task if it waits
+ * in tend.receive; tend.receive then answers TEND_FIBER_READY (lreceive)
+ * until the task has taken them all (tend_promise_fiber_take). */
+/* a's promise becomes the fiber tag's: 1, or 0 when it cannot (out of
+ * memory: a waits for it). */
+int tend_promise_to_fiber(tend_host *h, tend_actor *a, uint32_t tag);
+/* 1 when an outcome waits in a's ready list. */
+static inline int tend_promise_fiber_ready(const tend_actor *a) {
+  return a->ext && a->ext->fibers_ready;
+}
+/* Takes the oldest ready outcome: it becomes a's wake (tend_sched_woken,
+ * tend_sched_take_reply), so its fiber continues as if a had waited for
+ * it; returns the fiber's tag, or 0 when none is ready. */
+uint32_t tend_promise_fiber_take(lua_State *L, tend_host *h, tend_actor *a);
+/* a ends or restarts: its fibers' promises end, their outcomes dropped. */
+void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a);
 /* Its timer kinds (driver.h). */
 extern const tend_driver tend_promise_driver;
 

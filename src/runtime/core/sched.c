@@ -6,6 +6,7 @@
 #include "runtime/core/advice.h"
 #include "runtime/core/error.h"
 #include "runtime/core/failure.h"
+#include "runtime/core/fiber.h"
 #include "runtime/core/inbox.h"
 #include "runtime/core/lifecycle.h"
 #include "runtime/core/promise.h"
@@ -522,6 +523,11 @@ void tend_sched_run(tend_host *h) {
 int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
                     lua_KFunction k) {
   tend_actor *a = h->current;
+  if (L == h->fiber && wait == TEND_WAIT_ASK) { /* a fiber waits alone */
+    int yielded;
+    int n = tend_fiber_wait(L, h, k, &yielded);
+    if (yielded) return n;
+  }
   a->wait = (uint8_t)wait;
   if (a->ext)
     a->ext->busy_since = 0; /* waiting, not busy (a task's loop,
