@@ -133,14 +133,50 @@ static int *ref_field(tend_actor_ext *x, size_t field) {
   return (int *)(void *)((char *)x + field);
 }
 
+/* Freed ext records wait in a host's pool (at most EXT_POOL): each
+ * restart under a backoff supervisor makes a new actor, whose ext holds
+ * its error; the next one takes the last one's record, no calloc. */
+enum { EXT_POOL = 64 };
+
+static void ext_init(tend_actor_ext *x) {
+  for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
+    *ref_field(x, ext_refs[i]) = LUA_NOREF;
+  x->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
+}
+
+static tend_actor_ext *ext_new(tend_host *h, tend_actor *a) {
+  if (a->ext || h->ext_pool == NULL) return tend_actor_ext_get(a);
+  tend_actor_ext *x = h->ext_pool;
+  memcpy(&h->ext_pool, x, sizeof h->ext_pool); /* its link */
+  h->n_ext_pool--;
+  memset(x, 0, sizeof *x);
+  ext_init(x);
+  return a->ext = x;
+}
+
+static void ext_release(tend_host *h, tend_actor_ext *x) {
+  if (h->n_ext_pool >= EXT_POOL) {
+    free(x);
+    return;
+  }
+  memcpy(x, &h->ext_pool, sizeof h->ext_pool);
+  h->ext_pool = x;
+  h->n_ext_pool++;
+}
+
+void tend_actor_ext_pool_free(tend_host *h) {
+  while (h->ext_pool) {
+    tend_actor_ext *x = h->ext_pool;
+    memcpy(&h->ext_pool, x, sizeof h->ext_pool);
+    free(x);
+  }
+  h->n_ext_pool = 0;
+}
+
 tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
   if (a->ext) return a->ext;
   a->ext = calloc(1, sizeof *a->ext);
-  if (a->ext) {
-    for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
-      *ref_field(a->ext, ext_refs[i]) = LUA_NOREF;
-    a->ext->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
-  }
+  if (a->ext) ext_init(a->ext);
   return a->ext;
 }
 
@@ -183,7 +219,7 @@ void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a) {
     give_slot(L, h, ref_field(x, ext_refs[i]));
   tend_window_free(&x->child_window);
   tend_window_free(&x->group_window);
-  free(x);
+  ext_release(h, x);
   a->ext = NULL;
 }
 
@@ -207,7 +243,8 @@ int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
 }
 
 void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
-  tend_actor_ext *x = tend_actor_ext_get(a);
+  tend_host *h = tend_host_of(L);
+  tend_actor_ext *x = ext_new(h, a);
   if (x == NULL) {
     lua_pop(L, 1);
     return;
@@ -217,7 +254,6 @@ void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
     lua_rawseti(L, LUA_REGISTRYINDEX, *r); /* pays no unref and ref */
     return;
   }
-  tend_host *h = tend_host_of(L);
   give_slot(L, h, r);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);

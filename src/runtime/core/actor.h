@@ -303,6 +303,8 @@ tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
 
 /* a's ext record, allocated on first use; NULL when memory is out. */
 tend_actor_ext *tend_actor_ext_get(tend_actor *a);
+/* Frees the ext records h keeps for reuse (at close). */
+void tend_actor_ext_pool_free(tend_host *h);
 /* Frees a's ext and what it owns (at death or close). */
 void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes the Lua value of one of a's ext refs (nil when unset). */

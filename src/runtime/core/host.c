@@ -424,5 +424,6 @@ void tend_host_close(tend_host *h) {
   tend_pool_free(&h->promises); /* and the promises still pending */
   free(h->free_values);
   free(h->ext_slots);
+  tend_actor_ext_pool_free(h);
   free(h);
 }

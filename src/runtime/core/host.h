@@ -122,6 +122,9 @@ struct tend_host {
   int *ext_slots;    /* registry slots an ext value left, false in them
                         (actor.c): reused before luaL_ref's free list */
   uint32_t n_ext_slots, cap_ext_slots;
+  struct tend_actor_ext *ext_pool; /* ext records freed, kept for the next
+                                      (actor.c; each links the next) */
+  uint32_t n_ext_pool;
   /* The last named child path made (lifecycle.c; a backoff supervisor
    * makes the same one at each start): its parent, its name's bytes, and
    * the path in the registry at child_path_ref once asked for twice. */
