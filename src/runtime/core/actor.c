@@ -90,8 +90,15 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
 }
 
 void tend_actor_push_path_ref(lua_State *L, const tend_host *h,
-                              tend_actor *a) {
-  tend_actor_push_ctx(L, h, a);
+                              tend_actor *a, int ctx) {
+  if (lua_type(L, ctx) != LUA_TUSERDATA) { /* not anchored: made anew */
+    tend_actor_push_path(L, h, a);
+    tend_ref_new(L, a->id, a->gen);
+    lua_pushvalue(L, -2);
+    tend_ref_set_path(L, -2);
+    return;
+  }
+  lua_pushvalue(L, ctx);
   to_canonical_ref(L, a);
   if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) { /* anonymous, first use */
     lua_pop(L, 1);

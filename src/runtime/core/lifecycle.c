@@ -431,8 +431,9 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_end_wait(L, h, a);
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   tend_runq_remove(h, a);
-  tend_actor_push_path_ref(L, h, a); /* a dead ref keeps saying where */
-  int path = lua_gettop(L) - 1;      /* it was: its path is in it */
+  /* a dead ref keeps saying where it was: the path is in it */
+  tend_actor_push_path_ref(L, h, a, ctx);
+  int path = lua_gettop(L) - 1;
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   tend_advice_check(L, h, a);
