@@ -89,8 +89,8 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
   lua_replace(L, -2); /* leave the path */
 }
 
-void tend_actor_push_path_ref(lua_State *L, const tend_host *h,
-                              tend_actor *a, int ctx) {
+void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx) {
   if (lua_type(L, ctx) != LUA_TUSERDATA) { /* not anchored: made anew */
     tend_actor_push_path(L, h, a);
     tend_ref_new(L, a->id, a->gen);

@@ -287,8 +287,8 @@ int tend_actor_push_cached_path(lua_State *L, int ctx);
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes a's path, then its canonical ref, which holds that path (a live
  * actor, still anchored; its record at stack index ctx). */
-void tend_actor_push_path_ref(lua_State *L, const tend_host *h,
-                              tend_actor *a, int ctx);
+void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that

@@ -130,7 +130,7 @@ struct tend_host {
    * the path in the registry at child_path_ref once asked for twice. */
   uint32_t child_path_id, child_path_gen; /* the parent; 0: none */
   uint32_t child_path_len;                /* the name's length */
-  int child_path_ref;  /* registry slot (0 until made) */
+  int child_path_ref;                     /* registry slot (0 until made) */
   int child_path_kept; /* 1: the slot holds this key's path */
   char child_path_name[32];
 

@@ -59,7 +59,7 @@ static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
     lua_pushliteral(L, "/");
     lua_pushvalue(L, name);
     lua_concat(L, 3); /* push child path */
-    if (same) { /* asked twice: kept (a parent's path never changes) */
+    if (same) {       /* asked twice: kept (a parent's path never changes) */
       lua_pushvalue(L, -1);
       if (h->child_path_ref)
         lua_rawseti(L, LUA_REGISTRYINDEX, h->child_path_ref);
