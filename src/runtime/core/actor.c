@@ -89,6 +89,24 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
   lua_replace(L, -2); /* leave the path */
 }
 
+void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx) {
+  if (lua_type(L, ctx) != LUA_TUSERDATA) { /* not anchored: made anew */
+    tend_actor_push_path(L, h, a);
+    tend_ref_new(L, a->id, a->gen);
+    lua_pushvalue(L, -2);
+    tend_ref_set_path(L, -2);
+    return;
+  }
+  lua_pushvalue(L, ctx);
+  to_canonical_ref(L, a);
+  if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) { /* anonymous, first use */
+    lua_pop(L, 1);
+    tend_actor_push_path(L, h, a); /* made, and kept in the ref */
+  }
+  lua_insert(L, -2); /* path ref */
+}
+
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
   if (a->state == TEND_ACTOR_DEAD) { /* no anchor any more */
     tend_ref_new(L, a->id, a->gen);
@@ -122,26 +140,93 @@ static int *ref_field(tend_actor_ext *x, size_t field) {
   return (int *)(void *)((char *)x + field);
 }
 
+/* Freed ext records wait in a host's pool (at most EXT_POOL): each
+ * restart under a backoff supervisor makes a new actor, whose ext holds
+ * its error; the next one takes the last one's record, no calloc. */
+enum { EXT_POOL = 64 };
+
+static void ext_init(tend_actor_ext *x) {
+  for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
+    *ref_field(x, ext_refs[i]) = LUA_NOREF;
+  x->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
+}
+
+static tend_actor_ext *ext_new(tend_host *h, tend_actor *a) {
+  if (a->ext || h->ext_pool == NULL) return tend_actor_ext_get(a);
+  tend_actor_ext *x = h->ext_pool;
+  memcpy(&h->ext_pool, x, sizeof h->ext_pool); /* its link */
+  h->n_ext_pool--;
+  memset(x, 0, sizeof *x);
+  ext_init(x);
+  return a->ext = x;
+}
+
+static void ext_release(tend_host *h, tend_actor_ext *x) {
+  if (h->n_ext_pool >= EXT_POOL) {
+    free(x);
+    return;
+  }
+  memcpy(x, &h->ext_pool, sizeof h->ext_pool);
+  h->ext_pool = x;
+  h->n_ext_pool++;
+}
+
+void tend_actor_ext_pool_free(tend_host *h) {
+  while (h->ext_pool) {
+    tend_actor_ext *x = h->ext_pool;
+    memcpy(&h->ext_pool, x, sizeof h->ext_pool);
+    free(x);
+  }
+  h->n_ext_pool = 0;
+}
+
 tend_actor_ext *tend_actor_ext_get(tend_actor *a) {
   if (a->ext) return a->ext;
   a->ext = calloc(1, sizeof *a->ext);
-  if (a->ext) {
-    for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
-      *ref_field(a->ext, ext_refs[i]) = LUA_NOREF;
-    a->ext->shutdown_ns = TEND_SHUTDOWN_NS; /* 0 is brutal_kill, not unset */
-  }
+  if (a->ext) ext_init(a->ext);
   return a->ext;
 }
 
+/* The ext values live in registry slots. A slot an actor leaves holds
+ * false (the border luaL_ref reads stays where it was) and goes on the
+ * host's list, taken by the next value before luaL_ref: a restart under a
+ * backoff supervisor makes a new actor, whose error and failed message
+ * then cost a store each instead of luaL_ref's four table operations and
+ * luaL_unref's three. */
+static int take_slot(lua_State *L, tend_host *h) {
+  if (h->n_ext_slots == 0) return luaL_ref(L, LUA_REGISTRYINDEX);
+  int r = h->ext_slots[--h->n_ext_slots];
+  lua_rawseti(L, LUA_REGISTRYINDEX, r);
+  return r;
+}
+
+static void give_slot(lua_State *L, tend_host *h, int *r) {
+  if (*r <= 0) return; /* LUA_NOREF, LUA_REFNIL */
+  if (h->n_ext_slots == h->cap_ext_slots) {
+    uint32_t cap = h->cap_ext_slots ? h->cap_ext_slots * 2 : 64;
+    int *v = realloc(h->ext_slots, cap * sizeof *v);
+    if (v == NULL) { /* Lua's own list takes it */
+      luaL_unref(L, LUA_REGISTRYINDEX, *r);
+      *r = LUA_NOREF;
+      return;
+    }
+    h->ext_slots = v;
+    h->cap_ext_slots = cap;
+  }
+  lua_pushboolean(L, 0);
+  lua_rawseti(L, LUA_REGISTRYINDEX, *r);
+  h->ext_slots[h->n_ext_slots++] = *r;
+  *r = LUA_NOREF;
+}
+
 void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a) {
-  (void)h;
   tend_actor_ext *x = a->ext;
   if (x == NULL) return;
   for (size_t i = 0; i < sizeof ext_refs / sizeof ext_refs[0]; i++)
-    luaL_unref(L, LUA_REGISTRYINDEX, *ref_field(x, ext_refs[i]));
+    give_slot(L, h, ref_field(x, ext_refs[i]));
   tend_window_free(&x->child_window);
   tend_window_free(&x->group_window);
-  free(x);
+  ext_release(h, x);
   a->ext = NULL;
 }
 
@@ -165,7 +250,8 @@ int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns) {
 }
 
 void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
-  tend_actor_ext *x = tend_actor_ext_get(a);
+  tend_host *h = tend_host_of(L);
+  tend_actor_ext *x = ext_new(h, a);
   if (x == NULL) {
     lua_pop(L, 1);
     return;
@@ -175,8 +261,13 @@ void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
     lua_rawseti(L, LUA_REGISTRYINDEX, *r); /* pays no unref and ref */
     return;
   }
-  luaL_unref(L, LUA_REGISTRYINDEX, *r);
-  *r = luaL_ref(L, LUA_REGISTRYINDEX); /* nil: LUA_REFNIL */
+  give_slot(L, h, r);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    *r = LUA_REFNIL;
+  } else {
+    *r = take_slot(L, h);
+  }
 }
 
 void tend_actor_set_strategy(lua_State *L, tend_actor *a,

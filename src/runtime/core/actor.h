@@ -287,6 +287,10 @@ void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx);
 int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
+/* Pushes a's path, then its canonical ref, which holds that path (a live
+ * actor, still anchored; its record at stack index ctx). */
+void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that
@@ -301,6 +305,8 @@ tend_actor *tend_actor_live(tend_host *h, uint32_t id, uint32_t gen);
 
 /* a's ext record, allocated on first use; NULL when memory is out. */
 tend_actor_ext *tend_actor_ext_get(tend_actor *a);
+/* Frees the ext records h keeps for reuse (at close). */
+void tend_actor_ext_pool_free(tend_host *h);
 /* Frees a's ext and what it owns (at death or close). */
 void tend_actor_ext_free(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes the Lua value of one of a's ext refs (nil when unset). */

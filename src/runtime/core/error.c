@@ -24,18 +24,25 @@ static int is_brief(const char *kind) {
 }
 
 /* Pushes a new error value {kind, message}. */
-void tend_error_new(lua_State *L, const char *kind, const char *message) {
+/* Replaces the message at the top with a new error value {kind, message}
+ * (the message set once: the handler's is any string, NUL bytes and all). */
+static void error_of_message(lua_State *L, const char *kind) {
   tend_host *h = tend_host_of(L);
   lua_createtable(L, 0, 4);
   lua_pushstring(L, kind);
   lua_setfield(L, -2, "kind");
-  lua_pushstring(L, message);
+  lua_insert(L, -2);
   lua_setfield(L, -2, "message");
   if (h->error_mt_ref) /* by its number: no lookup of the name */
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->error_mt_ref);
   else
     luaL_getmetatable(L, TEND_ERROR_MT);
   lua_setmetatable(L, -2);
+}
+
+void tend_error_new(lua_State *L, const char *kind, const char *message) {
+  lua_pushstring(L, message);
+  error_of_message(L, kind);
 }
 
 int tend_error_is(lua_State *L, int idx) {
@@ -265,9 +272,7 @@ static int error_handler(lua_State *L) {
     lua_pushvalue(L, 1); /* error("..."): the message as it is */
   else
     push_words(L, 1);
-  tend_error_new(L, TEND_ERR_NAME(ERROR), "");
-  lua_insert(L, -2);
-  lua_setfield(L, -2, "message"); /* NUL bytes and all */
+  error_of_message(L, TEND_ERR_NAME(ERROR));
   if (lua_type(L, 1) != LUA_TSTRING) {
     lua_pushvalue(L, 1);
     lua_setfield(L, -2, "value"); /* keep what was raised */

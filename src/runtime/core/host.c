@@ -423,5 +423,7 @@ void tend_host_close(tend_host *h) {
   tend_pool_free(&h->msgs);
   tend_pool_free(&h->promises); /* and the promises still pending */
   free(h->free_values);
+  free(h->ext_slots);
+  tend_actor_ext_pool_free(h);
   free(h);
 }

@@ -122,6 +122,20 @@ struct tend_host {
   int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
   int error_mt_ref;  /* the metatable tend.Error, 0 until the API made it */
   int traceback_ref; /* the last traceback text made (error.c), or 0 */
+  int *ext_slots;    /* registry slots an ext value left, false in them
+                        (actor.c): reused before luaL_ref's free list */
+  uint32_t n_ext_slots, cap_ext_slots;
+  struct tend_actor_ext *ext_pool; /* ext records freed, kept for the next
+                                      (actor.c; each links the next) */
+  uint32_t n_ext_pool;
+  /* The last named child path made (lifecycle.c; a backoff supervisor
+   * makes the same one at each start): its parent, its name's bytes, and
+   * the path in the registry at child_path_ref once asked for twice. */
+  uint32_t child_path_id, child_path_gen; /* the parent; 0: none */
+  uint32_t child_path_len;                /* the name's length */
+  int child_path_ref;                     /* registry slot (0 until made) */
+  int child_path_kept; /* 1: the slot holds this key's path */
+  char child_path_name[32];
 
   /* The value store (value.c): slots 1..TEND_FAST_VALUES are the user
    * values of one userdata (values_fast_ref), the cheapest place the API

@@ -45,10 +45,35 @@ void tend_actor_adopt(tend_actor *parent, tend_actor *a) {
  * raises (naming fn) if the name is taken. */
 static void push_child_path(lua_State *L, tend_host *h, tend_actor *parent,
                             int name, const char *fn) {
-  tend_actor_push_path(L, h, parent);
-  lua_pushliteral(L, "/");
-  lua_pushvalue(L, name);
-  lua_concat(L, 3); /* push child path */
+  size_t n = 0;
+  const char *s =
+      lua_type(L, name) == LUA_TSTRING ? lua_tolstring(L, name, &n) : NULL;
+  int same = s && n < sizeof h->child_path_name &&
+             h->child_path_id == parent->id &&
+             h->child_path_gen == parent->gen && h->child_path_len == n &&
+             memcmp(h->child_path_name, s, n) == 0;
+  if (same && h->child_path_kept) { /* the last one again: no concat */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->child_path_ref);
+  } else {
+    tend_actor_push_path(L, h, parent);
+    lua_pushliteral(L, "/");
+    lua_pushvalue(L, name);
+    lua_concat(L, 3); /* push child path */
+    if (same) {       /* asked twice: kept (a parent's path never changes) */
+      lua_pushvalue(L, -1);
+      if (h->child_path_ref)
+        lua_rawseti(L, LUA_REGISTRYINDEX, h->child_path_ref);
+      else
+        h->child_path_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+      h->child_path_kept = 1;
+    } else if (s && n < sizeof h->child_path_name) { /* remembered */
+      h->child_path_id = parent->id;
+      h->child_path_gen = parent->gen;
+      h->child_path_len = (uint32_t)n;
+      memcpy(h->child_path_name, s, n);
+      h->child_path_kept = 0;
+    }
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
   lua_pushvalue(L, -2);
   if (lua_rawget(L, -2) != LUA_TNIL)
@@ -407,11 +432,9 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_end_wait(L, h, a);
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   tend_runq_remove(h, a);
-  tend_actor_push_path(L, h, a);
-  int path = lua_gettop(L);
-  tend_actor_push_ref(L, h, a); /* a dead ref keeps saying where it was */
-  lua_pushvalue(L, path);
-  tend_ref_set_path(L, -2);
+  /* a dead ref keeps saying where it was: the path is in it */
+  tend_actor_push_path_ref(L, h, a, ctx);
+  int path = lua_gettop(L) - 1;
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   tend_advice_check(L, h, a);

@@ -396,6 +396,12 @@ static int tend_supervise_child_failed(lua_State *L, tend_host *h,
     apply(L, h, p, c, TEND_STOP, "stopping", 0);
     return -1;
   }
+  if (p->role == TEND_ROLE_BACKOFF && !(p->ext && p->ext->has_strategy)) {
+    /* backoff, no decider (one comes with a strategy): every failure,
+     * InitError too, backs off; its kind is not read */
+    apply(L, h, p, c, TEND_RESTART, "backoff", 0);
+    return -1;
+  }
   tend_actor_push_ext(L, c, TEND_EXT(error_ref)); /* top + 1 */
   lua_getfield(L, -1, "kind");                    /* top + 2 */
   const char *kind =
@@ -446,10 +452,6 @@ static int tend_supervise_child_failed(lua_State *L, tend_host *h,
     int i =
         lua_isstring(L, -1) ? tend_directive_parse(lua_tostring(L, -1)) : -1;
     d = i < 0 ? TEND_ESCALATE : (tend_directive)i;
-  } else if (p->role == TEND_ROLE_BACKOFF &&
-             !(p->ext && p->ext->has_strategy)) {
-    d = TEND_RESTART; /* backoff: every failure, InitError too, backs off */
-    clause = "backoff";
   } else {
     d = default_decision(kind);
     clause = "default";
