@@ -41,6 +41,12 @@ function TestStreamFiber:test_unordered_results_come_as_their_calls_end()
   lu.assertEquals(tend.now() - t0, 3)
 end
 
+function TestStreamFiber:test_waits_that_end_together_continue_in_the_order_they_ended()
+  -- the three timers fire at the same instant, in the order they were armed
+  local r = S.range(1, 3):map_async_unordered(3, function(x) tend.sleep(1) return x end):run_seq()
+  lu.assertEquals(r, { 1, 2, 3 })
+end
+
 function TestStreamFiber:test_an_ask_that_times_out_fails_its_element_only()
   local silent = tend.spawn(function() return function() end end)
   local e = echo()
