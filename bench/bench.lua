@@ -62,19 +62,20 @@ local function timed(name, variant, count, fn, extra)
 end
 
 -- A driver that crashes the child announcing itself, k times, each time
--- waiting for the next child (as the peers' restart benchmarks); returns
--- it and a function that says when it is done.
+-- waiting for the next child (as the peers' restart benchmarks); then it
+-- tells the main chunk, which waits in tend.receive (as a user's would,
+-- and the peers' do: no polling).
 local function crash_driver(k)
-  local done = false
+  local main = tend.self()
   local driver = tend.spawn(function()
     local left = k
     return function(child)
-      if left == 0 then done = true return end
+      if left == 0 then main:send("done") return end
       left = left - 1
       child:send("crash")
     end
   end)
-  return driver, function() return done end
+  return driver, function() assert(tend.receive() == "done") end
 end
 
 if bench == "pingpong" then
@@ -220,7 +221,7 @@ elseif bench == "restart" then
   -- it K times, each time waiting for the restarted child to announce
   -- itself (as the peers).
   local k = A[1] or 1000000
-  local driver, done = crash_driver(k)
+  local driver, wait_done = crash_driver(k)
   local r0 = tend.stats().restarts
   local sup
   timed("restart", "default", k, function()
@@ -231,7 +232,7 @@ elseif bench == "restart" then
       end)
       return function() end
     end)
-    await(done)
+    wait_done()
   end)
   assert(tend.stats().restarts - r0 == k)
   tend.stop(sup)
@@ -275,14 +276,14 @@ elseif bench == "backoff_restart" then
   -- The same under a backoff supervisor (on_failure, min_backoff = 0): each
   -- failure stops the child and starts a new one
   local k = A[1] or 300000
-  local driver, done = crash_driver(k)
+  local driver, wait_done = crash_driver(k)
   local sup
   timed("restart", "backoff", k, function()
     sup = tend.spawn(tend.backoff.on_failure(function(cctx)
       driver:send(cctx.self)
       return function() error("boom") end
     end, { min_backoff = 0, max_backoff = 0, random_factor = 0 }))
-    await(done)
+    wait_done()
   end)
   tend.stop(sup)
   tend.stop(driver)
