@@ -8,8 +8,9 @@ local tend = require "tend"
 local H = require "helper"
 
 if tend.virtual_time() then return end
-if not os.execute("command -v nats-server >/dev/null 2>&1") then
-  print("local_nats_spec: skipped: nats-server is not installed (scripts/deps installs it)")
+local no_nats = H.no_nats()
+if no_nats then
+  print("local_nats_spec: skipped: " .. no_nats)
   return
 end
 

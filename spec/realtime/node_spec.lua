@@ -8,34 +8,15 @@ local tend = require "tend"
 local H = require "helper"
 
 if tend.virtual_time() then return end
-if not os.execute("command -v nats-server >/dev/null 2>&1") then
-  print("node_spec: skipped: nats-server is not installed (scripts/deps installs it)")
+local no_nats = H.no_nats()
+if no_nats then
+  print("node_spec: skipped: " .. no_nats)
   return
 end
 
 local eventually = H.eventually
-local nats_port, nats_dir, nats_proc, url
-
-local function free_port()
-  local l = tend.tcp.listen { port = 0, handler = function() end }
-  local p = tend.ask(l, "port")
-  tend.stop(l)
-  return p
-end
-
-local function start_nats()
-  nats_proc = tend.spawn(tend.process {
-    cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(nats_port), "-js", "-sd", nats_dir },
-    stdout = "null", stderr = "null", ready = { tcp = nats_port }, ready_timeout = 10,
-  }, { name = "nats", restart = "temporary" })
-  assert(eventually(function() return tend.inspect(nats_proc).state == "running" end), "nats-server not ready")
-end
-
-nats_port = free_port()
-nats_dir = os.tmpname()
-os.remove(nats_dir)
-start_nats()
-url = "nats://127.0.0.1:" .. nats_port
+local url, start_nats = H.nats_server()
+local nats_proc = start_nats()
 -- A node is down after NODE_TIMEOUT s without a heartbeat (one each
 -- quarter of it), here and at the peers: short, as a killed or stopped
 -- peer is seen down only then. scripts/check sets 2 s
@@ -266,7 +247,7 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back_with_their
   local before = counter
   tend.sleep(0.3)
   lu.assertTrue(counter > before) -- local work goes on
-  start_nats()
+  nats_proc = start_nats()
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)
