@@ -174,15 +174,27 @@ function TestNode:test_bad_messages_are_refused_at_the_sender()
   tend.stop(p)
 end
 
+-- On this node's own name, spawn_on spawns here, as tend.spawn does with
+-- "module.factory" (same parent, same errors).
+function TestNode:test_spawn_on_this_nodes_own_name_spawns_here()
+  local e = tend.spawn_on("spec", "node_actors.echo", { name = "own_echo" })
+  lu.assertEquals(tostring(e), "Ref(/user/own_echo)")
+  lu.assertEquals(tend.ask(e, "here"), "here")
+  tend.stop(e)
+  local ok, err = pcall(tend.spawn_on, "spec", "node_actors.nothing")
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "tend.spawn: factory: 'node_actors.nothing' is not a function")
+end
+
 function TestNode:test_remote_spawn_of_a_missing_module_is_a_spawn_error()
   local name, p = peer()
   local ok, err = pcall(tend.spawn_on, name, "no_such_module.factory")
   lu.assertFalse(ok)
   lu.assertEquals(err.kind, "SpawnError")
-  lu.assertStrContains(err.message, "cannot load module 'no_such_module'")
+  lu.assertStrContains(err.message, "tend.spawn_on: module 'no_such_module' not found:")
   ok, err = pcall(tend.spawn_on, name, "node_actors.nothing")
   lu.assertEquals(err.kind, "SpawnError")
-  lu.assertStrContains(err.message, "has no factory 'nothing'")
+  lu.assertStrContains(err.message, "tend.spawn_on: ctx:spawn: factory: 'node_actors.nothing' is not a function on node ")
   ok, err = pcall(tend.spawn_on, "nowhere", "node_actors.echo")
   lu.assertEquals(err.kind, "NodeDown")
   tend.stop(p)
