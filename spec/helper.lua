@@ -201,6 +201,14 @@ function H.observer_url(path, ready, seconds)
   end
 end
 
+-- When `why` is given (a reason the spec cannot run here: H.no_browser(),
+-- H.no_nats()), prints "NAME: skipped: why" and returns true: the spec
+-- then defines no test.
+function H.skip(name, why)
+  if why then print(name .. ": skipped: " .. why) end
+  return why ~= nil
+end
+
 -- Why a headless browser cannot run here (no chromium, no node: `scripts/deps
 -- browser` installs them), or nil when it can.
 function H.no_browser()

@@ -7,12 +7,7 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-local no_nats = H.no_nats()
-if no_nats then
-  print("node_spec: skipped: " .. no_nats)
-  return
-end
+if tend.virtual_time() or H.skip("node_spec", H.no_nats()) then return end
 
 local eventually = H.eventually
 local url, start_nats = H.nats_server()

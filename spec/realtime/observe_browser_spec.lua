@@ -10,12 +10,7 @@ local tend = require "tend"
 local json = require "tend.observe.json"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-local no_browser = H.no_browser()
-if no_browser then
-  print("observe_browser_spec: skipped: " .. no_browser)
-  return
-end
+if tend.virtual_time() or H.skip("observe_browser_spec", H.no_browser()) then return end
 
 TestObserveBrowser = {}
 

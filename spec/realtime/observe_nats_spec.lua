@@ -7,12 +7,7 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-local no_nats = H.no_nats()
-if no_nats then
-  print("observe_nats_spec: skipped: " .. no_nats)
-  return
-end
+if tend.virtual_time() or H.skip("observe_nats_spec", H.no_nats()) then return end
 
 TestObserveNats = {}
 

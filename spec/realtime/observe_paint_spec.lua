@@ -9,12 +9,7 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-local no_browser = H.no_browser()
-if no_browser then
-  print("observe_paint_spec: skipped: " .. no_browser)
-  return
-end
+if tend.virtual_time() or H.skip("observe_paint_spec", H.no_browser()) then return end
 
 TestObservePaint = {}
 
