@@ -201,6 +201,21 @@ function H.observer_url(path, ready, seconds)
   end
 end
 
+-- Starts `tend FLAGS... --observe 0 DIR/app.lua` in the background: DIR
+-- a directory of the caller's, app.lua the text `program` (written there),
+-- its stdout in DIR/out and its stderr in DIR/err. Returns its pid and
+-- what H.observer_url(DIR/err, ready) returns (the caller kills pid).
+function H.observed(dir, program, flags, ready)
+  local f = assert(io.open(dir .. "/app.lua", "w"))
+  f:write(program)
+  f:close()
+  local words = { quote(require("tend.internal").executable()) }
+  for _, w in ipairs(flags or {}) do words[#words + 1] = quote(w) end
+  local pid = H.sh(string.format("%s --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!",
+    table.concat(words, " "), dir, dir, dir))
+  return pid, H.observer_url(dir .. "/err", ready)
+end
+
 -- When `why` is given (a reason the spec cannot run here: H.no_browser(),
 -- H.no_nats()), prints "NAME: skipped: why" and returns true: the spec
 -- then defines no test.

@@ -14,7 +14,6 @@ if tend.virtual_time() then return end
 
 TestObserveClock = {}
 
-local exe = require("tend.internal").executable()
 local dir, pid, base, token
 
 local function read(name)
@@ -36,14 +35,9 @@ tend.shutdown(0)
 ]]
 
 function TestObserveClock:setUp()
-  dir = H.sh("mktemp -d")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  pid = H.sh(string.format("'%s' --virtual-time --seed 1 --trace '%s/trace.jsonl' --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!",
-    exe, dir, dir, dir, dir))
   local url
-  url, base, token = H.observer_url(dir .. "/err")
+  dir = H.sh("mktemp -d")
+  pid, url, base, token = H.observed(dir, PROGRAM, { "--virtual-time", "--seed", "1", "--trace", dir .. "/trace.jsonl" })
   lu.assertNotNil(url, "tend --observe printed no URL")
   lu.assertStrMatches(base, "http://127%.0%.0%.1:%d+")
 end

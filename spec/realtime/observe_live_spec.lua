@@ -16,7 +16,6 @@ if tend.virtual_time() or H.skip("observe_live_spec", H.no_browser()) then retur
 
 TestObserveLive = {}
 
-local exe = require("tend.internal").executable()
 local dir, pid, url, base, token
 
 -- The program observed: /user/w spawns a child named by each string it
@@ -36,11 +35,7 @@ tend.sleep(60)
 
 function TestObserveLive:setUp()
   dir = H.sh("mktemp -d")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  pid = H.sh(string.format("'%s' --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!", exe, dir, dir, dir))
-  url, base, token = H.observer_url(dir .. "/err")
+  pid, url, base, token = H.observed(dir, PROGRAM)
   lu.assertNotNil(url, "tend --observe printed no URL")
   lu.assertStrMatches(base, "http://127%.0%.0%.1:%d+")
   lu.assertNotNil(token)

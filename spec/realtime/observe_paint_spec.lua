@@ -13,8 +13,6 @@ if tend.virtual_time() or H.skip("observe_paint_spec", H.no_browser()) then retu
 
 TestObservePaint = {}
 
-local exe = require("tend.internal").executable()
-
 -- 100 supervisors of 100 children each: 10,100 actors under /user
 local PROGRAM = [[
 local tend = require "tend"
@@ -30,11 +28,7 @@ tend.sleep(120)
 
 function TestObservePaint:test_ten_thousand_actors_paint()
   local dir = H.sh("mktemp -d")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  local pid = H.sh(string.format("'%s' --observe 0 '%s/app.lua' > /dev/null 2> '%s/err' & echo $!", exe, dir, dir))
-  local url = H.observer_url(dir .. "/err", "spawned")
+  local pid, url = H.observed(dir, PROGRAM, {}, "spawned")
   lu.assertNotNil(url, "no URL, or the actors were not spawned")
   local js = [[(() => ({ count: document.getElementById("treecount").textContent,
     drawn: document.querySelectorAll("#rows tr.actor").length }))()]]
