@@ -26,12 +26,26 @@ local function peer(name) tend.node.peer(name, { log_level = "error" }) end
 
 local function clock() return tend.now() end
 
-if mode == "pingpong" then
-  local n = tonumber(args[1])
+-- Starts node b; returns an actor of bench.nodes_actors (its factory
+-- `factory`) spawned there.
+local function on_b(factory)
   peer("b")
-  local pong = tend.spawn_on("b", "bench.nodes_actors.pong")
+  return tend.spawn_on("b", "bench.nodes_actors." .. factory)
+end
+
+-- run(1000) to warm up, then run(n) timed: the line `name` of n * per
+-- messages.
+local function timed(name, n, per, run)
+  run(1000)
+  local t0 = clock()
+  run(n)
+  emit(name, per * n, clock() - t0)
+end
+
+if mode == "pingpong" then
+  local pong = on_b("pong")
   local main = tend.self()
-  local function run(k)
+  timed("remote_pingpong", tonumber(args[1]), 2, function(k)
     tend.spawn(function()
       return function(m, ctx)
         if m == "go" then pong:send(k) elseif m == 1 then main:send("done"); return tend.stopped
@@ -39,34 +53,21 @@ if mode == "pingpong" then
       end
     end):send("go")
     tend.receive()
-  end
-  run(1000) -- warm up
-  local t0 = clock()
-  run(n)
-  emit("remote_pingpong", 2 * n, clock() - t0)
+  end)
 elseif mode == "ask" then
-  local n = tonumber(args[1])
-  peer("b")
-  local srv = tend.spawn_on("b", "bench.nodes_actors.pong")
-  for i = 1, 1000 do assert(tend.ask(srv, i) == i) end
-  local t0 = clock()
-  for i = 1, n do tend.ask(srv, i) end
-  emit("remote_ask", n, clock() - t0)
+  local srv = on_b("pong")
+  timed("remote_ask", tonumber(args[1]), 1, function(k)
+    for i = 1, k do assert(tend.ask(srv, i) == i) end
+  end)
 elseif mode == "stream" then
-  local n = tonumber(args[1])
-  peer("b")
-  local sink = tend.spawn_on("b", "bench.nodes_actors.sink")
+  local sink = on_b("sink")
   local main = tend.self()
-  local function run(k)
+  timed("remote_stream", tonumber(args[1]), 1, function(k)
     for i = 1, k do sink:send(i) end
     sink:send({ main = main })
     local got = tend.receive()
     assert(got == k, string.format("the sink counted %s of %d", tostring(got), k))
-  end
-  run(1000) -- warm up
-  local t0 = clock()
-  run(n)
-  emit("remote_stream", n, clock() - t0)
+  end)
 elseif mode == "ring" then
   local size, tokens, rounds, k = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
   local nodes = {}

@@ -175,6 +175,109 @@ function H.http_raw(server)
   return c, read
 end
 
+-- Runs a shell command; returns its standard output without the trailing
+-- newlines (as the shell's $(...)).
+function H.sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return (out:gsub("\n+$", ""))
+end
+
+-- The observer's URL in the file at `path` (what `tend observe` or `tend
+-- --observe` printed: "... at http://HOST:PORT/?token=T"), once it is there
+-- and, when given, the text `ready` too; waits 50 ms at a time, at most
+-- `seconds` (default 10). Returns the URL, its base (http://HOST:PORT) and
+-- its token, or nil when none came.
+function H.observer_url(path, ready, seconds)
+  for _ = 1, math.ceil((seconds or 10) / 0.05) do
+    local text = read_all(path)
+    local url = (ready == nil or text:find(ready, 1, true)) and text:match(" at (http://%S+)")
+    if url then
+      local base, token = url:match("^(http://[^/]+)/%?token=(%x+)$")
+      return url, base, token
+    end
+    tend.sleep(0.05)
+  end
+end
+
+-- Starts `tend FLAGS... --observe 0 DIR/app.lua` in the background: DIR
+-- a directory of the caller's, app.lua the text `program` (written there),
+-- its stdout in DIR/out and its stderr in DIR/err. Returns its pid and
+-- what H.observer_url(DIR/err, ready) returns (the caller kills pid).
+function H.observed(dir, program, flags, ready)
+  local f = assert(io.open(dir .. "/app.lua", "w"))
+  f:write(program)
+  f:close()
+  local words = { quote(require("tend.internal").executable()) }
+  for _, w in ipairs(flags or {}) do words[#words + 1] = quote(w) end
+  local pid = H.sh(string.format("%s --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!",
+    table.concat(words, " "), dir, dir, dir))
+  return pid, H.observer_url(dir .. "/err", ready)
+end
+
+-- When `why` is given (a reason the spec cannot run here: H.no_browser(),
+-- H.no_nats()), prints "NAME: skipped: why" and returns true: the spec
+-- then defines no test.
+function H.skip(name, why)
+  if why then print(name .. ": skipped: " .. why) end
+  return why ~= nil
+end
+
+-- Why a headless browser cannot run here (no chromium, no node: `scripts/deps
+-- browser` installs them), or nil when it can.
+function H.no_browser()
+  local function has(cmd) return os.execute("command -v " .. cmd .. " >/dev/null 2>&1") end
+  if not (has("chromium") or has("chromium-browser") or has("google-chrome")) then
+    return "no chromium (scripts/deps browser installs it)"
+  end
+  if not has("node") then return "no node (scripts/deps browser installs it)" end
+end
+
+-- Opens `url` in headless Chromium (scripts/browser.mjs), waits until the
+-- JavaScript `wait_for` holds (default: the page says it is ready), runs
+-- the JavaScript `js` there; returns the flat table it gave (the script's
+-- last line, with its errors and ms); raises, with what the script said,
+-- when there is none. `seconds` bounds the browser (default 60).
+function H.browser(url, js, wait_for, seconds)
+  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url,
+    "--timeout", tostring(seconds or 60),
+    "--wait-for", wait_for or "document.body.dataset.ready === '1'", "--eval", js }
+  for i, w in ipairs(words) do words[i] = quote(w) end
+  local text = H.sh(table.concat(words, " ") .. " 2>&1")
+  local r, why = require("tend.timeline").parse_line(text:match("[^\n]*$"))
+  if r == nil then error("browser.mjs said: " .. text .. " (" .. tostring(why) .. ")", 2) end
+  return r
+end
+
+-- Why nats-server cannot run here (scripts/deps installs it), or nil.
+function H.no_nats()
+  if not os.execute("command -v nats-server >/dev/null 2>&1") then
+    return "nats-server is not installed (scripts/deps installs it)"
+  end
+end
+
+-- A nats-server of the spec's own on 127.0.0.1 (a free port, a store
+-- directory of its own): returns its URL and start(), which starts it (or
+-- starts it again, on the same port and store) as a temporary child of the
+-- caller named "nats", and returns that actor once its port answers.
+function H.nats_server()
+  local l = tend.tcp.listen { port = 0, handler = function() end }
+  local port = tend.ask(l, "port")
+  tend.stop(l)
+  local dir = os.tmpname()
+  os.remove(dir)
+  local function start()
+    local nats = tend.spawn(tend.process {
+      cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(port), "-js", "-sd", dir },
+      stdout = "null", stderr = "null", ready = { tcp = port }, ready_timeout = 10,
+    }, { name = "nats", restart = "temporary" })
+    assert(H.eventually(function() return tend.inspect(nats).state == "running" end), "nats-server not ready")
+    return nats
+  end
+  return "nats://127.0.0.1:" .. port, start
+end
+
 -- The descriptors this process holds (io.popen's shell: its parent).
 function H.fds()
   local p = assert(io.popen("ls /proc/$PPID/fd | wc -l"))

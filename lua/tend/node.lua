@@ -433,22 +433,14 @@ service_ops.ps = function(c)
   c:reply(rows)
 end
 
--- A per-origin parent of the actors other nodes spawn here: it loads
--- "module.factory" and spawns it as its child, then answers the asker.
+-- A per-origin parent of the actors other nodes spawn here: it spawns
+-- "module.factory" as its child (ctx:spawn loads the module and resolves
+-- the factory: src/runtime/core/factory.c), then answers the asker.
 local function origin_parent()
   return function(m, c)
     if type(m) ~= "table" or m.op ~= "spawn" then return end
-    local mod, fname = m.spec:match("^(.+)%.([%w_]+)$")
-    local ok, lib = pcall(require, mod)
-    local factory = ok and type(lib) == "table" and lib[fname]
-    if not ok then
-      c:reply({ error = string.format("cannot load module '%s': %s", mod, tostring(lib)) })
-    elseif type(factory) ~= "function" then
-      c:reply({ error = string.format("module '%s' has no factory '%s' (got %s)", mod, fname, type(factory)) })
-    else
-      local sok, ref = pcall(c.spawn, c, factory, m.opts)
-      if sok then c:reply({ ref = ref }) else c:reply({ error = tostring(type(ref) == "table" and ref.message or ref) }) end
-    end
+    local ok, ref = pcall(c.spawn, c, m.spec, m.opts)
+    if ok then c:reply({ ref = ref }) else c:reply({ error = tostring(type(ref) == "table" and ref.message or ref) }) end
   end
 end
 
@@ -468,7 +460,7 @@ local function remote_guardian()
 end
 
 service_ops.spawn = function(c, m)
-  if type(m.spec) ~= "string" or not m.spec:match("^(.+)%.([%w_]+)$") or type(m.origin) ~= "string" then
+  if type(m.spec) ~= "string" or type(m.origin) ~= "string" then
     c:reply({ error = "a malformed spawn request" })
     return
   end
@@ -609,8 +601,7 @@ function M.spawn_on(name, spec, opts)
     if k == "timeout" then timeout = v else o[k] = v end
   end
   if name == (S and S.name) then -- this node: a local spawn, same parent
-    local mod, fname = spec:match("^(.+)%.([%w_]+)$")
-    return core.spawn(require(mod)[fname], o)
+    return core.spawn(spec, o)
   end
   local svc = service_of(name, "tend.spawn_on")
   local r = core.ask(svc, { op = "spawn", spec = spec, opts = o, origin = S.name }, timeout)

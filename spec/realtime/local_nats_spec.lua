@@ -7,11 +7,7 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-if not os.execute("command -v nats-server >/dev/null 2>&1") then
-  print("local_nats_spec: skipped: nats-server is not installed (scripts/deps installs it)")
-  return
-end
+if tend.virtual_time() or H.skip("local_nats_spec", H.no_nats()) then return end
 
 local exe = require("tend.internal").executable()
 

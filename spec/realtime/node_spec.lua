@@ -7,35 +7,11 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-if not os.execute("command -v nats-server >/dev/null 2>&1") then
-  print("node_spec: skipped: nats-server is not installed (scripts/deps installs it)")
-  return
-end
+if tend.virtual_time() or H.skip("node_spec", H.no_nats()) then return end
 
 local eventually = H.eventually
-local nats_port, nats_dir, nats_proc, url
-
-local function free_port()
-  local l = tend.tcp.listen { port = 0, handler = function() end }
-  local p = tend.ask(l, "port")
-  tend.stop(l)
-  return p
-end
-
-local function start_nats()
-  nats_proc = tend.spawn(tend.process {
-    cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(nats_port), "-js", "-sd", nats_dir },
-    stdout = "null", stderr = "null", ready = { tcp = nats_port }, ready_timeout = 10,
-  }, { name = "nats", restart = "temporary" })
-  assert(eventually(function() return tend.inspect(nats_proc).state == "running" end), "nats-server not ready")
-end
-
-nats_port = free_port()
-nats_dir = os.tmpname()
-os.remove(nats_dir)
-start_nats()
-url = "nats://127.0.0.1:" .. nats_port
+local url, start_nats = H.nats_server()
+local nats_proc = start_nats()
 -- A node is down after NODE_TIMEOUT s without a heartbeat (one each
 -- quarter of it), here and at the peers: short, as a killed or stopped
 -- peer is seen down only then. scripts/check sets 2 s
@@ -193,15 +169,27 @@ function TestNode:test_bad_messages_are_refused_at_the_sender()
   tend.stop(p)
 end
 
+-- On this node's own name, spawn_on spawns here, as tend.spawn does with
+-- "module.factory" (same parent, same errors).
+function TestNode:test_spawn_on_this_nodes_own_name_spawns_here()
+  local e = tend.spawn_on("spec", "node_actors.echo", { name = "own_echo" })
+  lu.assertEquals(tostring(e), "Ref(/user/own_echo)")
+  lu.assertEquals(tend.ask(e, "here"), "here")
+  tend.stop(e)
+  local ok, err = pcall(tend.spawn_on, "spec", "node_actors.nothing")
+  lu.assertFalse(ok)
+  lu.assertStrContains(tostring(err), "tend.spawn: factory: 'node_actors.nothing' is not a function")
+end
+
 function TestNode:test_remote_spawn_of_a_missing_module_is_a_spawn_error()
   local name, p = peer()
   local ok, err = pcall(tend.spawn_on, name, "no_such_module.factory")
   lu.assertFalse(ok)
   lu.assertEquals(err.kind, "SpawnError")
-  lu.assertStrContains(err.message, "cannot load module 'no_such_module'")
+  lu.assertStrContains(err.message, "tend.spawn_on: module 'no_such_module' not found:")
   ok, err = pcall(tend.spawn_on, name, "node_actors.nothing")
   lu.assertEquals(err.kind, "SpawnError")
-  lu.assertStrContains(err.message, "has no factory 'nothing'")
+  lu.assertStrContains(err.message, "tend.spawn_on: ctx:spawn: factory: 'node_actors.nothing' is not a function on node ")
   ok, err = pcall(tend.spawn_on, "nowhere", "node_actors.echo")
   lu.assertEquals(err.kind, "NodeDown")
   tend.stop(p)
@@ -266,7 +254,7 @@ function TestNode:test_nats_killed_midrun_nodes_go_down_and_come_back_with_their
   local before = counter
   tend.sleep(0.3)
   lu.assertTrue(counter > before) -- local work goes on
-  start_nats()
+  nats_proc = start_nats()
   repeat m = next_msg(30) until m == nil or m.tend == "nodeup"
   lu.assertNotNil(m)
   lu.assertEquals(m.node, name)

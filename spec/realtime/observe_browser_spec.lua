@@ -8,48 +8,23 @@
 local lu = require "luaunit"
 local tend = require "tend"
 local json = require "tend.observe.json"
-local timeline = require "tend.timeline"
+local H = require "helper"
 
-if tend.virtual_time() then return end
-local function has(cmd) return os.execute("command -v " .. cmd .. " >/dev/null 2>&1") end
-if not (has("chromium") or has("chromium-browser") or has("google-chrome")) then
-  print("observe_browser_spec: skipped: no chromium (scripts/deps browser installs it)")
-  return
-end
-if not has("node") then
-  print("observe_browser_spec: skipped: no node (scripts/deps browser installs it)")
-  return
-end
+if tend.virtual_time() or H.skip("observe_browser_spec", H.no_browser()) then return end
 
 TestObserveBrowser = {}
 
 local exe = require("tend.internal").executable()
 local dir, pid, url, base, token
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
-
 function TestObserveBrowser:setUp()
-  dir = sh("mktemp -d"):gsub("\n$", "")
+  dir = H.sh("mktemp -d")
   local f = assert(io.open(dir .. "/story.jsonl", "w"))
   for _, e in ipairs(require "timeline_story") do f:write(json.encode(e), "\n") end
   f:close()
-  pid = sh(string.format("'%s' observe '%s/story.jsonl' --port 0 > '%s/out' 2>&1 & echo $!", exe, dir, dir))
-    :gsub("\n$", "")
-  for _ = 1, 100 do -- the URL, once it listens
-    local o = io.open(dir .. "/out")
-    local text = o and o:read("a") or ""
-    if o then o:close() end
-    url = text:match("(http://%S+)")
-    if url then break end
-    tend.sleep(0.05)
-  end
+  pid = H.sh(string.format("'%s' observe '%s/story.jsonl' --port 0 > '%s/out' 2>&1 & echo $!", exe, dir, dir))
+  url, base, token = H.observer_url(dir .. "/out")
   lu.assertNotNil(url, "tend observe printed no URL")
-  base, token = url:match("^(http://[^/]+)/%?token=(%x+)$")
   lu.assertEquals(#token, 32)
 end
 
@@ -92,13 +67,7 @@ local function page(steps)
       return tr ? tr.children[1].textContent : "absent"; };
     const now = () => document.getElementById("now").textContent;
     ]] .. steps .. [[ })()]]
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
-    "--wait-for", "document.body.dataset.ready === '1'", "--eval", js }
-  for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
-  local out = sh(table.concat(words, " ") .. " 2>&1")
-  local r, why = timeline.parse_line(out:match("([^\n]*)\n*$"))
-  lu.assertNotNil(r, "browser.mjs said: " .. out .. " (" .. tostring(why) .. ")")
-  return r
+  return H.browser(url, js)
 end
 
 function TestObserveBrowser:test_the_slider_the_steps_and_the_timeline_show_the_tree_as_it_was()

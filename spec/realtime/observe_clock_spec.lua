@@ -8,20 +8,13 @@
 -- spec.
 local lu = require "luaunit"
 local tend = require "tend"
+local H = require "helper"
 
 if tend.virtual_time() then return end
 
 TestObserveClock = {}
 
-local exe = require("tend.internal").executable()
 local dir, pid, base, token
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
 
 local function read(name)
   local f = io.open(dir .. "/" .. name)
@@ -42,20 +35,11 @@ tend.shutdown(0)
 ]]
 
 function TestObserveClock:setUp()
-  dir = sh("mktemp -d"):gsub("\n$", "")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  pid = sh(string.format("'%s' --virtual-time --seed 1 --trace '%s/trace.jsonl' --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!",
-    exe, dir, dir, dir, dir)):gsub("\n$", "")
   local url
-  for _ = 1, 100 do
-    url = read("err"):match("tend: observer at (http://%S+)")
-    if url then break end
-    tend.sleep(0.05)
-  end
+  dir = H.sh("mktemp -d")
+  pid, url, base, token = H.observed(dir, PROGRAM, { "--virtual-time", "--seed", "1", "--trace", dir .. "/trace.jsonl" })
   lu.assertNotNil(url, "tend --observe printed no URL")
-  base, token = url:match("^(http://127%.0%.0%.1:%d+)/%?token=(%x+)$")
+  lu.assertStrMatches(base, "http://127%.0%.0%.1:%d+")
 end
 
 function TestObserveClock:tearDown()
@@ -104,7 +88,7 @@ function TestObserveClock:test_it_starts_paused_and_steps_one_timer_at_a_time()
   status, body = post("resume")
   lu.assertEquals({ status, body }, { 200, '{"done":"resume","paused":false,"t":2}\n' })
   for _ = 1, 100 do -- it runs on to its end (5.5 s)
-    if sh("kill -0 " .. pid .. " 2>/dev/null && echo alive") == "" then break end
+    if H.sh("kill -0 " .. pid .. " 2>/dev/null && echo alive") == "" then break end
     tend.sleep(0.02)
   end
   lu.assertEquals(read("out"), "tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n")

@@ -10,30 +10,13 @@
 -- Skipped, saying why, without chromium or node.
 local lu = require "luaunit"
 local tend = require "tend"
-local timeline = require "tend.timeline"
+local H = require "helper"
 
-if tend.virtual_time() then return end
-local function has(cmd) return os.execute("command -v " .. cmd .. " >/dev/null 2>&1") end
-if not (has("chromium") or has("chromium-browser") or has("google-chrome")) then
-  print("observe_live_spec: skipped: no chromium (scripts/deps browser installs it)")
-  return
-end
-if not has("node") then
-  print("observe_live_spec: skipped: no node (scripts/deps browser installs it)")
-  return
-end
+if tend.virtual_time() or H.skip("observe_live_spec", H.no_browser()) then return end
 
 TestObserveLive = {}
 
-local exe = require("tend.internal").executable()
 local dir, pid, url, base, token
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
 
 -- The program observed: /user/w spawns a child named by each string it
 -- gets, and fails on "boom"; it prints each message it gets.
@@ -51,22 +34,10 @@ tend.sleep(60)
 ]]
 
 function TestObserveLive:setUp()
-  dir = sh("mktemp -d"):gsub("\n$", "")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  pid = sh(string.format("'%s' --observe 0 '%s/app.lua' > '%s/out' 2> '%s/err' & echo $!", exe, dir, dir, dir))
-    :gsub("\n$", "")
-  for _ = 1, 100 do
-    local o = io.open(dir .. "/err")
-    local text = o and o:read("a") or ""
-    if o then o:close() end
-    url = text:match("tend: observer at (http://%S+)")
-    if url then break end
-    tend.sleep(0.05)
-  end
+  dir = H.sh("mktemp -d")
+  pid, url, base, token = H.observed(dir, PROGRAM)
   lu.assertNotNil(url, "tend --observe printed no URL")
-  base, token = url:match("^(http://127%.0%.0%.1:%d+)/%?token=(%x+)$")
+  lu.assertStrMatches(base, "http://127%.0%.0%.1:%d+")
   lu.assertNotNil(token)
 end
 
@@ -129,7 +100,7 @@ function TestObserveLive:test_actions_need_the_token_and_a_literal_that_is_data(
   r = tend.http.get(base .. "/api/events?format=json&from=0&token=" .. token)
   lu.assertStrContains(r.body, '"path":"/user/w"')
   if os.execute("command -v curl >/dev/null 2>&1") then
-    local text = sh("curl -sN --max-time 0.5 '" .. base .. "/api/events?from=0&token=" .. token .. "'")
+    local text = H.sh("curl -sN --max-time 0.5 '" .. base .. "/api/events?from=0&token=" .. token .. "'")
     lu.assertEquals(text:match("^retry: 1000\n\nid: (%d+)\nevent: trace\ndata: %[") ~= nil, true, text:sub(1, 300))
     lu.assertStrContains(text, '\n\nevent: tree\ndata: {"actors":[')
     lu.assertStrContains(text, '{"ev":"spawn","path":"/user/w"')
@@ -164,12 +135,7 @@ function TestObserveLive:test_the_page_shows_a_spawn_within_a_second_and_a_crash
       age: row("/user/w").children[2].textContent, top_kind: row("/user").children[7].textContent,
       error: document.getElementById("error").textContent };
   })()]]
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "60",
-    "--wait-for", "document.body.dataset.ready === '1'", "--eval", js }
-  for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
-  local text = sh(table.concat(words, " ") .. " 2>&1")
-  local r, why = timeline.parse_line(text:match("([^\n]*)\n*$"))
-  lu.assertNotNil(r, "browser.mjs said: " .. text .. " (" .. tostring(why) .. ")")
+  local r = H.browser(url, js)
   lu.assertEquals(r.errors, {})
   lu.assertEquals(r.error, "")
   lu.assertEquals(r.mode, "tend observer (live)")

@@ -7,31 +7,14 @@ local lu = require "luaunit"
 local tend = require "tend"
 local H = require "helper"
 
-if tend.virtual_time() then return end
-if not os.execute("command -v nats-server >/dev/null 2>&1") then
-  print("observe_nats_spec: skipped: nats-server is not installed (scripts/deps installs it)")
-  return
-end
+if tend.virtual_time() or H.skip("observe_nats_spec", H.no_nats()) then return end
 
 TestObserveNats = {}
 
-local function free_port()
-  local l = tend.tcp.listen { port = 0, handler = function() end }
-  local p = tend.ask(l, "port")
-  tend.stop(l)
-  return p
-end
-
-local nats_port = free_port()
-local nats_dir = os.tmpname()
-os.remove(nats_dir)
-local nats = tend.spawn(tend.process {
-  cmd = { "nats-server", "-a", "127.0.0.1", "-p", tostring(nats_port), "-js", "-sd", nats_dir },
-  stdout = "null", stderr = "null", ready = { tcp = nats_port }, ready_timeout = 10,
-}, { name = "nats", restart = "temporary" })
-assert(H.eventually(function() return tend.inspect(nats).state == "running" end), "nats-server not ready")
+local url, start_nats = H.nats_server()
+start_nats()
 local TIMEOUT = 0.5
-tend.node.start { name = "spec", nats = "nats://127.0.0.1:" .. nats_port, timeout = TIMEOUT }
+tend.node.start { name = "spec", nats = url, timeout = TIMEOUT }
 
 local function tree(routes)
   local t = routes["/api/tree"]({})

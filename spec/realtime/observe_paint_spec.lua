@@ -7,25 +7,11 @@
 -- chromium or node.
 local lu = require "luaunit"
 local tend = require "tend"
-local timeline = require "tend.timeline"
+local H = require "helper"
 
-if tend.virtual_time() then return end
-local function has(cmd) return os.execute("command -v " .. cmd .. " >/dev/null 2>&1") end
-if not (has("chromium") or has("chromium-browser") or has("google-chrome")) or not has("node") then
-  print("observe_paint_spec: skipped: no chromium or node (scripts/deps browser installs them)")
-  return
-end
+if tend.virtual_time() or H.skip("observe_paint_spec", H.no_browser()) then return end
 
 TestObservePaint = {}
-
-local exe = require("tend.internal").executable()
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
 
 -- 100 supervisors of 100 children each: 10,100 actors under /user
 local PROGRAM = [[
@@ -41,33 +27,16 @@ tend.sleep(120)
 ]]
 
 function TestObservePaint:test_ten_thousand_actors_paint()
-  local dir = sh("mktemp -d"):gsub("\n$", "")
-  local f = assert(io.open(dir .. "/app.lua", "w"))
-  f:write(PROGRAM)
-  f:close()
-  local pid = sh(string.format("'%s' --observe 0 '%s/app.lua' > /dev/null 2> '%s/err' & echo $!", exe, dir, dir))
-    :gsub("\n$", "")
-  local url
-  for _ = 1, 200 do
-    local e = io.open(dir .. "/err")
-    local text = e and e:read("a") or ""
-    if e then e:close() end
-    url = text:find("spawned", 1, true) and text:match("tend: observer at (http://%S+)")
-    if url then break end
-    tend.sleep(0.05)
-  end
+  local dir = H.sh("mktemp -d")
+  local pid, url = H.observed(dir, PROGRAM, {}, "spawned")
   lu.assertNotNil(url, "no URL, or the actors were not spawned")
   local js = [[(() => ({ count: document.getElementById("treecount").textContent,
     drawn: document.querySelectorAll("#rows tr.actor").length }))()]]
-  local words = { "node", "--experimental-websocket", "scripts/browser.mjs", url, "--timeout", "90",
-    "--wait-for", "document.body.dataset.ready === '1' && / of 1\\d{4}$/.test(document.getElementById('treecount').textContent)",
-    "--eval", js }
-  for i, w in ipairs(words) do words[i] = "'" .. w:gsub("'", "'\\''") .. "'" end
-  local text = sh(table.concat(words, " ") .. " 2>&1")
+  local ok, r = pcall(H.browser, url, js,
+    "document.body.dataset.ready === '1' && / of 1\\d{4}$/.test(document.getElementById('treecount').textContent)", 90)
   os.execute("kill " .. pid)
   os.execute("rm -rf '" .. dir .. "'")
-  local r, why = timeline.parse_line(text:match("([^\n]*)\n*$"))
-  lu.assertNotNil(r, "browser.mjs said: " .. text .. " (" .. tostring(why) .. ")")
+  lu.assertTrue(ok, r)
   lu.assertEquals(r.errors, {})
   lu.assertStrMatches(r.count, "%d+ shown of 101%d%d") -- /user, 100 supervisors, 10,000 children and /system's
   lu.assertTrue(r.drawn > 10 and r.drawn < 300, "rows drawn: " .. tostring(r.drawn)) -- virtualised

@@ -347,6 +347,45 @@ function TestProcess:test_back_pressure_stops_reading_while_the_owner_lags()
   H.stop_all(yes, slow, p.ref)
 end
 
+-- The reader pauses at the high-water mark (1000 lines queued) and
+-- resumes once its target has taken the queue down to the low-water mark
+-- (500): the target here waits, on its first line, until the reader has
+-- paused, then takes every line; all 20,000 come, in order, and the
+-- program ends.
+function TestProcess:test_a_paused_reader_resumes_when_the_owner_drains()
+  local p = tk.probe()
+  local count, peak, wrong = 0, 0, nil
+  local to = tend.spawn(function()
+    return function(m, c)
+      if m.tend ~= "stdout" then return end
+      if count == 0 then
+        for _ = 1, 1000 do -- until the reader pauses (10 s at most)
+          for _, row in ipairs(tend.ps()) do if row.ref == c.self then peak = row.mailbox end end
+          if peak >= 1000 then break end
+          c:sleep(0.01)
+        end
+      end
+      count = count + 1
+      if m.line ~= tostring(count) then wrong = wrong or (count .. ": " .. m.line) end
+      if count == 20000 then p.ref:send({ count = count, peak = peak, wrong = wrong }) end
+    end
+  end)
+  local seq = tend.spawn(tend.process { cmd = { "seq", "1", "20000" }, to = to })
+  p:watch(seq)
+  local got, ended -- (seq may end before its lines are all taken)
+  for _ = 1, 2 do
+    local e = p:receive(30)
+    if e == nil then break end
+    if e.msg.tend == "terminated" then ended = e.msg else got = e.msg end
+  end
+  lu.assertNotNil(got, "lines taken: " .. count .. " (the mailbox peaked at " .. peak .. ")")
+  lu.assertEquals({ got.count, got.wrong }, { 20000, nil })
+  lu.assertTrue(got.peak >= 1000 and got.peak < 1000 + 32768, "mailbox peak " .. got.peak)
+  lu.assertNotNil(ended, "seq did not end")
+  lu.assertEquals({ ended.ref, ended.reason }, { seq, "normal" })
+  H.stop_all(to, p.ref)
+end
+
 function TestProcess:test_output_to_the_log_and_to_a_file()
   local path = os.tmpname()
   local script = H.script(string.format([[
