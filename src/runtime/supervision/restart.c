@@ -66,6 +66,7 @@ static int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
   a->restart = TEND_RESTART_PRE;
   a->restart_for = (uint8_t)why;
   if (a->wait != TEND_WAIT_NONE) tend_actor_end_wait(L, h, a);
+  tend_promise_fiber_end(L, h, a); /* before its timers go (promise.h) */
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   if (why == TEND_RESTART_FOR_SELF) { /* else the group set the cause */
     tend_actor_push_ext(L, a, TEND_EXT(error_ref));
