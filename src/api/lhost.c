@@ -268,33 +268,62 @@ static int l_yield(lua_State *L) {
 /* Calls upvalue 1 with the arguments, co recorded as the innermost
  * coroutine the actor runs while it does (so that a loop there is
  * preempted as in the actor's own code); its error goes on, a text one
- * with where the caller is when where (as Lua's wrap does). */
-static int resume_in(lua_State *L, lua_State *co, int where) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
+ * with where the caller is when where (as Lua's wrap does). When co
+ * waits in tend (an ask, a sleep), the actor waits, then co is resumed
+ * again (again_k): the call returns what co yields or returns next, as
+ * if its code had run in the actor's own (runtime/core/fiber.h). The
+ * stack below the call: [1] co. */
+static int again_k(lua_State *L, int status, lua_KContext where);
+
+static int resume_call(lua_State *L, lua_State *co, int where) {
   tend_host *h = tend_host_of(L);
+  int base = 1; /* [1] co, kept for again_k */
   lua_State *before = tend_preempt_inner(h, co);
-  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  int yieldable = tend_sched_nested_begin(L, h);
+  int status = lua_pcall(L, lua_gettop(L) - base - 1, LUA_MULTRET, 0);
+  int waits = tend_sched_nested_end(h, yieldable);
   tend_preempt_inner(h, before);
+  if (status == LUA_OK && waits) {
+    lua_settop(L, base);
+    return tend_sched_nested_wait(L, h, (lua_KContext)where, again_k);
+  }
   if (status != LUA_OK && where && lua_type(L, -1) == LUA_TSTRING) {
     luaL_where(L, 1);
     lua_insert(L, -2);
     lua_concat(L, 2);
   }
   if (status != LUA_OK) return lua_error(L);
-  return lua_gettop(L);
+  return lua_gettop(L) - base;
+}
+
+/* After the actor's wait for co (stack [1] co): resumes co again, with
+ * nothing (its wait's continuation reads how the wait ended). */
+static int again_k(lua_State *L, int status, lua_KContext where) {
+  (void)status;
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  if (!where) lua_pushvalue(L, 1); /* coroutine.resume(co) */
+  return resume_call(L, lua_tothread(L, 1), (int)where);
 }
 
 /* coroutine.resume(co, ...): Lua's (upvalue 1), co recorded. */
 static int l_resume(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTHREAD);
-  return resume_in(L, lua_tothread(L, 1), 0);
+  lua_pushvalue(L, 1);
+  lua_insert(L, 1); /* [1] co, then Lua's resume(co, ...) */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 2);
+  return resume_call(L, lua_tothread(L, 1), 0);
 }
 
 /* The function coroutine.wrap returns: Lua's (upvalue 1), its coroutine
  * (upvalue 2) recorded. */
 static int l_wrapped(lua_State *L) {
-  return resume_in(L, lua_tothread(L, lua_upvalueindex(2)), 1);
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_insert(L, 1); /* [1] co, then Lua's wrapped function(...) */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 2);
+  return resume_call(L, lua_tothread(L, 1), 1);
 }
 
 /* coroutine.wrap(f): Lua's (upvalue 1), whose function keeps its

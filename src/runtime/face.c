@@ -90,6 +90,16 @@ void tend_sched_take_reply(lua_State *L, tend_host *h) {
 int tend_sched_fiber_resume(lua_State *L, tend_host *h, int nargs) {
   return tend_fiber_resume(L, h, nargs);
 }
+int tend_sched_nested_begin(lua_State *L, tend_host *h) {
+  return tend_fiber_nested_begin(L, h);
+}
+int tend_sched_nested_end(tend_host *h, int yieldable) {
+  return tend_fiber_nested_end(h, yieldable);
+}
+int tend_sched_nested_wait(lua_State *L, tend_host *h, lua_KContext ctx,
+                           lua_KFunction k) {
+  return tend_fiber_nested_wait(L, h, ctx, k);
+}
 int tend_sched_in_fiber(const tend_host *h, const lua_State *L) {
   return h->fiber != NULL && h->fiber == L;
 }

@@ -527,6 +527,14 @@ void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
  * answers when an outcome is ready (ready 1); whether one is ready for a;
  * taking the oldest, which becomes a's wake (its fiber's tag, 0 for none). */
 int tend_sched_fiber_resume(lua_State *L, tend_host *h, int nargs);
+/* Around a resume from L of a coroutine the actor made (fiber.h): begin
+ * returns whether L can yield; end, 1 when the coroutine waits in tend;
+ * then the caller returns nested_wait (the actor waits; k resumes the
+ * coroutine again). */
+int tend_sched_nested_begin(lua_State *L, tend_host *h);
+int tend_sched_nested_end(tend_host *h, int yieldable);
+int tend_sched_nested_wait(lua_State *L, tend_host *h, lua_KContext ctx,
+                           lua_KFunction k);
 int tend_sched_in_fiber(const tend_host *h, const lua_State *L);
 const void *tend_fiber_key(int ready);
 int tend_actor_fiber_ready(const tend_actor *a);

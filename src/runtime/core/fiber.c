@@ -80,3 +80,24 @@ int tend_fiber_resume(lua_State *L, tend_host *h, int nargs) {
   lua_xmove(L, co, nargs);
   return step(L, h, co, nargs);
 }
+
+int tend_fiber_nested_begin(lua_State *L, tend_host *h) {
+  int yieldable = h->current != NULL && lua_isyieldable(L);
+  if (!yieldable) h->no_wait++;
+  h->yield = TEND_YIELD_NONE; /* set again only by a wait in it */
+  return yieldable;
+}
+
+int tend_fiber_nested_end(tend_host *h, int yieldable) {
+  if (!yieldable) {
+    h->no_wait--;
+    return 0;
+  }
+  return h->yield == TEND_YIELD_BLOCK;
+}
+
+int tend_fiber_nested_wait(lua_State *L, tend_host *h, lua_KContext ctx,
+                           lua_KFunction k) {
+  (void)h; /* h->yield stays TEND_YIELD_BLOCK: the actor waits */
+  return lua_yieldk(L, 0, ctx, k);
+}

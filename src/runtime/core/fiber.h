@@ -34,4 +34,19 @@ int tend_fiber_resume(lua_State *L, tend_host *h, int nargs);
  * a fiber's (the caller then suspends the task). */
 int tend_fiber_wait(lua_State *L, tend_host *h, lua_KFunction k, int *yielded);
 
+/* Any other coroutine an actor's code made (coroutine.resume, wrap) may
+ * wait in tend too: the actor waits (its code's coroutine yields, the
+ * wait kept), then the coroutine is resumed again and the resume returns
+ * what it yields or returns next, as if its code had run in the actor's
+ * own. Around each such resume from L: */
+/* Before: returns whether L can yield (where it cannot, a wait in the
+ * coroutine raises: tend_sched_check_wait). */
+int tend_fiber_nested_begin(lua_State *L, tend_host *h);
+/* After (yieldable: what begin returned): 1 when the coroutine waits in
+ * tend; the caller then returns tend_fiber_nested_wait(L, h, ctx, k),
+ * and k resumes the coroutine again once the wait is over. */
+int tend_fiber_nested_end(tend_host *h, int yieldable);
+int tend_fiber_nested_wait(lua_State *L, tend_host *h, lua_KContext ctx,
+                           lua_KFunction k);
+
 #endif

@@ -106,6 +106,8 @@ struct tend_host {
   lua_State *fiber;   /* the fiber the current task's code resumed, or
                          NULL (fiber.h) */
   uint32_t fiber_tag; /* the tag it resumed it with */
+  int no_wait;        /* > 0: a coroutine runs that was resumed where its
+                         actor cannot yield (fiber.h): it may not wait */
   int quantum;        /* steps left before workers return to the loop */
   int turn_left;      /* messages left in the current actor's turn */
   int pool_n;         /* idle workers in the pool table */

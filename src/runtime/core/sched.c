@@ -568,7 +568,7 @@ tend_actor *tend_sched_check_wait(lua_State *L, tend_host *h, const char *fn) {
                "%s: can only wait inside an actor (the main chunk, a "
                "behavior, a hook or a task)",
                fn);
-  if (!lua_isyieldable(L))
+  if (!lua_isyieldable(L) || h->no_wait > 0)
     luaL_error(L,
                "%s: cannot wait here: this code runs inside a C call "
                "that cannot yield (a require'd chunk, a metamethod such as "
