@@ -121,3 +121,34 @@ function TestStreamFiber:test_a_call_may_run_a_stream_of_its_own()
   lu.assertEquals(r, { 1, 3, 6 })
   lu.assertEquals(tend.now() - t0, 2) -- the inner streams run side by side
 end
+
+function TestStreamFiber:test_a_stage_that_ends_with_calls_in_flight_leaves_its_task_idle()
+  -- take(1) ends the producer while three calls still sleep: their
+  -- outcomes must not keep its task busy (the clock would never move)
+  local t0 = tend.now()
+  local a = S.range(1, 100):map_async(4, function(x) tend.sleep(0.05 * x) return x end):take(1)
+  local b = S.range(1, 20):map(function(x) tend.sleep(0.1) return x end)
+  lu.assertEquals(#a:merge(b):run_seq(), 21)
+  lu.assertEquals(tend.now() - t0, 2)
+end
+
+function TestStreamFiber:test_an_outcome_taken_and_dropped_leaves_no_value_behind()
+  -- what a cancelled stage's outcome comes to: taken, its fiber never
+  -- resumed; the task's next plain ask must free it
+  local core = require "tend.core"
+  local e = tend.spawn(function() return function(m, ctx) ctx:reply(string.rep("x", 10000) .. m) end end)
+  collectgarbage()
+  local before = tend.stats().lua_bytes
+  for _ = 1, 200 do
+    local co = coroutine.create(function() return tend.ask(e, "a") end)
+    core.fiber_resume(co, 7)
+    lu.assertTrue(tend.receive() == core.fiber_ready)
+    lu.assertEquals(core.fiber_take(), 7)
+    tend.ask(e, "b")
+  end
+  collectgarbage()
+  collectgarbage()
+  lu.assertTrue(tend.stats().lua_bytes - before < 1000000,
+    "Lua heap grew by " .. (tend.stats().lua_bytes - before))
+  tend.stop(e)
+end

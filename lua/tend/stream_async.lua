@@ -92,8 +92,15 @@ local function producer(env, parts, sid, prefix_name, shared)
       core.send(me, { sid = sid, err = err })
     end
     -- the consumer may still grant demand it sent before it saw the end:
-    -- read it until the stream stops this task (no dead letters)
-    while true do core.receive() end
+    -- read it until the stream stops this task (no dead letters); the
+    -- outcomes of map_async calls still in flight are taken and dropped
+    -- (else tend.receive answers core.fiber_ready at once, for ever)
+    local fiber_ready, fiber_take = core.fiber_ready, core.fiber_take
+    while true do
+      if core.receive() == fiber_ready then
+        while fiber_take() do end
+      end
+    end
   end)
 end
 

@@ -127,6 +127,8 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
   tend_actor *asker = p->asker;
   if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
+  tend_value old = tend_actor_wake_value(asker); /* a fiber's outcome */
+  tend_value_drop(L, h, &old); /* taken, its fiber never resumed */
   tend_actor_set_wake_value(asker, v);
   tend_runq_wake(h, asker, TEND_WAKE_OK);
   return 1;
