@@ -298,17 +298,16 @@ function M.map_async(n, fn, opts, ordered)
     work = function(v) return backoff.retry(function() return fn(v) end, r) end
   end
   return function(env, up, st)
-    local size = n
     -- each element in flight or waiting for its turn has a slot of these
     -- rings (never nil, so the tables keep to their array part): elems,
     -- and once its call is over oks (true, false; 0 before) and vals.
     -- Ordered, element i has slot (i - 1) % n + 1; unordered, a free slot,
     -- and `arrived` holds the slots in the order their calls ended.
     local oks, vals, elems, arrived, free = {}, {}, {}, {}, {}
-    for k = 1, size do
+    for k = 1, n do
       oks[k], vals[k], elems[k], arrived[k], free[k] = 0, false, false, 0, k
     end
-    local ahead, atail, nfree = 1, 0, size
+    local ahead, atail, nfree = 1, 0, n
     local pulled, head, updone = 0, 1, false
     local idle, nidle = {}, 0 -- idle fibers' start functions
     -- a new fiber, one call per start(slot)
@@ -320,7 +319,7 @@ function M.map_async(n, fn, opts, ordered)
           oks[slot], vals[slot] = ok, r
           if not ordered then
             atail = atail + 1
-            arrived[(atail - 1) % size + 1] = slot
+            arrived[(atail - 1) % n + 1] = slot
           end
           slot = yield(IDLE)
         end
@@ -339,7 +338,7 @@ function M.map_async(n, fn, opts, ordered)
           ": its function yielded (coroutine.yield) outside a coroutine it made") or a
         if not ordered then
           atail = atail + 1
-          arrived[(atail - 1) % size + 1] = cur
+          arrived[(atail - 1) % n + 1] = cur
         end
       end
       tag = env:fiber(f, function() settle(fiber_resume(f, tag)) end)
@@ -352,13 +351,13 @@ function M.map_async(n, fn, opts, ordered)
     -- pulls while the rings have room, each element's call started at
     -- once (at most n in the rings: a fiber is idle, or one more is made)
     local function fill()
-      while not updone and pulled - head + 1 < size do
+      while not updone and pulled - head + 1 < n do
         local ok, v = up.pull()
         if not ok then updone = true return end
         pulled = pulled + 1
         local slot
         if ordered then
-          slot = (pulled - 1) % size + 1
+          slot = (pulled - 1) % n + 1
         else
           slot = free[nfree]
           nfree = nfree - 1
@@ -382,7 +381,7 @@ function M.map_async(n, fn, opts, ordered)
       if head > pulled then return false end
       local slot
       if ordered then
-        slot = (head - 1) % size + 1
+        slot = (head - 1) % n + 1
         if oks[slot] == 0 then
           if nowait then return nil end
           repeat env:dispatch() until oks[slot] ~= 0
@@ -392,7 +391,7 @@ function M.map_async(n, fn, opts, ordered)
           if nowait then return nil end
           repeat env:dispatch() until ahead <= atail
         end
-        slot = arrived[(ahead - 1) % size + 1]
+        slot = arrived[(ahead - 1) % n + 1]
         ahead = ahead + 1
         nfree = nfree + 1
         free[nfree] = slot

@@ -9,7 +9,7 @@
 const char tend_fiber_wait_key = 0, tend_fiber_ready_key = 0;
 
 int tend_fiber_wait(lua_State *L, tend_host *h, lua_KFunction k, int *yielded) {
-  *yielded = tend_promise_to_fiber(h, h->current, h->fiber_tag);
+  *yielded = tend_promise_to_fiber(h->current, h->fiber_tag);
   if (!*yielded) return 0;
   lua_pushlightuserdata(L, (void *)&tend_fiber_wait_key);
   return lua_yieldk(L, 1, 0, k);

@@ -117,6 +117,14 @@ void tend_promise_dequeue_held(tend_host *h, const tend_actor *a,
 static void fiber_outcome(lua_State *L, tend_host *h, tend_promise *p,
                           tend_wake wake, tend_value v);
 
+/* v (owned) becomes a's reply; the one a held is dropped (a fiber's
+ * outcome taken and never resumed, a failure's error). */
+static void set_reply(lua_State *L, tend_host *h, tend_actor *a, tend_value v) {
+  tend_value old = tend_actor_wake_value(a);
+  tend_value_drop(L, h, &old);
+  tend_actor_set_wake_value(a, v);
+}
+
 int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
                          tend_value v) {
   if (p->fiber) {
@@ -127,9 +135,7 @@ int tend_promise_resolve(lua_State *L, tend_host *h, tend_promise *p,
   tend_actor *asker = p->asker;
   if (asker->state == TEND_ACTOR_DEAD || asker->promise != p) return 0;
   tend_promise_cancel(L, h, asker);
-  tend_value old = tend_actor_wake_value(asker); /* a fiber's outcome */
-  tend_value_drop(L, h, &old); /* taken, its fiber never resumed */
-  tend_actor_set_wake_value(asker, v);
+  set_reply(L, h, asker, v);
   tend_runq_wake(h, asker, TEND_WAKE_OK);
   return 1;
 }
@@ -206,9 +212,7 @@ void tend_promise_fail_held(lua_State *L, tend_host *h, tend_actor *a,
       continue;
     }
     tend_promise_cancel(L, h, asker);
-    tend_value old = tend_actor_wake_value(asker);
-    tend_value_drop(L, h, &old);
-    tend_actor_set_wake_value(asker, v);
+    set_reply(L, h, asker, v);
     tend_runq_wake(h, asker, TEND_WAKE_FAILED);
   }
   lua_settop(L, top);
@@ -236,11 +240,10 @@ static void on_timeout(lua_State *L, tend_host *h, tend_timer *t,
 
 /* ---- fibers (promise.h) */
 
-int tend_promise_to_fiber(tend_host *h, tend_actor *a, uint32_t tag) {
+int tend_promise_to_fiber(tend_actor *a, uint32_t tag) {
   tend_promise *p = a->promise;
   tend_actor_ext *x = tend_actor_ext_get(a);
   if (p == NULL || x == NULL) return 0;
-  (void)h;
   a->promise = NULL;
   p->fiber = 1;
   p->fiber_tag = tag;
@@ -285,9 +288,7 @@ uint32_t tend_promise_fiber_take(lua_State *L, tend_host *h, tend_actor *a) {
   x->fibers_ready = p->fiber_next;
   if (x->fibers_ready == NULL) x->fibers_ready_tail = NULL;
   uint32_t tag = p->fiber_tag;
-  tend_value old = tend_actor_wake_value(a);
-  tend_value_drop(L, h, &old);
-  tend_actor_set_wake_value(a, p->value);
+  set_reply(L, h, a, p->value);
   a->wake = p->wake;
   release(h, p);
   return tag;

@@ -103,7 +103,7 @@ void tend_promise_mail(lua_State *L, tend_host *h, tend_actor *a);
  * until the task has taken them all (tend_promise_fiber_take). */
 /* a's promise becomes the fiber tag's: 1, or 0 when it cannot (out of
  * memory: a waits for it). */
-int tend_promise_to_fiber(tend_host *h, tend_actor *a, uint32_t tag);
+int tend_promise_to_fiber(tend_actor *a, uint32_t tag);
 /* 1 when an outcome waits in a's ready list. */
 static inline int tend_promise_fiber_ready(const tend_actor *a) {
   return a->ext && a->ext->fibers_ready;
