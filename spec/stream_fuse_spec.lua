@@ -93,7 +93,8 @@ end
 function TestStreamFuse:test_a_boundary_carries_batches()
   local send, sizes = core.send, {}
   core.send = function(to, m, ...)
-    if type(m) == "table" and m.vs then sizes[#sizes + 1] = m.n end
+    -- a batch is an array { sid, n, v1, ..., vn }
+    if type(m) == "table" and m.sid == nil and m[1] ~= nil then sizes[#sizes + 1] = m[2] end
     return send(to, m, ...)
   end
   local ok, got = pcall(function() return S.range(1, 64):async():run_seq() end)

@@ -13,6 +13,12 @@ local M = {}
 
 local LINGER = 2e-5 -- on the real clock, the longest a batch waits for more
 
+-- An empty batch of stage sid: { sid, n, v1..v16 } sized at once (a table
+-- constructor's nils size its array part; R.BUFFER is 16).
+local function new_batch(sid)
+  return { sid, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil }
+end
+
 -- Starts a producer of `parts` for the consumer stage `sid` of env. It
 -- sends its elements in batches (one message carries up to the credit the
 -- consumer granted): a batch goes when the credit is used, when the stage
@@ -35,7 +41,7 @@ local function producer(env, parts, sid, prefix_name, shared)
     local penv = R.env(env.sup, env.path, core.self(), env.opts)
     penv.seq, penv.queue = env.seq, env.queue
     local credit = 0
-    penv.on_ctl = function(m) if m.ctl == "demand" then credit = credit + m.n end end
+    penv.on_demand = function(n) credit = credit + n end
     local function has_credit() return credit > 0 end
     local function wait_credit()
       if not shared then return penv:wait(has_credit) end
@@ -49,19 +55,22 @@ local function producer(env, parts, sid, prefix_name, shared)
     local linger, every = 0, 0
     if not core.virtual_time() then linger, every = LINGER, 3 end
     local now = core.now
-    local batch, nb, room, t0 = {}, 0, 0, 0
+    -- a batch is an array { sid, n, v1, ..., vn } (made with room for
+    -- a default buffer's worth, so filling it does not grow it)
+    local batch, nb, room, t0 = new_batch(sid), 0, 0, 0
     local function flush()
       if nb == 0 then return end
-      core.send(me, { sid = sid, vs = batch, n = nb })
+      batch[2] = nb
+      core.send(me, batch)
       if shared then shared.used = shared.used + nb else credit = credit - nb end
-      batch, nb = {}, 0
+      batch, nb = new_batch(sid), 0
     end
     -- t0: when the batch was last seen fresh (the drive's start, the last
     -- look at the clock); an element that took clock time to make goes
     -- at once (the next may take as long)
     local function collect(v)
       nb = nb + 1
-      batch[nb] = v
+      batch[nb + 2] = v
       if nb >= room then return "full" end
       if nb & every == 0 then
         local t = now()
@@ -119,7 +128,7 @@ function M.consumer(env, sources, buf, overflow, name)
     if n > 0 then
       outstanding[k] = outstanding[k] + n
       if shared[k] then shared[k].granted = shared[k].granted + n
-      else core.send(refs[k], { ctl = "demand", n = n }) end
+      else core.send(refs[k], n) end -- an integer: demand (Env:dispatch)
     end
   end
   -- One element v from a producer meets the overflow rule: returns the
@@ -145,18 +154,18 @@ function M.consumer(env, sources, buf, overflow, name)
     sids[k] = env:sid(function(m)
       if m.done then open = open - 1 return end
       if m.err ~= nil then err = err or m.err return end
-      local vs, c = m.vs, m.n
+      local c = m[2] -- a batch: { sid, n, v1, ..., vn }
       outstanding[k] = outstanding[k] - c
       if not overflow then
-        if head > tail then q, head, tail = vs, 1, c -- the batch becomes the queue
+        if head > tail then q, head, tail = m, 3, c + 2 -- the batch becomes the queue
         else
-          table.move(vs, 1, c, tail + 1, q)
+          table.move(m, 3, c + 2, tail + 1, q)
           tail = tail + c
         end
         return
       end
       local back = 0
-      for x = 1, c do back = back + arrive(vs[x]) end
+      for x = 3, c + 2 do back = back + arrive(m[x]) end
       grant(k, back)
     end)
     if parts[1] and parts[1].mailbox then shared[k] = { granted = 0, used = 0 } end
@@ -202,7 +211,15 @@ function M.consumer(env, sources, buf, overflow, name)
           if err ~= nil then error(err, 0) end
           if qn() == 0 then return "done" end
         end
-        local r = push(pop())
+        -- pop() inlined (one call less per element)
+        local v = q[head]
+        q[head] = nil
+        head = head + 1
+        for k = 1, nsources do
+          local ahead = outstanding[k] + tail - head + 1
+          if ahead <= half then grant(k, buf - ahead) end
+        end
+        local r = push(v)
         if r then return r end
       end
     end

@@ -144,6 +144,7 @@ end
 -- Continues the fibers whose waits are over, in the order they ended (a
 -- fiber of a stage that was cancelled is dropped).
 local fiber_take, fiber_ready = core.fiber_take, core.fiber_ready
+local math_type = math.type
 function Env:fibers_run()
   local fibers, on_fiber = self.fibers, self.on_fiber
   local tag = fiber_take()
@@ -162,8 +163,10 @@ function Env:dispatch(timeout)
   if not any then return false end
   if msg == fiber_ready then
     self:fibers_run()
-  elseif type(msg) == "table" and msg.sid ~= nil then
-    local h = self.handlers[msg.sid]
+  elseif self.on_demand and math_type(msg) == "integer" then -- a producer's
+    self.on_demand(msg)                                       -- demand
+  elseif type(msg) == "table" and (msg.sid ~= nil or msg[1] ~= nil) then
+    local h = self.handlers[msg.sid or msg[1]] -- msg[1]: a batch's (stream_async)
     if h then h(msg) end
   elseif type(msg) == "table" and msg.ctl then
     if self.on_ctl then self.on_ctl(msg) end
