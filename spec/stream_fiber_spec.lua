@@ -159,3 +159,34 @@ function TestStreamFiber:test_a_sleep_of_zero_in_a_call_ends_at_once()
   lu.assertEquals(r, { 2, 4, 6 })
   lu.assertEquals(tend.now() - t0, 0)
 end
+
+function TestStreamFiber:test_a_restarted_flow_ends_the_waits_of_its_old_calls()
+  -- the first incarnation of the flow fails on 2 while 1's ask is in
+  -- flight: the restart ends that ask's promise at once, so its late
+  -- reply is a dead letter (not an outcome kept for a fiber gone)
+  local late = tend.spawn(function()
+    return function(m, ctx)
+      local to = ctx.sender
+      tend.after(2, function() to:send(m) end)
+    end
+  end)
+  local letters, incarnation = 0, 0
+  tend.trace(function(e) if e.ev == "dead_letter" then letters = letters + 1 end end)
+  local flow = S.restart_flow({ min_backoff = 0.1, max_backoff = 0.1, random_factor = 0 }, function()
+    incarnation = incarnation + 1
+    local mine = incarnation
+    return S.flow():map_async_unordered(2, function(x)
+      if mine == 1 and x == 1 then return tend.ask(late, x) end
+      if mine == 1 and x == 2 then error("boom") end
+      tend.sleep(3)
+      return x
+    end)
+  end)
+  local t0 = tend.now()
+  local r = S.range(1, 3):via(flow):run_seq()
+  lu.assertEquals(r, { 3 }) -- 1 and 2 were lost with the first incarnation
+  lu.assertEquals(incarnation, 2)
+  lu.assertAlmostEquals(tend.now() - t0, 3.1, 1e-9)
+  lu.assertEquals(letters, 1) -- 1's reply, at 2 s
+  tend.stop(late)
+end

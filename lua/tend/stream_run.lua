@@ -120,8 +120,9 @@ end
 function Env:cancel()
   for _, r in ipairs(self.spawned) do if core.alive(r) then core.stop(r) end end
   for _, id in ipairs(self.mine) do self.handlers[id] = nil end -- late messages are dropped
-  for _, tag in ipairs(self.tags or {}) do -- and late outcomes
-    self.fibers[tag], self.on_fiber[tag] = nil, nil
+  for _, tag in ipairs(self.tags or {}) do -- and late outcomes (the
+    self.fibers[tag], self.on_fiber[tag] = nil, nil -- waits end now)
+    core.fiber_drop(tag)
   end
   self.spawned, self.mine = {}, {}
   if self.tags then self.tags = {} end

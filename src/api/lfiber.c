@@ -23,9 +23,22 @@ static int l_fiber_take(lua_State *L) {
   return 1;
 }
 
+/* core.fiber_drop(tag): the current task drops its fiber tag (a cancelled
+ * stage's): the promises its waits hold end now, their outcomes, ready or
+ * to come, are never taken (a late reply is a dead letter). */
+static int l_fiber_drop(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  lua_Integer tag = luaL_checkinteger(L, 1);
+  tend_actor *a = tend_host_current(h);
+  if (a && tag > 0 && tag <= UINT32_MAX)
+    tend_actor_fiber_drop(L, h, a, (uint32_t)tag);
+  return 0;
+}
+
 void tend_open_fiber(lua_State *L) {
   static const luaL_Reg fns[] = {{"fiber_resume", l_fiber_resume},
                                  {"fiber_take", l_fiber_take},
+                                 {"fiber_drop", l_fiber_drop},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_pushlightuserdata(L, (void *)tend_fiber_key(0));

@@ -112,6 +112,10 @@ int tend_actor_fiber_ready(const tend_actor *a) {
 uint32_t tend_actor_fiber_take(lua_State *L, tend_host *h, tend_actor *a) {
   return tend_promise_fiber_take(L, h, a);
 }
+void tend_actor_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
+                           uint32_t tag) {
+  tend_promise_fiber_drop(L, h, a, tag);
+}
 
 /* ---- promises */
 tend_promise *tend_promise_live(tend_host *h, uint32_t id, uint32_t gen) {

@@ -539,6 +539,9 @@ int tend_sched_in_fiber(const tend_host *h, const lua_State *L);
 const void *tend_fiber_key(int ready);
 int tend_actor_fiber_ready(const tend_actor *a);
 uint32_t tend_actor_fiber_take(lua_State *L, tend_host *h, tend_actor *a);
+/* a's fiber tag is dropped: its waits end, their outcomes are never taken */
+void tend_actor_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
+                           uint32_t tag);
 /* The running actor's code resumes co (NULL: back in its own coroutine),
  * armed for preemption too; returns the innermost one before. */
 lua_State *tend_preempt_inner(tend_host *h, lua_State *co);

@@ -311,6 +311,38 @@ void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a) {
   x->fibers = x->fibers_ready = x->fibers_ready_tail = NULL;
 }
 
+void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
+                             uint32_t tag) {
+  tend_actor_ext *x = a->ext;
+  if (x == NULL) return;
+  tend_promise *p, *next, *prev = NULL;
+  for (p = x->fibers; p; p = next) { /* waiting: unlinked, timer cancelled */
+    next = p->fiber_next;
+    if (p->fiber_tag != tag) continue;
+    if (p->fiber_prev)
+      p->fiber_prev->fiber_next = next;
+    else
+      x->fibers = next;
+    if (next) next->fiber_prev = p->fiber_prev;
+    tend_timer_cancel(L, h, p->timeout);
+    release(h, p);
+  }
+  for (p = x->fibers_ready; p; p = next) { /* ready (singly linked) */
+    next = p->fiber_next;
+    if (p->fiber_tag != tag) {
+      prev = p;
+      continue;
+    }
+    if (prev)
+      prev->fiber_next = next;
+    else
+      x->fibers_ready = next;
+    if (x->fibers_ready_tail == p) x->fibers_ready_tail = prev;
+    tend_value_drop(L, h, &p->value);
+    release(h, p);
+  }
+}
+
 const tend_driver tend_promise_driver = {
     .name = "promise",
     .timers = (const tend_driver_timer[]){{TEND_TIMER_ASK, on_timeout}, {0}}};

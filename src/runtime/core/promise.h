@@ -114,6 +114,10 @@ static inline int tend_promise_fiber_ready(const tend_actor *a) {
 uint32_t tend_promise_fiber_take(lua_State *L, tend_host *h, tend_actor *a);
 /* a ends or restarts: its fibers' promises end, their outcomes dropped. */
 void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a);
+/* The same for the fiber tag's promises only (its task dropped it: a
+ * cancelled stage's). */
+void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
+                             uint32_t tag);
 /* Its timer kinds (driver.h). */
 extern const tend_driver tend_promise_driver;
 
