@@ -50,3 +50,28 @@ function TestClockHold:test_a_held_clock_jumps_once_a_step_and_runs_on_when_let_
   }, "\n") .. "\n")
   lu.assertEquals(code, 0)
 end
+
+-- 256 steps granted at once: the pump's 256 jumps a pass all go, and the
+-- last lands on a tick that is then due at once (it was left unfired, and
+-- the run ended, when a held clock counted only jumps as work)
+local STEPS = [[
+local tend = require "tend"
+local core = require "tend.core"
+local main = tend.self()
+local n = 0
+tend.spawn(function(ctx)
+  ctx:every(1, "tick")
+  return function() n = n + 1 if n == 256 then tend.send(main, n) end end
+end)
+core.clock_hold(true)
+for _ = 1, 256 do core.clock_step() end
+print("after 256 steps", tend.receive(), tend.now())
+]]
+
+function TestClockHold:test_the_timer_the_last_step_lands_on_fires()
+  local path = H.script(STEPS)
+  local out, code = H.run_bounded(30, { "--virtual-time", path })
+  os.remove(path)
+  lu.assertEquals(out, "after 256 steps\t256\t256.0\n")
+  lu.assertEquals(code, 0)
+end
