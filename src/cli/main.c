@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,6 +497,12 @@ static int open_lua(lua_State *L) {
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed stdout is EPIPE: the tree stops */
+  /* glibc keeps up to 8 MiB freed at the top of its heap (its default:
+   * 128 KiB) rather than giving it back at once: a burst that frees and
+   * allocates again (a process's output read as chunks, a table rebuilt)
+   * reuses those pages instead of faulting fresh zeroed ones in each time
+   * (docs/costs.md, "OS processes") */
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
   options o;
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;
