@@ -501,8 +501,11 @@ int main(int argc, char **argv) {
    * 128 KiB) rather than giving it back at once: a burst that frees and
    * allocates again (a process's output read as chunks, a table rebuilt)
    * reuses those pages instead of faulting fresh zeroed ones in each time
-   * (docs/costs.md, "OS processes") */
+   * (docs/costs.md, "OS processes"). Setting it stops glibc's own sliding
+   * of the mmap threshold, so blocks up to 4 MiB are kept on the heap
+   * too, as that sliding would have done after the first was freed. */
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   options o;
   int r = parse(argc, argv, &o);
   if (r >= 0) return r;
