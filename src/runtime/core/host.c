@@ -77,10 +77,10 @@ static void update_handles(tend_host *h) {
   int64_t next = next_due(h, &runnable);
   /* virtual: a timer is work when the clock may jump to it, or when it is
    * due already (a held clock's last step granted lands on it) */
-  int busy = runnable ||
-             (h->clock.is_virtual && next >= 0 &&
-              (!clock_held(h) || h->clock_steps ||
-               next <= tend_clock_now(&h->clock)));
+  int busy =
+      runnable ||
+      (h->clock.is_virtual && next >= 0 &&
+       (!clock_held(h) || h->clock_steps || next <= tend_clock_now(&h->clock)));
   if (busy) uv_idle_start(&h->idle, on_idle);
   if (!busy) uv_idle_stop(&h->idle);
   if (!h->clock.is_virtual && top && !h->runq_head) {
