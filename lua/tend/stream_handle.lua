@@ -38,13 +38,15 @@ return function(S, Blueprint, Sink, R)
           ctx:unstash_all()
           ctx:reply("enqueued")
         elseif m.take then
-          if n() > 0 then
+          -- a failure ends the stream at once, dropping what is queued;
+          -- completion delivers it first (Pekko's Source.queue)
+          if failure ~= nil then ctx:reply({ err = failure })
+          elseif n() > 0 then
             local v = buf[head]
             buf[head] = nil
             head = head + 1
             ctx:unstash_all()
             ctx:reply({ v = v })
-          elseif failure ~= nil then ctx:reply({ err = failure })
           elseif closed then ctx:reply({ done = true })
           else ctx:stash() end
         elseif m.complete then closed = true ctx:unstash_all()

@@ -59,6 +59,9 @@ function M.unfold(state, fn)
       local ok, nxt, elem = pcall(fn, s)
       if not ok then error(R.failed(nxt, s, st.label), 0) end
       if nxt == nil then finished = true return false end
+      if elem == nil then
+        error(R.failed(core.error("NilElement", st.label .. ": fn returned a state and no element"), s, st.label), 0)
+      end
       s = nxt
       return true, elem
     end }
