@@ -24,7 +24,7 @@ return {
     { { "a", "number", "the first" }, { "b", "number", "the last" }, { "step", "number?", "default 1; not 0" } },
     [[print(tend.stream.range(1, 5):run_last()) --> 5]]),
   src("unfold", "tend.stream.unfold(state, fn) -> stream",
-    "fn(state) returns next_state, element, or nil to complete.",
+    "fn(state) returns next_state, element, or nil to complete (a state with no element fails the stream: NilElement).",
     { { "state", "any", "the first state" }, { "fn", "function", "(state) -> next_state, element | nil" } },
     [[print(#tend.stream.unfold(1, function(s) if s <= 4 then return s + 1, s end end):run_seq()) --> 4]]),
   src("single", "tend.stream.single(v) -> stream", "One element.",
@@ -49,7 +49,9 @@ print(pcall(s.run_seq, s)) ]], nil),
     [[local h = tend.stream.queue({ size = 2 }):run_async(tend.stream.sink.seq())
 h:offer(1) h:offer(2) h:complete()
 print(#h:await()) --> 2]],
-    [[:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue).]]),
+    [[:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue). :complete() ends the
+stream after what is queued; :fail(err), and an offer over a full "fail" queue (answered "dropped"),
+fail it at once, dropping what is queued.]]),
   src("lines", "tend.stream.lines(process_spec) -> stream",
     "The stdout lines of an OS process (tend.process options), read as they are asked for.",
     { { "process_spec", "table", "tend.process options ({cmd, ...}; not to or stdout)" } },
