@@ -519,3 +519,59 @@ function TestStreamPekkoAsync:test_restart_sink_made_again_after_a_failure()
   lu.assertEquals(seen, { "1:1", "1:2", "2:4", "2:5" })
   lu.assertEquals(made, 2)
 end
+
+-- RestartSpec: "reset maxRestarts when source runs for at least minimum
+-- backoff without completing" (tend: max_restarts counts the restarts of
+-- the last max_restarts_within seconds; older ones are forgotten)
+function TestStreamPekkoAsync:test_restart_source_forgets_restarts_outside_the_window()
+  local made = 0
+  local r = S.restart_source({ min_backoff = 1, max_backoff = 1, random_factor = 0,
+    max_restarts = 1, max_restarts_within = 3 }, function()
+    made = made + 1
+    return S.tick(3, made):take(1):concat(S.failed(tend.error("Ex", "x")))
+  end):take(4):run_seq()
+  -- each restart is 4 s after the one before: never 2 within 3 s
+  lu.assertEquals(r, { 1, 2, 3, 4 })
+  lu.assertEquals(made, 4)
+  -- within the window, the second restart is refused: the source completes
+  made = 0
+  r = S.restart_source({ min_backoff = 1, max_backoff = 1, random_factor = 0,
+    max_restarts = 1, max_restarts_within = 10 }, function()
+    made = made + 1
+    return S.tick(3, made):take(1):concat(S.failed(tend.error("Ex", "x")))
+  end):run_seq()
+  lu.assertEquals(r, { 1, 2 })
+  lu.assertEquals(made, 2)
+end
+
+-- FlowMapAsyncSpec: "handle cancel properly": calls in flight when the
+-- stream is cancelled leave nothing behind (tearDown: no actor, no timer)
+function TestStreamPekkoAsync:test_map_async_cancelled_with_calls_in_flight()
+  local started = 0
+  local h = S.range(1, 100):map_async(4, function(x)
+    started = started + 1
+    tend.sleep(10)
+    return x
+  end):run_async(S.sink.seq())
+  tend.sleep(1)
+  lu.assertEquals(started, 4)
+  h:cancel()
+  lu.assertErrorMsgContains("cancelled", function() h:await() end)
+  tend.sleep(20)
+  lu.assertEquals(started, 4)
+end
+
+-- FlowSupervisionSpec: the decider gets the error itself (its kind and
+-- message), once per failing element
+function TestStreamPekkoAsync:test_decider_gets_each_error()
+  local got = {}
+  local r = S.range(1, 6):map(function(x)
+    if x % 3 == 0 then tend.raise("Third", "at " .. x) end
+    return x
+  end):with_supervision(function(e)
+    got[#got + 1] = e.kind .. " " .. e.message
+    return "resume"
+  end):run_seq()
+  lu.assertEquals(r, { 1, 2, 4, 5 })
+  lu.assertEquals(got, { "Third at 3", "Third at 6" })
+end

@@ -441,3 +441,36 @@ function TestStreamPekko:test_recover_handler_passes_a_failure_on_by_raising()
   lu.assertEquals(S.failed(tend.error("Timeout", "t")):recover(only_timeouts):run_seq(), { "late" })
   lu.assertEquals(S.failed(tend.error("Ex", "x")):recover(function() return nil end):run_seq(), {})
 end
+
+-- LazySourceSpec: "never construct the source when there was no demand" /
+-- the factory runs at the first pull, once
+function TestStreamPekko:test_lazy_source_made_at_the_first_pull_only()
+  local made = 0
+  local lazy = S.lazy(function() made = made + 1 return S.range(1, 3) end)
+  lu.assertEquals(lazy:take(0):run_seq(), {})
+  lu.assertEquals(made, 0)
+  lu.assertEquals(lazy:run_seq(), { 1, 2, 3 })
+  lu.assertEquals(made, 1)
+end
+
+-- LazySourceSpec: "fail the materialized value when the factory throws"
+function TestStreamPekko:test_lazy_source_factory_failure_fails_the_run()
+  local e = P.failure(S.lazy(function() tend.raise("NoSource", "x") end), S.sink.seq())
+  lu.assertEquals(e.kind, "StreamFailed")
+  lu.assertEquals(e.cause.kind, "NoSource")
+  lu.assertEquals(e.stage, "lazy#1")
+end
+
+-- FlowFlatMapConcatSpec: "cancel the inner source when downstream cancels"
+function TestStreamPekko:test_flat_map_take_cancels_an_endless_inner_source()
+  local r = S.from({ "a", "b" }):flat_map(function(x) return S.tick(1, x) end):take(3):run_seq()
+  lu.assertEquals(r, { "a", "a", "a" })
+end
+
+-- HeadSinkSpec: head of an endless tick: the first tick, then its timer is
+-- cancelled (tearDown: no timer)
+function TestStreamPekko:test_head_of_a_tick_cancels_it()
+  local t0 = tend.now()
+  lu.assertEquals(S.tick(2, "t"):run_head(), "t")
+  lu.assertEquals(P.since(t0), 2)
+end
