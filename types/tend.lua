@@ -1982,7 +1982,7 @@ function tend.stream.failed(err) end
 
 ---value every interval seconds of the tend clock (virtual under --virtual-time).
 ---
----The first comes interval after the start; ticks a slow consumer missed are skipped.
+---The first comes interval after the start; ticks a busy consumer missed are skipped (it gets the next one on schedule).
 ---@param interval number # seconds, > 0
 ---@param value any # the element (default "tick")
 ---@return tend.Stream # a source blueprint (immutable, reusable)
