@@ -105,6 +105,26 @@ function TestStreamPekkoAsync:test_throttle_shapes_without_dropping()
   lu.assertEquals(r, { { 1, 0 }, { 2, 0.5 }, { 3, 1 }, { 4, 1.5 }, { 5, 2 } })
 end
 
+-- FlowThrottleSpec: "emit single element per tick" (a burst of 0: the
+-- first element waits its period too)
+function TestStreamPekkoAsync:test_throttle_without_burst_delays_every_element()
+  lu.assertEquals(P.timed(S.range(1, 3):throttle(1, 0.3, 0)), { { 1, 0.3 }, { 2, 0.6 }, { 3, 0.9 } })
+end
+
+-- FlowThrottleSpec: "send elements downstream as soon as time comes" with
+-- the automatic burst: 100 ms worth of tokens, at least 1
+function TestStreamPekkoAsync:test_throttle_default_burst_is_a_tenth_of_a_second()
+  local function at(s)
+    local r = {}
+    for i, p in ipairs(P.timed(s)) do r[i] = p[2] end
+    return r
+  end
+  lu.assertEquals(at(S.range(1, 4):throttle(2, 1)), { 0, 0.5, 1, 1.5 }) -- burst 1
+  lu.assertEquals(at(S.range(1, 4):throttle(10, 1)), { 0, 0.1, 0.2, 0.3 }) -- burst 1
+  lu.assertEquals(at(S.range(1, 12):throttle(100, 1)),
+    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.01, 0.02 }) -- burst 10
+end
+
 -- FlowIdleTimeoutSpec: "pass through elements unmodified"
 function TestStreamPekkoAsync:test_idle_timeout_passes_elements_through()
   lu.assertEquals(S.range(1, 5):idle_timeout(1):run_seq(), { 1, 2, 3, 4, 5 })

@@ -196,11 +196,14 @@ function Blueprint:grouped_within(n, seconds)
   return add(self, "grouped_within", async.grouped_within(n, seconds), true)
 end
 
+-- burst: the bucket's size (0: every element waits its period, the first
+-- too); by default 100 ms worth of tokens, at least 1 (Akka's automatic
+-- maximumBurst).
 function Blueprint:throttle(n, per, burst)
   need("throttle", "n", is_int(n, 1), "an integer >= 1", n)
   need("throttle", "per", is_pos(per), "a number of seconds > 0", per)
-  burst = burst or n
-  need("throttle", "burst", is_int(burst, 1), "an integer >= 1", burst)
+  burst = burst or math.max(1, math.floor(0.1 * n / per + 1e-9))
+  need("throttle", "burst", is_int(burst, 0), "an integer >= 0", burst)
   return add(self, "throttle", flows.throttle(n, per, burst))
 end
 

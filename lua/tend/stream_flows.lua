@@ -223,8 +223,9 @@ function M.grouped(n)
   end
 end
 
--- Token bucket: n elements per `per` seconds, up to `burst` at once; an
--- element waits for its token (Akka's throttle, shaping mode).
+-- Token bucket: n elements per `per` seconds, up to `burst` at once (it
+-- starts full); an element waits for its token (Akka's throttle, shaping
+-- mode). With burst 0 each waits a whole period.
 function M.throttle(n, per, burst)
   return function(_, up)
     local rate = n / per
