@@ -170,6 +170,21 @@ function TestStreamPekko:test_actor_sink_sends_in_order_then_on_complete()
   tend.stop(a)
 end
 
+-- ActorRefBackpressureSinkSpec: "send failure message on upstream failure"
+-- (on_failure: a message, or a function of the StreamFailed)
+function TestStreamPekko:test_actor_sink_tells_of_a_failure()
+  local got = {}
+  local a = tend.spawn(function() return function(m) got[#got + 1] = m end end)
+  local src = S.from({ 1, 2 }):concat(S.failed(tend.error("Ex", "x")))
+  P.failure(src, S.sink.actor(a, { on_complete = "done", on_failure = "failed" }))
+  P.failure(src, S.sink.actor(a, { on_failure = function(e) return e.cause.kind end }))
+  H.settle()
+  lu.assertEquals(got, { 1, 2, "failed", 1, 2, "Ex" })
+  tend.stop(a)
+  lu.assertErrorMsgContains('tend.stream.sink.actor: options: expected on_complete, on_failure or ack, got "on_error"',
+    function() S.sink.actor(a, { on_error = "x" }) end)
+end
+
 -- ActorRefBackpressureSinkSpec: "cancel stream when actor terminates"
 function TestStreamPekko:test_actor_sink_to_a_stopped_actor_fails_the_run()
   local a = tend.spawn(function() return function(_, ctx) ctx:reply("ack") end end)

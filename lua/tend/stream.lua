@@ -322,7 +322,12 @@ end
 function S.sink.ignore() return sink("ignore", sinks.ignore()) end
 function S.sink.actor(ref, opts)
   need("sink.actor", "ref", type(ref) == "userdata", "a ref", ref)
-  need("sink.actor", "options", opts == nil or type(opts) == "table", "a table {on_complete, ack}", opts)
+  need("sink.actor", "options", opts == nil or type(opts) == "table", "a table {on_complete, on_failure, ack}", opts)
+  for k in pairs(opts or {}) do
+    if k ~= "on_complete" and k ~= "on_failure" and k ~= "ack" then
+      bad("sink.actor", "options", "on_complete, on_failure or ack", k)
+    end
+  end
   return sink("actor", sinks.actor(ref, opts or {}))
 end
 function S.sink.tcp(conn)

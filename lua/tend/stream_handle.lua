@@ -62,9 +62,9 @@ return function(S, Blueprint, Sink, R)
       env.queue = queue
       local shutdown = false
       env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
+      local s
       local ok, v = xpcall(function()
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
-        local s
         local up, push = F.compile(env, parts, function()
           s = sink.make(env, st)
           return s.push, st.label
@@ -97,6 +97,8 @@ return function(S, Blueprint, Sink, R)
         end
         return s.done()
       end, F.handler(env))
+      -- a sink that tells of a failure (S.sink.actor's on_failure)
+      if not ok and s and s.fail then pcall(s.fail, v) end
       env:poll()
       core.send(sup, { ctl = "result", ok = ok, v = v })
     end
