@@ -1960,7 +1960,7 @@ function tend.stream.from(list) end
 ---@return tend.Stream # a source blueprint (immutable, reusable)
 function tend.stream.range(a, b, step) end
 
----fn(state) returns next_state, element, or nil to complete.
+---fn(state) returns next_state, element, or nil to complete (a state with no element fails the stream: NilElement).
 ---@param state any # the first state
 ---@param fn function # (state) -> next_state, element | nil
 ---@return tend.Stream # a source blueprint (immutable, reusable)
@@ -1982,7 +1982,7 @@ function tend.stream.failed(err) end
 
 ---value every interval seconds of the tend clock (virtual under --virtual-time).
 ---
----The first comes interval after the start; ticks a slow consumer missed are skipped.
+---The first comes interval after the start; ticks a busy consumer missed are skipped (it gets the next one on schedule).
 ---@param interval number # seconds, > 0
 ---@param value any # the element (default "tick")
 ---@return tend.Stream # a source blueprint (immutable, reusable)
@@ -1995,7 +1995,9 @@ function tend.stream.lazy(factory) end
 
 ---A source fed by actors: :run_async gives a handle with :offer(v), :complete(), :fail(err).
 ---
----:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue).
+---:offer returns "enqueued", "dropped" or "closed" (Akka's Source.queue). :complete() ends the
+---stream after what is queued; :fail(err), and an offer over a full "fail" queue (answered "dropped"),
+---fail it at once, dropping what is queued.
 ---@param opts table # size (integer >= 1), overflow: "backpressure" (default: the offer waits), "drop_head", "drop_tail", "drop_new", "fail"
 ---@return tend.Stream # a source blueprint (immutable, reusable)
 function tend.stream.queue(opts) end

@@ -196,11 +196,14 @@ function Blueprint:grouped_within(n, seconds)
   return add(self, "grouped_within", async.grouped_within(n, seconds), true)
 end
 
+-- burst: the bucket's size (0: every element waits its period, the first
+-- too); by default 100 ms worth of tokens, at least 1 (Akka's automatic
+-- maximumBurst).
 function Blueprint:throttle(n, per, burst)
   need("throttle", "n", is_int(n, 1), "an integer >= 1", n)
   need("throttle", "per", is_pos(per), "a number of seconds > 0", per)
-  burst = burst or n
-  need("throttle", "burst", is_int(burst, 1), "an integer >= 1", burst)
+  burst = burst or math.max(1, math.floor(0.1 * n / per + 1e-9))
+  need("throttle", "burst", is_int(burst, 0), "an integer >= 0", burst)
   return add(self, "throttle", flows.throttle(n, per, burst))
 end
 
@@ -319,7 +322,12 @@ end
 function S.sink.ignore() return sink("ignore", sinks.ignore()) end
 function S.sink.actor(ref, opts)
   need("sink.actor", "ref", type(ref) == "userdata", "a ref", ref)
-  need("sink.actor", "options", opts == nil or type(opts) == "table", "a table {on_complete, ack}", opts)
+  need("sink.actor", "options", opts == nil or type(opts) == "table", "a table {on_complete, on_failure, ack}", opts)
+  for k in pairs(opts or {}) do
+    if k ~= "on_complete" and k ~= "on_failure" and k ~= "ack" then
+      bad("sink.actor", "options", "on_complete, on_failure or ack", k)
+    end
+  end
   return sink("actor", sinks.actor(ref, opts or {}))
 end
 function S.sink.tcp(conn)

@@ -233,9 +233,18 @@ function M.async(buf)
   end
 end
 
+-- With "fail", the BufferOverflow the consumer raises names this stage.
 function M.buffer(n, overflow)
   return function(env, prefix, st)
-    return M.consumer(env, { prefix }, n, overflow ~= "backpressure" and overflow or nil, st.label)
+    local c = M.consumer(env, { prefix }, n, overflow ~= "backpressure" and overflow or nil, st.label)
+    if overflow ~= "fail" then return c end
+    local take = c.take
+    return { pull = function()
+      local ok, a, b = pcall(take, nil)
+      if ok then return a, b end
+      if type(a) == "table" and a.kind == "BufferOverflow" then a = R.failed(a, nil, st.label) end
+      error(a, 0)
+    end }
   end
 end
 

@@ -9,6 +9,12 @@ local R = require "tend.stream_run"
 
 local M = {}
 
+-- fn's value nil: no element (Pekko fails a stream whose map emits null
+-- with a NullPointerException, through the stage's decider).
+local function nil_element(label)
+  return core.error("NilElement", label .. ": the function returned nil (an element may not be nil)")
+end
+
 -- Without a decider a failure stops the stream: fn is called directly
 -- (no pcall per element), the stage and element noted for the StreamFailed
 -- the task that runs the chain makes of the error (R.failed_here).
@@ -20,7 +26,9 @@ function M.map(fn)
         local ok, v = upull()
         if not ok then return false end
         env.at_label, env.at_elem = label, v
-        return true, fn(v)
+        local r = fn(v)
+        if r == nil then error(nil_element(label), 0) end
+        return true, r
       end }
     end
     return { pull = function()
@@ -28,15 +36,28 @@ function M.map(fn)
         local ok, v = up.pull()
         if not ok then return false end
         local kept, r = R.call(env, st, fn, v, v)
-        if kept then return true, r end
+        if kept then
+          if r ~= nil then return true, r end
+          R.decided(env, st, nil_element(st.label), v)
+        end
       end
     end }
   end, function(env, st, down)
-    if not st.decider then return function(v) return down(fn(v)) end end
+    if not st.decider then
+      local label = st.label
+      return function(v)
+        local r = fn(v)
+        if r == nil then error(nil_element(label), 0) end
+        return down(r)
+      end
+    end
     local call = R.call
     return function(v)
       local kept, r = call(env, st, fn, v, v)
-      if kept then return down(r) end
+      if kept then
+        if r ~= nil then return down(r) end
+        R.decided(env, st, nil_element(st.label), v)
+      end
     end
   end
 end
@@ -141,11 +162,11 @@ function M.drop(n)
 end
 
 -- Emits init, then each new state (Akka's scan); "restart" starts again
--- from init.
+-- from init and emits it again, as a new scan would (Pekko's FlowScanSpec).
 function M.scan(init, fn)
   return function(env, up, st)
     local acc, first = init, true
-    st.reset = function() acc = init end
+    st.reset = function() acc, first = init, true end
     return { pull = function()
       if first then first = false return true, acc end
       while true do
@@ -153,14 +174,16 @@ function M.scan(init, fn)
         if not ok then return false end
         local kept, r = R.call(env, st, fn, v, acc, v)
         if kept then acc = r return true, r end
+        if first then first = false return true, acc end -- restarted
       end
     end }
   end, function(env, st, down)
-    local acc = init
-    st.reset = function() acc = init end
+    local acc, restarted = init, false
+    st.reset = function() acc, restarted = init, true end
     return function(v)
       local kept, r = R.call(env, st, fn, v, acc, v)
       if kept then acc = r return down(r) end
+      if restarted then restarted = false return down(acc) end
     end, function() return down(acc) end
   end
 end
@@ -200,8 +223,9 @@ function M.grouped(n)
   end
 end
 
--- Token bucket: n elements per `per` seconds, up to `burst` at once; an
--- element waits for its token (Akka's throttle, shaping mode).
+-- Token bucket: n elements per `per` seconds, up to `burst` at once (it
+-- starts full); an element waits for its token (Akka's throttle, shaping
+-- mode). With burst 0 each waits a whole period.
 function M.throttle(n, per, burst)
   return function(_, up)
     local rate = n / per

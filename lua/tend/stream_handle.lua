@@ -38,13 +38,15 @@ return function(S, Blueprint, Sink, R)
           ctx:unstash_all()
           ctx:reply("enqueued")
         elseif m.take then
-          if n() > 0 then
+          -- a failure ends the stream at once, dropping what is queued;
+          -- completion delivers it first (Pekko's Source.queue)
+          if failure ~= nil then ctx:reply({ err = failure })
+          elseif n() > 0 then
             local v = buf[head]
             buf[head] = nil
             head = head + 1
             ctx:unstash_all()
             ctx:reply({ v = v })
-          elseif failure ~= nil then ctx:reply({ err = failure })
           elseif closed then ctx:reply({ done = true })
           else ctx:stash() end
         elseif m.complete then closed = true ctx:unstash_all()
@@ -60,9 +62,9 @@ return function(S, Blueprint, Sink, R)
       env.queue = queue
       local shutdown = false
       env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
+      local s
       local ok, v = xpcall(function()
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
-        local s
         local up, push = F.compile(env, parts, function()
           s = sink.make(env, st)
           return s.push, st.label
@@ -95,6 +97,8 @@ return function(S, Blueprint, Sink, R)
         end
         return s.done()
       end, F.handler(env))
+      -- a sink that tells of a failure (S.sink.actor's on_failure)
+      if not ok and s and s.fail then pcall(s.fail, v) end
       env:poll()
       core.send(sup, { ctl = "result", ok = ok, v = v })
     end

@@ -112,6 +112,7 @@ function M.sink(opts, factory)
         inner = factory().make(env, st)
       end,
       done = function() return inner.done() end,
+      fail = function(err) if inner.fail then inner.fail(err) end end,
     }
   end
 end

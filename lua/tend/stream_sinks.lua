@@ -94,7 +94,9 @@ function M.ignore()
 end
 
 -- Each element sent to ref; with ack, the next only once ref answered the
--- last one (ctx:reply): Akka's Sink.actorRefWithBackpressure.
+-- last one (ctx:reply): Akka's Sink.actorRefWithBackpressure. At the end
+-- on_complete, or on a failure on_failure (a function of the StreamFailed
+-- gives the message: Akka's onFailureMessage).
 function M.actor(ref, opts)
   return function()
     return {
@@ -104,6 +106,11 @@ function M.actor(ref, opts)
       done = function()
         if opts.on_complete ~= nil then core.send(ref, opts.on_complete) end
         return nil
+      end,
+      fail = function(err)
+        local m = opts.on_failure
+        if type(m) == "function" then m = m(err) end
+        if m ~= nil then core.send(ref, m) end
       end,
     }
   end

@@ -59,6 +59,9 @@ function M.unfold(state, fn)
       local ok, nxt, elem = pcall(fn, s)
       if not ok then error(R.failed(nxt, s, st.label), 0) end
       if nxt == nil then finished = true return false end
+      if elem == nil then
+        error(R.failed(core.error("NilElement", st.label .. ": fn returned a state and no element"), s, st.label), 0)
+      end
       s = nxt
       return true, elem
     end }
@@ -80,15 +83,20 @@ function M.failed(err)
 end
 
 -- The tend clock's ticks: the first `interval` after the start, then every
--- interval; ticks a slow consumer missed are skipped (Akka's Source.tick).
+-- interval, only on that schedule: a consumer that asks after a tick's
+-- time (it was busy) gets the next one when it comes, the missed ones
+-- skipped (Akka's Source.tick: a tick with no demand is not received).
 function M.tick(interval, value)
   return function()
     local start, k = core.now(), 1 -- the k-th tick is due at start + k * interval
     return { pull = function()
-      local left = start + k * interval - core.now()
+      local now = core.now()
+      if now - (start + k * interval) > 1e-6 then -- late: the next on schedule
+        k = math.ceil((now - start) / interval - 1e-6)
+      end
+      local left = start + k * interval - now
       if left > 1e-9 then core.sleep(left) end
-      -- the next one not yet due (a tick missed by a slow consumer is skipped)
-      k = math.max(k + 1, math.floor((core.now() - start) / interval + 1e-6) + 1)
+      k = k + 1
       return true, value
     end }
   end
