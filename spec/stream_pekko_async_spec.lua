@@ -305,34 +305,21 @@ function TestStreamPekkoAsync:test_unfold_state_without_element_fails()
   lu.assertEquals(e.stage, "unfold#1")
 end
 
--- Known differences in code this round leaves to others (the lead is
--- changing stream_async.lua's producer and map_async for speed): each is
--- a test that fails now, not defined (H.skip says why); define it by
--- hand to see it fail.
-
 -- FlowMapAsyncSpec: "signal NPE when future is completed with null"
-local function map_async_nil_fails()
+function TestStreamPekkoAsync:test_map_async_nil_fails()
   local e = P.failure(S.range(1, 3):map_async(2, function(x) if x ~= 2 then return x end end), S.sink.seq())
   lu.assertEquals(e.cause.kind, "NilElement")
   lu.assertEquals(e.element, 2)
 end
-if not H.skip("test_map_async_nil_fails",
-  "map_async passes a call's nil on as an element (seq drops it: 1,3); Pekko fails with an NPE") then
-  TestStreamPekkoAsync.test_map_async_nil_fails = map_async_nil_fails
-end
 
 -- FlowAsyncSpec / any boundary: an element made at once is not held back
 -- by a later element that takes time to make
-local function boundary_sends_ready_elements_at_once()
+function TestStreamPekkoAsync:test_boundary_sends_ready_elements_at_once()
   local r = P.timed(S.from({ 1, 2, 3 }):map(function(x)
     if x == 3 then tend.sleep(5) end
     return x
   end):async())
   lu.assertEquals(r, { { 1, 0 }, { 2, 0 }, { 3, 5 } })
-end
-if not H.skip("test_boundary_sends_ready_elements_at_once",
-  "an async producer driven by S.from/S.range batches 1 and 2 with 3, whose map sleeps 5 s: all arrive at 5") then
-  TestStreamPekkoAsync.test_boundary_sends_ready_elements_at_once = boundary_sends_ready_elements_at_once
 end
 
 ------------------------------------------------------------------- queue

@@ -65,6 +65,9 @@ local function producer(env, parts, sid, prefix_name, shared)
       if shared then shared.used = shared.used + nb else credit = credit - nb end
       batch, nb = new_batch(sid), 0
     end
+    -- what is collected goes before the task waits (a stage that sleeps or
+    -- asks: the elements made before it do not wait for its element)
+    core.on_wait(flush)
     -- t0: when the batch was last seen fresh (the drive's start, the last
     -- look at the clock); an element that took clock time to make goes
     -- at once (the next may take as long)
@@ -342,6 +345,7 @@ function M.map_async(n, fn, opts, ordered)
       f = coroutine.create(function(slot)
         while true do
           local ok, r = pcall(work, elems[slot])
+          if ok and r == nil then ok, r = false, R.nil_element(st.label) end
           oks[slot], vals[slot] = ok, r
           if not ordered then
             atail = atail + 1

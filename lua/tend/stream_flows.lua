@@ -9,11 +9,7 @@ local R = require "tend.stream_run"
 
 local M = {}
 
--- fn's value nil: no element (Pekko fails a stream whose map emits null
--- with a NullPointerException, through the stage's decider).
-local function nil_element(label)
-  return core.error("NilElement", label .. ": the function returned nil (an element may not be nil)")
-end
+local nil_element = R.nil_element
 
 -- Without a decider a failure stops the stream: fn is called directly
 -- (no pcall per element), the stage and element noted for the StreamFailed

@@ -33,6 +33,12 @@ function M.failed_here(env, err)
   return M.failed(err, env.at_elem, env.at_label)
 end
 
+-- A function's value nil: no element (Pekko fails a stream whose map
+-- emits null with a NullPointerException, through the stage's decider).
+function M.nil_element(label)
+  return core.error("NilElement", label .. ": the function returned nil (an element may not be nil)")
+end
+
 function M.event(env, ev, fields)
   core.stream_event(env.path, ev, fields or {})
 end

@@ -25,6 +25,18 @@ static int l_stream_task(lua_State *L) {
   return 1;
 }
 
+/* core.on_wait(fn | nil): fn runs each time the current task is about to
+ * be suspended in a wait (runtime/tend.h: tend_actor_set_on_wait). */
+static int l_on_wait(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *a = tend_host_current(h);
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  if (a == NULL) return luaL_error(L, "on_wait: only inside an actor");
+  tend_actor_set_on_wait(L, a);
+  return 0;
+}
+
 static const struct {
   const char *name;
   tend_event_kind ev;
@@ -69,6 +81,7 @@ static int l_stream_event(lua_State *L) {
 void tend_open_stream(lua_State *L) {
   static const luaL_Reg fns[] = {{"stream_task", l_stream_task},
                                  {"stream_event", l_stream_event},
+                                 {"on_wait", l_on_wait},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -326,6 +326,11 @@ int64_t tend_actor_shutdown_ns(const tend_actor *a);
 /* Sets it (kept in the ext unless it is the default); 0 when out of
  * memory. */
 int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
+/* Pops a function (or nil: none) that runs each time a's own code is
+ * about to be suspended in a wait (not a fiber's wait, which suspends
+ * nothing), before it is: a stream producer sends the elements it holds.
+ * It may not wait itself; an error in it is dropped. */
+void tend_actor_set_on_wait(lua_State *L, tend_actor *a);
 /* tend.chaos.freeze: a takes no messages until thawed (guardians and
  * frozen actors: nothing). */
 void tend_actor_freeze(tend_actor *a);

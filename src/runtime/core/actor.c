@@ -132,9 +132,9 @@ int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
 
 /* ------------------------------------------------------------ ext */
 
-static const size_t ext_refs[] = {TEND_EXT(decider_ref), TEND_EXT(args_ref),
-                                  TEND_EXT(error_ref), TEND_EXT(failed_msg_ref),
-                                  TEND_EXT(cause_ref)};
+static const size_t ext_refs[] = {
+    TEND_EXT(decider_ref),    TEND_EXT(args_ref),  TEND_EXT(error_ref),
+    TEND_EXT(failed_msg_ref), TEND_EXT(cause_ref), TEND_EXT(on_wait_ref)};
 
 static int *ref_field(tend_actor_ext *x, size_t field) {
   return (int *)(void *)((char *)x + field);
@@ -268,6 +268,10 @@ void tend_actor_set_ext(lua_State *L, tend_actor *a, size_t field) {
   } else {
     *r = take_slot(L, h);
   }
+}
+
+void tend_actor_set_on_wait(lua_State *L, tend_actor *a) {
+  tend_actor_set_ext(L, a, TEND_EXT(on_wait_ref));
 }
 
 void tend_actor_set_strategy(lua_State *L, tend_actor *a,

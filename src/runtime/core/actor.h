@@ -157,6 +157,8 @@ typedef struct tend_actor_ext {
   int error_ref;            /* the error it failed (or stopped) with */
   int failed_msg_ref;       /* the message whose processing failed */
   int cause_ref;            /* the error its restart is for */
+  int on_wait_ref;          /* a function run before its code is suspended (a
+                               stream producer's flush: tend_actor_set_on_wait) */
   tend_window child_window; /* its restarts (one_for_one budget) */
   tend_window group_window; /* its children's group restarts (groups) */
   tend_watch *watchers;     /* watches on this actor */

@@ -528,6 +528,10 @@ int tend_sched_wait(lua_State *L, tend_host *h, tend_actor_wait wait,
     int n = tend_fiber_wait(L, h, k, &yielded);
     if (yielded) return n;
   }
+  if (a->ext && a->ext->on_wait_ref > 0) { /* tend_actor_set_on_wait */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->ext->on_wait_ref);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
+  }
   a->wait = (uint8_t)wait;
   if (a->ext)
     a->ext->busy_since = 0; /* waiting, not busy (a task's loop,
