@@ -287,6 +287,8 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
   tend_backoff_sup *b = B(p);
   if (b == NULL || c->id != b->child_id || c->gen != b->child_gen) return;
   b->child_id = b->child_gen = 0;
+  tend_timer_cancel(L, h, b->reset_timer); /* its auto reset goes with it */
+  b->reset_timer = NULL;
   if (p->state != TEND_ACTOR_RUNNING) return; /* we stop or restart ourselves */
   int again = b->cfg.mode == TEND_BACKOFF_ON_STOP ? !b->final_stop_received
                                                   : b->restart_pending;
