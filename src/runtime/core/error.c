@@ -2,6 +2,7 @@
 #include "runtime/core/error.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "runtime/core/errkind.h"
@@ -153,6 +154,32 @@ void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
   luaL_addsize(b, (size_t)(p - p0));
 }
 
+void tend_error_push_where_msg(lua_State *L, int level, int idx) {
+  enum { SMALL = 512 };
+  lua_Debug ar;
+  size_t n, src;
+  const char *msg = lua_tolstring(L, idx, &n);
+  if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "Sl", &ar) ||
+      ar.currentline <= 0) {
+    lua_pushvalue(L, idx); /* no line: the message as it is */
+    return;
+  }
+  src = strlen(ar.short_src);
+  char small[SMALL];
+  luaL_Buffer b;
+  int big = src + n + 16 > SMALL; /* (16: ':', the line, ": ") */
+  char *p0 = big ? luaL_buffinitsize(L, &b, src + n + 16) : small;
+  char *p = put(p0, ar.short_src, src);
+  *p++ = ':';
+  p = put_int(p, ar.currentline);
+  p = PUT_LIT(p, ": ");
+  p = put(p, msg, n);
+  if (big)
+    luaL_pushresultsize(&b, (size_t)(p - p0));
+  else
+    lua_pushlstring(L, small, (size_t)(p - small));
+}
+
 /* Pushes the traceback text s[0..n): the host's last one when it is the
  * same text (a child failing the same way again and again makes the same
  * traceback: the string, its allocation and its collection are saved),
@@ -180,15 +207,18 @@ static void push_text(lua_State *L, const char *s, size_t n) {
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
   enum { HEAD = 10, TAIL = 11, SMALL = 2048 };
   lua_Debug ar;
-  int last = depth(L1); /* levels: level..last-1 */
+  /* levels: level..last-1; a stack too short for the skip is walked
+   * until its end (depth's search cost more than the whole walk) */
+  int deep = lua_getstack(L1, level + HEAD + TAIL + 1, &ar);
+  int last = deep ? depth(L1) : INT_MAX;
   char small[SMALL];
   char *p = PUT_LIT(small, "stack traceback:");
   luaL_Buffer b;
   int big = 0; /* spilled into b */
   for (int i = level; i < last; i++) {
-    int skip = i == level + HEAD && last - i > TAIL + 1;
+    int skip = deep && i == level + HEAD && last - i > TAIL + 1;
     if (!skip) {
-      lua_getstack(L1, i, &ar);
+      if (!lua_getstack(L1, i, &ar)) break; /* (a short stack's end) */
       lua_getinfo(L1, "Sln", &ar);
     }
     size_t room = skip ? 64 : level_room(&ar);
