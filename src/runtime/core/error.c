@@ -154,6 +154,27 @@ void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
   luaL_addsize(b, (size_t)(p - p0));
 }
 
+/* Pushes the text s[0..n): the host's last one kept in *ref when it is
+ * the same text (a child failing the same way again and again makes the
+ * same message and traceback: the string, its hash, its allocation and
+ * its collection are saved), else a new string, which becomes the last
+ * one. */
+static void push_text(lua_State *L, int *ref, const char *s, size_t n) {
+  if (*ref > 0) {
+    size_t m;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
+    const char *last = lua_tolstring(L, -1, &m);
+    if (m == n && memcmp(last, s, n) == 0) return;
+    lua_pop(L, 1);
+  }
+  lua_pushlstring(L, s, n);
+  lua_pushvalue(L, -1);
+  if (*ref > 0)
+    lua_rawseti(L, LUA_REGISTRYINDEX, *ref);
+  else
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 void tend_error_push_where_msg(lua_State *L, int level, int idx) {
   enum { SMALL = 512 };
   lua_Debug ar;
@@ -177,28 +198,7 @@ void tend_error_push_where_msg(lua_State *L, int level, int idx) {
   if (big)
     luaL_pushresultsize(&b, (size_t)(p - p0));
   else
-    lua_pushlstring(L, small, (size_t)(p - small));
-}
-
-/* Pushes the traceback text s[0..n): the host's last one when it is the
- * same text (a child failing the same way again and again makes the same
- * traceback: the string, its allocation and its collection are saved),
- * else a new string, which becomes the last one. */
-static void push_text(lua_State *L, const char *s, size_t n) {
-  tend_host *h = tend_host_of(L);
-  if (h->traceback_ref > 0) {
-    size_t m;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->traceback_ref);
-    const char *last = lua_tolstring(L, -1, &m);
-    if (m == n && memcmp(last, s, n) == 0) return;
-    lua_pop(L, 1);
-  }
-  lua_pushlstring(L, s, n);
-  lua_pushvalue(L, -1);
-  if (h->traceback_ref > 0)
-    lua_rawseti(L, LUA_REGISTRYINDEX, h->traceback_ref);
-  else
-    h->traceback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    push_text(L, &tend_host_of(L)->where_msg_ref, small, (size_t)(p - small));
 }
 
 /* The traceback is written a line per level into a C buffer, and into a
@@ -238,7 +238,7 @@ void tend_traceback(lua_State *L, lua_State *L1, int level) {
   if (big)
     luaL_pushresult(&b);
   else
-    push_text(L, small, (size_t)(p - small));
+    push_text(L, &tend_host_of(L)->traceback_ref, small, (size_t)(p - small));
 }
 
 static int tolstring_p(lua_State *L) {
