@@ -160,6 +160,34 @@ function TestBackoff:test_a_dead_childs_reset_timer_is_cancelled()
   end
 end
 
+-- The supervisor restarted by its parent: its timers go first, its child
+-- after them (the reset timer's record is then free or another's: not
+-- cancelled again); the new child has one reset timer, and its own death
+-- cancels it as before.
+function TestBackoff:test_a_restarted_backoff_supervisor_keeps_one_reset_timer()
+  local starts = {}
+  local parent = tend.spawn(function(ctx)
+    local b = ctx:spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,
+      max_backoff = 1, random_factor = 0 }):with_auto_reset(1000), { name = "b" })
+    return function(_, ctx) ctx:reply(b) end
+  end, { supervisor = tend.one_for_one { decider = function() return "restart" end } })
+  local b = tend.ask(parent, "?")
+  tend.sleep(0.5)
+  local base = tend.stats().timers - 1 -- the first child's reset
+  tend.kill(b) -- b restarts: a new child at once
+  tend.sleep(0.5)
+  lu.assertEquals(#starts, 2)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  b:send("crash") -- the delay: the start alone
+  tend.sleep(0.5)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  tend.sleep(1)
+  lu.assertEquals(#starts, 3)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  H.stop_all(parent)
+  lu.assertEquals(tend.stats().timers - base, 0)
+end
+
 function TestBackoff:test_manual_reset()
   local starts = {}
   local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,
