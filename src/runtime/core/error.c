@@ -198,7 +198,7 @@ void tend_error_push_where_msg(lua_State *L, int level, int idx) {
   if (big)
     luaL_pushresultsize(&b, (size_t)(p - p0));
   else
-    push_text(L, &tend_host_of(L)->where_msg_ref, small, (size_t)(p - small));
+    push_text(L, &tend_host_of(L)->where_msg_ref, p0, (size_t)(p - p0));
 }
 
 /* The traceback is written a line per level into a C buffer, and into a
