@@ -138,6 +138,56 @@ function TestBackoff:test_one_auto_reset_timer_whatever_the_restarts()
   H.stop_all(sup)
 end
 
+-- A child's auto reset goes with it: while the backoff delay runs only
+-- the start of the next child is pending (the dead child's reset stayed
+-- armed until then, to fire as a no-op), on_failure and on_stop alike.
+function TestBackoff:test_a_dead_childs_reset_timer_is_cancelled()
+  for _, mode in ipairs { "on_failure", "on_stop" } do
+    local starts = {}
+    local sup = tend.spawn(tend.backoff[mode](crasher(starts), { min_backoff = 1,
+      max_backoff = 1, random_factor = 0 }):with_auto_reset(1000))
+    tend.sleep(0.5)
+    local base = tend.stats().timers - 1 -- the first child's reset
+    sup:send(mode == "on_failure" and "crash" or "quit")
+    tend.sleep(0.5) -- the child is dead, the delay runs
+    lu.assertEquals(#starts, 1)
+    lu.assertEquals(tend.stats().timers - base, 1) -- the start alone
+    tend.sleep(1) -- the next child: its reset alone
+    lu.assertEquals(#starts, 2)
+    lu.assertEquals(tend.stats().timers - base, 1)
+    H.stop_all(sup)
+    lu.assertEquals(tend.stats().timers - base, 0)
+  end
+end
+
+-- The supervisor restarted by its parent: its timers go first, its child
+-- after them (the reset timer's record is then free or another's: not
+-- cancelled again); the new child has one reset timer, and its own death
+-- cancels it as before.
+function TestBackoff:test_a_restarted_backoff_supervisor_keeps_one_reset_timer()
+  local starts = {}
+  local parent = tend.spawn(function(ctx)
+    local b = ctx:spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,
+      max_backoff = 1, random_factor = 0 }):with_auto_reset(1000), { name = "b" })
+    return function(_, ctx) ctx:reply(b) end
+  end, { supervisor = tend.one_for_one { decider = function() return "restart" end } })
+  local b = tend.ask(parent, "?")
+  tend.sleep(0.5)
+  local base = tend.stats().timers - 1 -- the first child's reset
+  tend.kill(b) -- b restarts: a new child at once
+  tend.sleep(0.5)
+  lu.assertEquals(#starts, 2)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  b:send("crash") -- the delay: the start alone
+  tend.sleep(0.5)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  tend.sleep(1)
+  lu.assertEquals(#starts, 3)
+  lu.assertEquals(tend.stats().timers - base, 1)
+  H.stop_all(parent)
+  lu.assertEquals(tend.stats().timers - base, 0)
+end
+
 function TestBackoff:test_manual_reset()
   local starts = {}
   local sup = tend.spawn(tend.backoff.on_failure(crasher(starts), { min_backoff = 1,

@@ -384,6 +384,53 @@ function TestErrors:test_stack_overflow_in_a_behavior_is_handled()
   H.stop_all(sup)
 end
 
+-- Around the skip: a failure's traceback lists every level up to 22 and,
+-- from 23, the first 10, "(skipping N levels)" and the last 11 (a stack
+-- shorter than the skip is walked to its end, a deeper one counted first).
+function TestErrors:test_a_traceback_skips_from_the_23rd_level_on()
+  local seen
+  local function rec(k)
+    if k == 0 then error("deep") end
+    return (rec(k - 1)) -- (not a tail call: a level each)
+  end
+  local sup = tend.spawn(function(ctx)
+    ctx:spawn(function() return function(k) rec(k) end end, { name = "rec" })
+    return function(msg, ctx) ctx:reply(ctx:children()[1]) end
+  end, { supervisor = tend.one_for_one { max_retries = 100, decider = function(err)
+    seen = err.traceback
+    return "resume"
+  end } })
+  local child = tend.ask(sup, "child")
+  local function levels(k)
+    child:send(k)
+    H.settle()
+    local _, n = seen:gsub("\n", "")
+    return n, tonumber(seen:match("%(skipping (%d+) levels%)"))
+  end
+  local base = levels(0) -- error, rec, the behavior, the worker
+  lu.assertTrue(base >= 3 and base < 10)
+  for k = 1, 25 - base do
+    local n, skipped = levels(k)
+    local all = base + k
+    if all <= 22 then
+      lu.assertEquals({ n, skipped }, { all, nil }, "levels " .. all)
+    else
+      lu.assertEquals({ n, skipped }, { 22, all - 21 }, "levels " .. all)
+    end
+  end
+  lu.assertStrContains(seen, "in upvalue 'rec'")
+  H.stop_all(sup)
+end
+
+-- error() with a message longer than its short buffer: the same words.
+function TestErrors:test_error_with_a_long_message_keeps_its_position()
+  local long = ("x"):rep(3000)
+  local line = debug.getinfo(1, "l").currentline
+  local _, e = pcall(function() error(long) end)
+  local src = debug.getinfo(1, "S").short_src
+  lu.assertEquals(e, src .. ":" .. (line + 1) .. ": " .. long)
+end
+
 -- An error that is a table or a function was described by its address
 -- ("table: 0x55e2..."), so one seed gave two traces: now by its type, or
 -- by its __tostring when that works.

@@ -674,6 +674,10 @@ void tend_error_new(lua_State *L, const char *kind, const char *message);
 int tend_error_is(lua_State *L, int idx);
 /* Adds "src:line: " of the function at level to b (nothing without one). */
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
+/* Pushes "src:line: " of the function at level followed by the string
+ * at idx (luaL_where's words and the message, one string made once), or
+ * that string alone when the level has no line. */
+void tend_error_push_where_msg(lua_State *L, int level, int idx);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
 /* Pushes lua_pcall's message handler: any error becomes an error value. */

@@ -2,6 +2,7 @@
 #include "runtime/core/error.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "runtime/core/errkind.h"
@@ -153,25 +154,51 @@ void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level) {
   luaL_addsize(b, (size_t)(p - p0));
 }
 
-/* Pushes the traceback text s[0..n): the host's last one when it is the
- * same text (a child failing the same way again and again makes the same
- * traceback: the string, its allocation and its collection are saved),
- * else a new string, which becomes the last one. */
-static void push_text(lua_State *L, const char *s, size_t n) {
-  tend_host *h = tend_host_of(L);
-  if (h->traceback_ref > 0) {
+/* Pushes the text s[0..n): the host's last one kept in *ref when it is
+ * the same text (a child failing the same way again and again makes the
+ * same message and traceback: the string, its hash, its allocation and
+ * its collection are saved), else a new string, which becomes the last
+ * one. */
+static void push_text(lua_State *L, int *ref, const char *s, size_t n) {
+  if (*ref > 0) {
     size_t m;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->traceback_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, *ref);
     const char *last = lua_tolstring(L, -1, &m);
     if (m == n && memcmp(last, s, n) == 0) return;
     lua_pop(L, 1);
   }
   lua_pushlstring(L, s, n);
   lua_pushvalue(L, -1);
-  if (h->traceback_ref > 0)
-    lua_rawseti(L, LUA_REGISTRYINDEX, h->traceback_ref);
+  if (*ref > 0)
+    lua_rawseti(L, LUA_REGISTRYINDEX, *ref);
   else
-    h->traceback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void tend_error_push_where_msg(lua_State *L, int level, int idx) {
+  enum { SMALL = 512 };
+  lua_Debug ar;
+  size_t n, src;
+  const char *msg = lua_tolstring(L, idx, &n);
+  if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "Sl", &ar) ||
+      ar.currentline <= 0) {
+    lua_pushvalue(L, idx); /* no line: the message as it is */
+    return;
+  }
+  src = strlen(ar.short_src);
+  char small[SMALL];
+  luaL_Buffer b;
+  int big = src + n + 16 > SMALL; /* (16: ':', the line, ": ") */
+  char *p0 = big ? luaL_buffinitsize(L, &b, src + n + 16) : small;
+  char *p = put(p0, ar.short_src, src);
+  *p++ = ':';
+  p = put_int(p, ar.currentline);
+  p = PUT_LIT(p, ": ");
+  p = put(p, msg, n);
+  if (big)
+    luaL_pushresultsize(&b, (size_t)(p - p0));
+  else
+    push_text(L, &tend_host_of(L)->where_msg_ref, p0, (size_t)(p - p0));
 }
 
 /* The traceback is written a line per level into a C buffer, and into a
@@ -180,15 +207,18 @@ static void push_text(lua_State *L, const char *s, size_t n) {
 void tend_traceback(lua_State *L, lua_State *L1, int level) {
   enum { HEAD = 10, TAIL = 11, SMALL = 2048 };
   lua_Debug ar;
-  int last = depth(L1); /* levels: level..last-1 */
+  /* levels: level..last-1; a stack too short for the skip is walked
+   * until its end (depth's search cost more than the whole walk) */
+  int deep = lua_getstack(L1, level + HEAD + TAIL + 1, &ar);
+  int last = deep ? depth(L1) : INT_MAX;
   char small[SMALL];
   char *p = PUT_LIT(small, "stack traceback:");
   luaL_Buffer b;
   int big = 0; /* spilled into b */
   for (int i = level; i < last; i++) {
-    int skip = i == level + HEAD && last - i > TAIL + 1;
+    int skip = deep && i == level + HEAD && last - i > TAIL + 1;
     if (!skip) {
-      lua_getstack(L1, i, &ar);
+      if (!lua_getstack(L1, i, &ar)) break; /* (a short stack's end) */
       lua_getinfo(L1, "Sln", &ar);
     }
     size_t room = skip ? 64 : level_room(&ar);
@@ -208,7 +238,7 @@ void tend_traceback(lua_State *L, lua_State *L1, int level) {
   if (big)
     luaL_pushresult(&b);
   else
-    push_text(L, small, (size_t)(p - small));
+    push_text(L, &tend_host_of(L)->traceback_ref, small, (size_t)(p - small));
 }
 
 static int tolstring_p(lua_State *L) {

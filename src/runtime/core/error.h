@@ -20,6 +20,10 @@ int tend_error_is(lua_State *L, int idx);
 /* Adds "src:line: " of the function at level to b (luaL_where's words,
  * without printf), or nothing when the level has no line. */
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
+/* Pushes "src:line: " of the function at level followed by the string
+ * at idx (luaL_where's words and the message, one string made once), or
+ * that string alone when the level has no line. */
+void tend_error_push_where_msg(lua_State *L, int level, int idx);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
 /* Pushes the message handler for lua_pcall: it turns any error into an

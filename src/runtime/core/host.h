@@ -124,6 +124,7 @@ struct tend_host {
   int ref_mt_ref;    /* the metatable tend.Ref, 0 until the API made it */
   int error_mt_ref;  /* the metatable tend.Error, 0 until the API made it */
   int traceback_ref; /* the last traceback text made (error.c), or 0 */
+  int where_msg_ref; /* the last "src:line: message" error() made, or 0 */
   int *ext_slots;    /* registry slots an ext value left, false in them
                         (actor.c): reused before luaL_ref's free list */
   uint32_t n_ext_slots, cap_ext_slots;

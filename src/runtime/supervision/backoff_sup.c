@@ -131,8 +131,7 @@ static int start_child_p(lua_State *L) {
                           m->sender_gen);
     tend_msg_release(&h->msgs, m);
   }
-  if (!b->cfg.manual_reset) {
-    tend_timer_cancel(L, h, b->reset_timer); /* the last child's */
+  if (!b->cfg.manual_reset) { /* (the last child's went when it died) */
     tend_timer *t = tend_timer_arm(L, h, TEND_TIMER_BACKOFF_RESET, a,
                                    b->cfg.reset_after_ns, 0, 0);
     if (t) t->tag = b->incarnation;
@@ -287,7 +286,12 @@ void tend_backoff_child_died(lua_State *L, tend_host *h, tend_actor *p,
   tend_backoff_sup *b = B(p);
   if (b == NULL || c->id != b->child_id || c->gen != b->child_gen) return;
   b->child_id = b->child_gen = 0;
-  if (p->state != TEND_ACTOR_RUNNING) return; /* we stop or restart ourselves */
+  if (p->state != TEND_ACTOR_RUNNING) { /* we stop or restart ourselves: */
+    b->reset_timer = NULL; /* our timers went (a restart's first step) or */
+    return;                /* go with us; the record may be another's now */
+  }
+  tend_timer_cancel(L, h, b->reset_timer); /* its auto reset goes with it */
+  b->reset_timer = NULL;
   int again = b->cfg.mode == TEND_BACKOFF_ON_STOP ? !b->final_stop_received
                                                   : b->restart_pending;
   b->restart_pending = 0;
