@@ -323,13 +323,11 @@ void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
  * its supervisor, its parent or the host, a dies once its children are
  * gone, post_stop not run, reason "killed". */
 int64_t tend_actor_shutdown_ns(const tend_actor *a);
-/* Sets it (kept in the ext unless it is the default); 0 when out of
- * memory. */
+/* Sets it (kept in the ext unless default); 0 when out of memory. */
 int tend_actor_set_shutdown_ns(tend_actor *a, int64_t ns);
-/* Pops a function (or nil: none) that runs each time a's own code is
- * about to be suspended in a wait (not a fiber's wait, which suspends
- * nothing), before it is: a stream producer sends the elements it holds.
- * It may not wait itself; an error in it is dropped. */
+/* Pops a's on_wait (a function, or nil): it runs before a's code is
+ * suspended in a wait (not a fiber's); it may not wait, its error is
+ * dropped (a stream producer sends the elements it holds). */
 void tend_actor_set_on_wait(lua_State *L, tend_actor *a);
 /* tend.chaos.freeze: a takes no messages until thawed (guardians and
  * frozen actors: nothing). */
@@ -530,12 +528,12 @@ void tend_sched_interrupt(lua_State *L, tend_host *h, tend_actor *a);
  * (coroutine.resume's results); whether L is the fiber it runs now; what a
  * fiber yields when it waits on a promise (ready 0) and what tend.receive
  * answers when an outcome is ready (ready 1); whether one is ready for a;
- * taking the oldest, which becomes a's wake (its fiber's tag, 0 for none). */
+ * taking the oldest, which becomes a's wake (its fiber's tag, 0 for none);
+ * dropping a tag (its waits end, no outcome of theirs is taken). */
 int tend_sched_fiber_resume(lua_State *L, tend_host *h, int nargs);
 /* Around a resume from L of a coroutine the actor made (fiber.h): begin
  * returns whether L can yield; end, 1 when the coroutine waits in tend;
- * then the caller returns nested_wait (the actor waits; k resumes the
- * coroutine again). */
+ * then the caller returns nested_wait (k resumes the coroutine again). */
 int tend_sched_nested_begin(lua_State *L, tend_host *h);
 int tend_sched_nested_end(tend_host *h, int yieldable);
 int tend_sched_nested_wait(lua_State *L, tend_host *h, lua_KContext ctx,
@@ -544,7 +542,6 @@ int tend_sched_in_fiber(const tend_host *h, const lua_State *L);
 const void *tend_fiber_key(int ready);
 int tend_actor_fiber_ready(const tend_actor *a);
 uint32_t tend_actor_fiber_take(lua_State *L, tend_host *h, tend_actor *a);
-/* a's fiber tag is dropped: its waits end, their outcomes are never taken */
 void tend_actor_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
                            uint32_t tag);
 /* The running actor's code resumes co (NULL: back in its own coroutine),
@@ -674,9 +671,8 @@ void tend_error_new(lua_State *L, const char *kind, const char *message);
 int tend_error_is(lua_State *L, int idx);
 /* Adds "src:line: " of the function at level to b (nothing without one). */
 void tend_error_add_where(luaL_Buffer *b, lua_State *L, int level);
-/* Pushes "src:line: " of the function at level followed by the string
- * at idx (luaL_where's words and the message, one string made once), or
- * that string alone when the level has no line. */
+/* Pushes "src:line: " of the function at level (none without a line)
+ * and the string at idx, made one string at once. */
 void tend_error_push_where_msg(lua_State *L, int level, int idx);
 /* Pushes a traceback of L1 from level (luaL_traceback's format). */
 void tend_traceback(lua_State *L, lua_State *L1, int level);
