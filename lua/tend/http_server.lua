@@ -130,8 +130,10 @@ function M.decode_query(q)
   return t
 end
 
+local PLAIN = { ["content-type"] = TEXT } -- read only, never handed out
+
 local function plain(status, text)
-  return status, { ["content-type"] = TEXT }, text
+  return status, PLAIN, text
 end
 
 -- What a handler returned -> status, headers, body; or nil, why.
@@ -193,14 +195,13 @@ end
 -- The request's actor: runs the handler once and answers; a streamed
 -- body (a pull function) keeps it alive, pulling a chunk each time H2O
 -- asks for more ({ tend = "http_more" }), until the pull returns nil.
-local function request(S, spec, req, id, server, upgrades)
+-- done(id, status) is the server's: it records the end in the server's
+-- table at once (a child runs on its parent's scheduler, in the same Lua
+-- state: no message to the server, no turn of its own per request).
+local function request(S, spec, req, id, server, upgrades, done)
   return function(ctx)
     core.send(ctx.self, "go")
     local pull, status
-    local function finish()
-      core.send(server, { tend = "http_done", id = id, status = status })
-      return core.stopped
-    end
     return function(msg)
       if msg == "go" then
         local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
@@ -233,10 +234,12 @@ local function request(S, spec, req, id, server, upgrades)
           pull = body
           core.send(server, { tend = "http_started", id = id, status = status })
           if S:stream(id, status, M.stream_headers(headers), ctx.self) then return end
-          return finish() -- the client left
+          done(id, status) -- the client left
+          return core.stopped
         end
         S:respond(id, status, headers, body)
-        return finish()
+        done(id, status)
+        return core.stopped
       end
       if type(msg) == "table" and msg.tend == "http_more" and pull then
         if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
@@ -244,10 +247,12 @@ local function request(S, spec, req, id, server, upgrades)
         if not ok then
           ctx:log("warn", "%s %s: the body's pull failed: %s", req.method, req.path, tostring(chunk))
           S:send(id, nil, true)
-          return finish()
+          done(id, status)
+          return core.stopped
         end
         if S:send(id, chunk) and chunk ~= nil then return end
-        return finish()
+        done(id, status)
+        return core.stopped
       end
       return core.unhandled
     end
@@ -270,26 +275,77 @@ local function bind(spec, owner)
   return real_bind(spec, owner)
 end
 
+local function target(r) return r.query and r.path .. "?" .. r.query or r.path end
+
 -- The server's factory (binding in the caller: tend.listening).
+-- Timeouts: one timer, not one per request. All requests get the same
+-- `timeout`, so the oldest live one is due first; the timer is armed (by
+-- the request that finds none armed, or when it fires) for the earliest
+-- deadline of the live requests, and when it fires every request past its
+-- deadline gets its 503, at its own instant. A request that ended leaves
+-- the timer be (it fires for nothing at most once a `timeout`), unless it
+-- was the last one live: then the timer is cancelled.
 local function server(spec, handoff)
   return function(ctx)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    local live = {} -- id -> { child, timer, t0, method, target }
+    local live = {} -- id -> { child, t0, seq, deadline, method, path, query, req, status, streamed }
     local upgrades = {} -- id -> the ws factory a handler answered with
+    local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
+    local seq = 0 -- requests taken, for their order
+    -- The end of request id (answered, stopped, cut, or its client left):
+    -- called by the server, and by the request's actor itself.
     local function done(id, status)
       local r = live[id]
       if r == nil then return end
       live[id] = nil
-      r.timer:cancel()
-      core.httpd_event(path, r.method, r.target, status, core.now() - r.t0)
+      if next(live) == nil and timer then -- none left: no timer left either
+        timer:cancel()
+        timer, armed = nil, 0
+      end
+      core.httpd_event(path, r.method, r.path, r.query, status, core.now() - r.t0)
+    end
+    local timers = 0 -- timers set, to know a stale one's message
+    local function arm(delay)
+      timers = timers + 1
+      armed = timers
+      timer = ctx:after(delay, { tend = "http_timeout", n = timers })
+    end
+    local function timed_out(id, r)
+      srv():respond(id, plain(503, "Service Unavailable\n"))
+      core.stop(r.child)
+      ctx:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
+        r.method, target(r), spec.timeout)
+      done(id, 503)
+    end
+    -- The timer fired: the requests past their deadline (half a
+    -- nanosecond: the clock's grain) time out; armed again for the next.
+    local function expire()
+      timer, armed = nil, 0
+      local now, soonest = core.now(), nil
+      local due = {}
+      for id, r in pairs(live) do
+        if not r.streamed and r.child then
+          if r.deadline <= now + 5e-10 then
+            due[#due + 1] = id
+          elseif soonest == nil or r.deadline < soonest then
+            soonest = r.deadline
+          end
+        end
+      end
+      table.sort(due, function(x, y) return live[x].seq < live[y].seq end) -- in arrival order
+      for _, id in ipairs(due) do
+        local r = live[id]
+        if r then timed_out(id, r) end
+      end
+      if soonest and armed == 0 then arm(soonest - now) end
     end
     -- The connection of an upgraded request: an actor of its own, a
     -- temporary child of the server; 101 once H2O took the handshake.
     local function upgrade(c, id, factory, req)
       local conn = { S = srv() }
-      local child = c:spawn(ws.connection(factory, req, conn), { restart = "temporary" })
+      local child = core.httpd_child(c, ws.connection(factory, req, conn))
       local wid = srv():ws_upgrade(id, child)
       if not wid then
         core.stop(child)
@@ -306,27 +362,33 @@ local function server(spec, handoff)
         if msg == "connections" then c:reply(srv():connections()) return end
         if type(msg) ~= "table" then return core.unhandled end
         if msg.tend == "http" then
-          if msg.asked then srv():hold(msg.id, c.sender) end -- a simulated client
-          local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
-            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
-            scheme = msg.scheme }
-          req.websocket = msg.websocket
-          local r = { t0 = core.now(), method = msg.method,
-            target = msg.query and msg.path .. "?" .. msg.query or msg.path }
-          if msg.websocket and spec.ws then -- every upgrade to serve's ws
-            r.timer = { cancel = function() end }
-            live[msg.id] = r
-            upgrade(c, msg.id, spec.ws, req)
+          local id = msg.id
+          if msg.asked then srv():hold(id, c.sender) end -- a simulated client
+          local req = msg.req -- built by the real transport
+          if req == nil then
+            req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
+              headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
+              scheme = msg.scheme }
+            req.websocket = msg.websocket
+          end
+          local t0 = core.now()
+          seq = seq + 1
+          local r = { t0 = t0, seq = seq, method = req.method, path = req.path, query = msg.query }
+          live[id] = r
+          if req.websocket and spec.ws then -- every upgrade to serve's ws
+            upgrade(c, id, spec.ws, req)
             return
           end
           r.req = req
-          r.child = c:spawn(request(srv(), spec, req, msg.id, c.self, upgrades),
-            { restart = "temporary" })
-          r.timer = c:after(spec.timeout, { tend = "http_timeout", id = msg.id })
-          live[msg.id] = r
+          r.deadline = t0 + spec.timeout
+          r.child = core.httpd_child(c, request(srv(), spec, req, id, c.self, upgrades, done))
+          if armed == 0 then arm(spec.timeout) end
           return
         end
-        if msg.tend == "http_done" then done(msg.id, msg.status) return end
+        if msg.tend == "http_timeout" then
+          if msg.n == armed then expire() end -- else: cancelled after it fired
+          return
+        end
         if msg.tend == "http_ws" then -- a handler answered { ws = factory }
           local factory, r = upgrades[msg.id], live[msg.id]
           upgrades[msg.id] = nil
@@ -336,7 +398,7 @@ local function server(spec, handoff)
         if msg.tend == "http_started" then -- streamed: timeout no longer applies
           local r = live[msg.id]
           if r then
-            r.timer:cancel()
+            r.streamed = true
             r.status = msg.status
             c:watch(r.child, { tend = "http_child_down", id = msg.id })
           end
@@ -347,7 +409,7 @@ local function server(spec, handoff)
           if r == nil then return end -- it had ended its body
           srv():send(msg.id, nil, true) -- cut short: the client sees an error
           c:log("warn", "%s %s: the body's actor ended mid-stream; the body is cut",
-            r.method, r.target)
+            r.method, target(r))
           done(msg.id, r.status)
           return
         end
@@ -355,18 +417,8 @@ local function server(spec, handoff)
           local r = live[msg.id]
           if r == nil then return end
           core.stop(r.child)
-          c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, r.target)
+          c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, target(r))
           done(msg.id, r.status)
-          return
-        end
-        if msg.tend == "http_timeout" then
-          local r = live[msg.id]
-          if r == nil then return end
-          srv():respond(msg.id, plain(503, "Service Unavailable\n"))
-          core.stop(r.child)
-          c:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
-            r.method, r.target, spec.timeout)
-          done(msg.id, 503)
           return
         end
         return core.unhandled

@@ -290,6 +290,30 @@ function TestHttpServer:test_malformed_requests_get_400_from_h2o_and_the_server_
   lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 200, "", "2" })
 end
 
+-- The real transport decodes the query in C; the simulated twin in Lua
+-- (decode_query): both the same, edge cases included.
+function TestHttpServer:test_the_query_is_decoded_as_the_twin_decodes_it()
+  local decode = require("tend.http_server").decode_query
+  local seen
+  local s = tend.http.serve({ handler = function(req)
+    seen = req
+    return "ok"
+  end })
+  local cases = { "a=1&b=x%20y", "a=1;b=2&&c", "k=%zz&q=%4", "p=%2B+x&p=last", "=v&e=",
+    "x=a%3Db%26c", "%41%42=%43", "" }
+  for _, q in ipairs(cases) do
+    lu.assertEquals(tend.http.get(url(s, "/q?" .. q)).status, 200)
+    lu.assertEquals(seen.query, decode(q), q)
+    lu.assertEquals(seen.path, "/q")
+  end
+  lu.assertEquals(seen.query, {})
+  tend.http.get(url(s, "/none"))
+  lu.assertEquals(seen.query, {})
+  lu.assertEquals(decode("p=%2B+x&p=last&k=%zz&%41%42=%43"),
+    { p = "last", k = "%zz", AB = "C" })
+  lu.assertEquals(decode("a=1;b=2&&c"), { a = "1", b = "2", c = "" })
+end
+
 function TestHttpServer:test_many_requests_leave_nothing_behind()
   local s = tend.http.serve({ handler = function(req) return req.path end })
   tend.http.get(url(s, "/warm")) -- curl's connection, kept alive
