@@ -192,71 +192,80 @@ function M.stream_headers(headers)
   return out
 end
 
--- The request's actor: runs the handler once and answers; a streamed
--- body (a pull function) keeps it alive, pulling a chunk each time H2O
--- asks for more ({ tend = "http_more" }), until the pull returns nil.
--- done(id, status) is the server's: it records the end in the server's
--- table at once (a child runs on its parent's scheduler, in the same Lua
--- state: no message to the server, no turn of its own per request).
-local function request(S, spec, req, id, server, upgrades, done)
-  return function(ctx)
-    core.send(ctx.self, "go")
-    local pull, status
-    return function(msg)
-      if msg == "go" then
-        local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
-        local headers, body
-        if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
-          if type(a.ws) == "function" and req.websocket then
-            upgrades[id] = a.ws -- the server spawns the connection
-            core.send(server, { tend = "http_ws", id = id })
-            return core.stopped
-          end
-          if type(a.ws) == "function" then
-            a = { status = 426, headers = { upgrade = "websocket", ["content-type"] = TEXT },
-              body = "Upgrade Required\n" }
-          else
-            ok, a = false, "{ ws = factory }: ws is " .. type(a.ws) .. ", not a function"
-          end
-        end
-        if ok then
-          status, headers, body = M.answer_of(a, b)
-          if status == nil then
-            ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
-            status, headers, body = plain(500, "Internal Server Error\n")
-          end
-        else
-          ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
-          status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
-            or "Internal Server Error\n")
-        end
-        if type(body) == "function" then
-          pull = body
-          core.send(server, { tend = "http_started", id = id, status = status })
-          if S:stream(id, status, M.stream_headers(headers), ctx.self) then return end
-          done(id, status) -- the client left
-          return core.stopped
-        end
-        S:respond(id, status, headers, body)
-        done(id, status)
+-- The behavior of a server's request actors, one function for all of
+-- them (no closure per request): the server sends each new actor its
+-- request's record r ({ tend = "http_req", id, req, ... }, the one in its
+-- table live); the actor runs the handler once and answers. A streamed
+-- body (a pull function, kept in r) keeps it alive, pulling a chunk each
+-- time H2O asks for more ({ tend = "http_more", id }), until the pull
+-- returns nil. done(id, status) is the server's: the actor records the
+-- end in the server's table itself (a child runs on its parent's
+-- scheduler, in the same Lua state: no message, no server turn).
+local function requests(srv, spec, server, upgrades, live, done)
+  local function answer(r, ctx)
+    local req, id = r.req, r.id
+    local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+    local status, headers, body
+    if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
+      if type(a.ws) == "function" and req.websocket then
+        upgrades[id] = a.ws -- the server spawns the connection
+        core.send(server, { tend = "http_ws", id = id })
         return core.stopped
       end
-      if type(msg) == "table" and msg.tend == "http_more" and pull then
-        if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
-        local ok, chunk = M.pull(pull)
-        if not ok then
-          ctx:log("warn", "%s %s: the body's pull failed: %s", req.method, req.path, tostring(chunk))
-          S:send(id, nil, true)
-          done(id, status)
-          return core.stopped
-        end
-        if S:send(id, chunk) and chunk ~= nil then return end
-        done(id, status)
-        return core.stopped
+      if type(a.ws) == "function" then
+        a = { status = 426, headers = { upgrade = "websocket", ["content-type"] = TEXT },
+          body = "Upgrade Required\n" }
+      else
+        ok, a = false, "{ ws = factory }: ws is " .. type(a.ws) .. ", not a function"
       end
-      return core.unhandled
     end
+    if ok then
+      status, headers, body = M.answer_of(a, b)
+      if status == nil then
+        ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
+        status, headers, body = plain(500, "Internal Server Error\n")
+      end
+    else
+      ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
+      status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
+        or "Internal Server Error\n")
+    end
+    if type(body) == "function" then
+      r.pull = body
+      core.send(server, { tend = "http_started", id = id, status = status })
+      if srv():stream(id, status, M.stream_headers(headers), ctx.self) then return end
+      done(id, status) -- the client left
+      return core.stopped
+    end
+    srv():respond(id, status, headers, body)
+    done(id, status)
+    return core.stopped
   end
+  local function more(r, msg, ctx)
+    local S, id = srv(), r.id
+    if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
+    local ok, chunk = M.pull(r.pull)
+    if not ok then
+      ctx:log("warn", "%s %s: the body's pull failed: %s", r.method, r.path, tostring(chunk))
+      S:send(id, nil, true)
+      done(id, r.status)
+      return core.stopped
+    end
+    if S:send(id, chunk) and chunk ~= nil then return end
+    done(id, r.status)
+    return core.stopped
+  end
+  local function behavior(msg, ctx)
+    if type(msg) == "table" then
+      if msg.tend == "http_req" then return answer(msg, ctx) end
+      if msg.tend == "http_more" then
+        local r = live[msg.id]
+        if r and r.pull then return more(r, msg, ctx) end
+      end
+    end
+    return core.unhandled
+  end
+  return function() return behavior end
 end
 
 -- ------------------------------------------------------------ servers
@@ -290,7 +299,9 @@ local function server(spec, handoff)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    local live = {} -- id -> { child, t0, seq, deadline, method, path, query, req, status, streamed }
+    -- id -> { tend = "http_req", id, req, child, t0, seq, deadline, method, path, query,
+    -- status, streamed, pull }
+    local live = {}
     local upgrades = {} -- id -> the ws factory a handler answered with
     local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
     local seq = 0 -- requests taken, for their order
@@ -341,6 +352,7 @@ local function server(spec, handoff)
       end
       if soonest and armed == 0 then arm(soonest - now) end
     end
+    local request = requests(srv, spec, ctx.self, upgrades, live, done) -- its actors' factory
     -- The connection of an upgraded request: an actor of its own, a
     -- temporary child of the server; 101 once H2O took the handshake.
     local function upgrade(c, id, factory, req)
@@ -379,9 +391,10 @@ local function server(spec, handoff)
             upgrade(c, id, spec.ws, req)
             return
           end
-          r.req = req
+          r.tend, r.id, r.req = "http_req", id, req
           r.deadline = t0 + spec.timeout
-          r.child = core.httpd_child(c, request(srv(), spec, req, id, c.self, upgrades, done))
+          r.child = core.httpd_child(c, request)
+          core.send(r.child, r)
           if armed == 0 then arm(spec.timeout) end
           return
         end
