@@ -385,14 +385,15 @@ local function server(spec, handoff)
           end
           local t0 = core.now()
           seq = seq + 1
-          local r = { t0 = t0, seq = seq, method = req.method, path = req.path, query = msg.query }
+          -- made whole at once (its fields sized once, no rehash as they come)
+          local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
+            deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
           live[id] = r
           if req.websocket and spec.ws then -- every upgrade to serve's ws
+            r.child = nil
             upgrade(c, id, spec.ws, req)
             return
           end
-          r.tend, r.id, r.req = "http_req", id, req
-          r.deadline = t0 + spec.timeout
           r.child = core.httpd_child(c, request)
           core.send(r.child, r)
           if armed == 0 then arm(spec.timeout) end
