@@ -367,38 +367,39 @@ local function server(spec, handoff)
       conn.wid = wid
       done(id, 101)
     end
+    -- A request H2O (or the simulated network) read: its record, its actor.
+    local function take(msg, c)
+      local id = msg.id
+      if msg.asked then srv():hold(id, c.sender) end -- a simulated client
+      local req = msg.req -- built by the real transport
+      if req == nil then
+        req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
+          headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
+          scheme = msg.scheme }
+        req.websocket = msg.websocket
+      end
+      local t0 = core.now()
+      seq = seq + 1
+      -- made whole at once (its fields sized once, no rehash as they come)
+      local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
+        deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
+      live[id] = r
+      if req.websocket and spec.ws then -- every upgrade to serve's ws
+        r.child = nil
+        upgrade(c, id, spec.ws, req)
+        return
+      end
+      r.child = core.httpd_child(c, request)
+      core.send(r.child, r)
+      if armed == 0 then arm(spec.timeout) end
+    end
     return {
       receive = function(_, msg, c)
+        if type(msg) == "table" and msg.tend == "http" then return take(msg, c) end -- first: the common case
         if msg == "port" then c:reply(srv():port()) return end
         if msg == "refused" then c:reply(srv():refused()) return end
         if msg == "connections" then c:reply(srv():connections()) return end
         if type(msg) ~= "table" then return core.unhandled end
-        if msg.tend == "http" then
-          local id = msg.id
-          if msg.asked then srv():hold(id, c.sender) end -- a simulated client
-          local req = msg.req -- built by the real transport
-          if req == nil then
-            req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
-              headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
-              scheme = msg.scheme }
-            req.websocket = msg.websocket
-          end
-          local t0 = core.now()
-          seq = seq + 1
-          -- made whole at once (its fields sized once, no rehash as they come)
-          local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
-            deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
-          live[id] = r
-          if req.websocket and spec.ws then -- every upgrade to serve's ws
-            r.child = nil
-            upgrade(c, id, spec.ws, req)
-            return
-          end
-          r.child = core.httpd_child(c, request)
-          core.send(r.child, r)
-          if armed == 0 then arm(spec.timeout) end
-          return
-        end
         if msg.tend == "http_timeout" then
           if msg.n == armed then expire() end -- else: cancelled after it fired
           return

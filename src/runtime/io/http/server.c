@@ -269,7 +269,7 @@ static char *put_uint(char *p, unsigned v) {
 
 /* Pushes the request's peer, "a.b.c.d:port" or "[v6]:port" (v4, the
  * common case, without printf); nothing when unknown -> 0. */
-static int push_peer(lua_State *L, h2o_req_t *req) {
+static int format_peer(lua_State *L, h2o_req_t *req) {
   struct sockaddr_storage sa;
   if (req->conn->callbacks->get_peername == NULL ||
       req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&sa) <=
@@ -292,6 +292,29 @@ static int push_peer(lua_State *L, h2o_req_t *req) {
   }
   p = put_uint(p, ntohs(a4->sin_port));
   lua_pushlstring(L, peer, (size_t)(p - peer));
+  return 1;
+}
+
+/* Pushes the request's peer, made once per connection (kept by H2O's
+ * connection id in s's peers) -> 1; nothing when unknown -> 0. */
+static int push_peer(lua_State *L, tend_httpd *s, h2o_req_t *req) {
+  uint64_t conn = req->conn->id;
+  if (conn == 0 || s->peers_ref == LUA_NOREF) return format_peer(L, req);
+  int slot = (int)(conn % TEND_HTTPD_PEERS);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->peers_ref);
+  if (s->peer_conn[slot] == conn) {
+    lua_rawgeti(L, -1, slot + 1);
+    lua_remove(L, -2);
+    return 1;
+  }
+  if (!format_peer(L, req)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, slot + 1);
+  lua_remove(L, -2);
+  s->peer_conn[slot] = conn;
   return 1;
 }
 
@@ -353,7 +376,7 @@ static int request_p(lua_State *L) {
   lua_setfield(L, -2, "headers");
   push_lstr(L, "body", req->entity.base ? req->entity.base : "",
             req->entity.base ? req->entity.len : 0);
-  if (push_peer(L, req)) lua_setfield(L, -2, "peer");
+  if (push_peer(L, s, req)) lua_setfield(L, -2, "peer");
   push_version(L, req->version);
   lua_setfield(L, -2, "version");
   if (tend_httpd_is_ws(req)) {
@@ -529,7 +552,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
   s->h = h;
   s->listener.data = s;
   s->listener_open = 1;
-  s->ud_ref = LUA_NOREF;
+  s->ud_ref = s->peers_ref = LUA_NOREF;
   r = uv_tcp_bind(&s->listener, (const struct sockaddr *)&sa, 0);
   if (r == 0) r = uv_listen((uv_stream_t *)&s->listener, 128, on_connection);
   struct sockaddr_storage me;
@@ -563,6 +586,8 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
 void tend_httpd_set_handle(lua_State *L, tend_httpd *s, int ud) {
   lua_pushvalue(L, ud);
   s->ud_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_createtable(L, TEND_HTTPD_PEERS, 0);
+  s->peers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 int tend_httpd_port(const tend_httpd *s) {
@@ -587,8 +612,11 @@ void tend_httpd_close(tend_httpd *s) {
     h->httpd = s->next;
   if (s->next) s->next->prev = s->prev;
   s->prev = s->next = NULL;
-  if (h->L) luaL_unref(h->L, LUA_REGISTRYINDEX, s->ud_ref);
-  s->ud_ref = LUA_NOREF;
+  if (h->L) {
+    luaL_unref(h->L, LUA_REGISTRYINDEX, s->ud_ref);
+    luaL_unref(h->L, LUA_REGISTRYINDEX, s->peers_ref);
+  }
+  s->ud_ref = s->peers_ref = LUA_NOREF;
   uv_close((uv_handle_t *)&s->listener, on_listener_close);
   answer_all_unavailable(s);
   tend_httpd_ws_end_all(s, 0, 0, 1);
