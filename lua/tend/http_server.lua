@@ -6,12 +6,13 @@
 -- same answers; a simulated client's request is an ask of the server).
 --
 -- The server is an actor owning the listening socket. H2O reads each
--- request whole and the server gets { tend = "http", id, ... } for it; it
+-- request whole and the server gets { tend = "http", id, req } for it; it
 -- spawns a temporary child that runs handler(req, ctx) (so a handler may
--- sleep, ask or call out without holding the others), and arms a timer:
--- past `timeout` the client gets 503 and the child is stopped. The child
--- answers through the server's handle and tells the server, which emits
--- the request's "http" trace event (logged at info: the access log).
+-- sleep, ask or call out without holding the others); past `timeout` (one
+-- timer for all requests) the client gets 503 and the child is stopped.
+-- The child answers through the server's handle and records the end in
+-- the server's table, which emits the request's "http" trace event
+-- (logged at info: the access log).
 local core = require "tend.core"
 local internal = require "tend.internal"
 local listening = require "tend.listening"
