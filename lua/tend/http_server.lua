@@ -195,8 +195,9 @@ end
 
 -- The behavior of a server's request actors, one function for all of
 -- them (no closure per request): the server sends each new actor its
--- request's record r ({ tend = "http_req", id, req, ... }, the one in its
--- table live); the actor runs the handler once and answers. A streamed
+-- request's record r ({ tend = "http_req", id, req, ... }); the actor
+-- takes that record from the server's table live (the same table, not a
+-- copy) and runs the handler once and answers. A streamed
 -- body (a pull function, kept in r) keeps it alive, pulling a chunk each
 -- time H2O asks for more ({ tend = "http_more", id }), until the pull
 -- returns nil. done(id, status) is the server's: the actor records the
@@ -258,7 +259,12 @@ local function requests(srv, spec, server, upgrades, live, done)
   end
   local function behavior(msg, ctx)
     if type(msg) == "table" then
-      if msg.tend == "http_req" then return answer(msg, ctx) end
+      if msg.tend == "http_req" then
+        -- the server's record itself (under --copy-messages msg is a copy)
+        local r = live[msg.id]
+        if r == nil then return core.stopped end -- it ended first (its timeout)
+        return answer(r, ctx)
+      end
       if msg.tend == "http_more" then
         local r = live[msg.id]
         if r and r.pull then return more(r, msg, ctx) end
