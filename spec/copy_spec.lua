@@ -176,6 +176,24 @@ print(ok, err.message:match("at message[^(]*%(deeper than 64 levels%)") ~= nil)
   lu.assertEquals(out, "100000\t100000\ttrue\nfalse\ttrue\n")
 end
 
+-- A server's request actor takes its record from the server's table, not
+-- from the message (a copy here): a streamed body's pull, kept in that
+-- record, is found for every chunk.
+function TestCopyMessages:test_a_streamed_http_answer_is_whole()
+  local out = run([[
+local n = 0
+tend.http.serve({ host = "api", handler = function(req)
+  return { headers = { ["content-type"] = "text/plain" }, body = function()
+    n = n + 1
+    if n <= 3 then return req.query.p .. n .. ";" end
+  end }
+end })
+local r = tend.http.get("http://api/x?p=c")
+print(r.status, r.body, tend.http.get("http://api/").status)
+]])
+  lu.assertEquals(out, "200\tc1;c2;c3;\t200\n")
+end
+
 function TestCopyMessages:test_the_flag_is_in_the_help()
   local out, _, status = H.run({ "--help" })
   lu.assertEquals(status, 0)

@@ -77,6 +77,46 @@ function TestHttpTwin:test_past_its_timeout_503_and_the_handler_is_stopped()
   lu.assertEquals(stopped, 1)
 end
 
+-- One timer serves every request's timeout: each late request gets its
+-- 503 at its own instant (arrival + timeout), one that answers in time is
+-- not cut by it, and the timer is gone when no request is left.
+function TestHttpTwin:test_each_request_times_out_at_its_own_instant()
+  local s = tend.http.serve({ host = "api", timeout = 2, handler = function(req)
+    tend.sleep(tonumber(req.query.s))
+    return "done " .. req.query.s
+  end })
+  local t0 = tend.now()
+  local got, me = {}, tend.self()
+  local function get(at, secs)
+    tend.after(at, function()
+      local r = tend.http.get("http://api/?s=" .. secs)
+      local t = math.floor((tend.now() - t0) * 1e6 + 0.5) / 1e6 -- to the microsecond
+      tend.send(me, { at, r.status, r.body, t })
+    end)
+  end
+  get(0, 5)     -- 503 at 2
+  get(0.5, 1.9) -- answered at 2.4, while the first's timer is the one set
+  get(0.75, 9)  -- 503 at 2.75
+  get(1, 9)     -- 503 at 3
+  get(3.5, 0.5) -- answered at 4: none was live, a timer is set again
+  get(4.25, 7)  -- 503 at 6.25
+  for _ = 1, 6 do
+    local m = tend.receive(10)
+    got[#got + 1] = m
+  end
+  lu.assertEquals(got, {
+    { 0, 503, "Service Unavailable\n", 2 },
+    { 0.5, 200, "done 1.9", 2.4 },
+    { 0.75, 503, "Service Unavailable\n", 2.75 },
+    { 1, 503, "Service Unavailable\n", 3 },
+    { 3.5, 200, "done 0.5", 4 },
+    { 4.25, 503, "Service Unavailable\n", 6.25 },
+  })
+  H.settle()
+  lu.assertEquals(tend.stats().timers, 0)
+  lu.assertEquals(tend.ask(s, "connections"), 0)
+end
+
 function TestHttpTwin:test_a_raise_is_500_without_its_text_unless_debug()
   tend.http.serve({ host = "a", handler = function() error("secret") end })
   tend.http.serve({ host = "b", debug = true, handler = function() error("secret") end })

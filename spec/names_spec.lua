@@ -139,6 +139,37 @@ function TestNames:test_anonymous_actors_are_named_by_spawn_number()
   H.stop_all(b)
 end
 
+-- A dead anonymous actor's path under a long one (past the 256 bytes the
+-- path is made in at once) and under a short one: its parent's, then
+-- "/$seq", read from its ref after its death.
+function TestNames:test_a_dead_anonymous_actors_path_under_long_and_short_parents()
+  local long = string.rep("n", 150)
+  local got, me = {}, tend.self()
+  local function kid(parent) -- an anonymous child, stopped at once
+    local k = parent:spawn(function() return function() end end)
+    tend.stop(k)
+    got[#got + 1] = k
+  end
+  local top = tend.spawn(function(ctx)
+    kid(ctx)
+    ctx:spawn(function(c2)
+      kid(c2)
+      tend.send(me, "made")
+      return function() end
+    end, { name = long })
+    return function() end
+  end, { name = long })
+  lu.assertEquals(tend.receive(5), "made")
+  H.settle()
+  local base = "/user/" .. long
+  lu.assertStrMatches(got[1]:path(), base:gsub("%p", "%%%0") .. "/%$%d+")
+  lu.assertStrMatches(got[2]:path(), (base .. "/" .. long):gsub("%p", "%%%0") .. "/%$%d+")
+  lu.assertTrue(#got[2]:path() > 256)
+  local n1, n2 = got[1]:path():match("%$(%d+)$"), got[2]:path():match("%$(%d+)$")
+  lu.assertEquals(tonumber(n2), tonumber(n1) + 2) -- the named middle one between
+  H.stop_all(top)
+end
+
 -- A path of anonymous actors ("$seq") and of named ones under them: a
 -- named actor's path is looked up whole, a "$seq" among the children
 function TestNames:test_whereis_takes_anonymous_segments()

@@ -6,12 +6,13 @@
 -- same answers; a simulated client's request is an ask of the server).
 --
 -- The server is an actor owning the listening socket. H2O reads each
--- request whole and the server gets { tend = "http", id, ... } for it; it
+-- request whole and the server gets { tend = "http", id, req } for it; it
 -- spawns a temporary child that runs handler(req, ctx) (so a handler may
--- sleep, ask or call out without holding the others), and arms a timer:
--- past `timeout` the client gets 503 and the child is stopped. The child
--- answers through the server's handle and tells the server, which emits
--- the request's "http" trace event (logged at info: the access log).
+-- sleep, ask or call out without holding the others); past `timeout` (one
+-- timer for all requests) the client gets 503 and the child is stopped.
+-- The child answers through the server's handle and records the end in
+-- the server's table, which emits the request's "http" trace event
+-- (logged at info: the access log).
 local core = require "tend.core"
 local internal = require "tend.internal"
 local listening = require "tend.listening"
@@ -130,8 +131,10 @@ function M.decode_query(q)
   return t
 end
 
+local PLAIN = { ["content-type"] = TEXT } -- read only, never handed out
+
 local function plain(status, text)
-  return status, { ["content-type"] = TEXT }, text
+  return status, PLAIN, text
 end
 
 -- What a handler returned -> status, headers, body; or nil, why.
@@ -190,68 +193,86 @@ function M.stream_headers(headers)
   return out
 end
 
--- The request's actor: runs the handler once and answers; a streamed
--- body (a pull function) keeps it alive, pulling a chunk each time H2O
--- asks for more ({ tend = "http_more" }), until the pull returns nil.
-local function request(S, spec, req, id, server, upgrades)
-  return function(ctx)
-    core.send(ctx.self, "go")
-    local pull, status
-    local function finish()
-      core.send(server, { tend = "http_done", id = id, status = status })
+-- The behavior of a server's request actors, one function for all of
+-- them (no closure per request): the server sends each new actor its
+-- request's record r ({ tend = "http_req", id, req, ... }); the actor
+-- takes that record from the server's table live (the same table, not a
+-- copy) and runs the handler once and answers. A streamed
+-- body (a pull function, kept in r) keeps it alive, pulling a chunk each
+-- time H2O asks for more ({ tend = "http_more", id }), until the pull
+-- returns nil. done(id, status) is the server's: the actor records the
+-- end in the server's table itself (a child runs on its parent's
+-- scheduler, in the same Lua state: no message, no server turn).
+local function requests(srv, spec, server, upgrades, live, done)
+  local function answer(r, ctx)
+    local req, id = r.req, r.id
+    local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+    local status, headers, body
+    if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
+      if type(a.ws) == "function" and req.websocket then
+        upgrades[id] = a.ws -- the server spawns the connection
+        core.send(server, { tend = "http_ws", id = id })
+        return core.stopped
+      end
+      if type(a.ws) == "function" then
+        a = { status = 426, headers = { upgrade = "websocket", ["content-type"] = TEXT },
+          body = "Upgrade Required\n" }
+      else
+        ok, a = false, "{ ws = factory }: ws is " .. type(a.ws) .. ", not a function"
+      end
+    end
+    if ok then
+      status, headers, body = M.answer_of(a, b)
+      if status == nil then
+        ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
+        status, headers, body = plain(500, "Internal Server Error\n")
+      end
+    else
+      ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
+      status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
+        or "Internal Server Error\n")
+    end
+    if type(body) == "function" then
+      r.pull = body
+      core.send(server, { tend = "http_started", id = id, status = status })
+      if srv():stream(id, status, M.stream_headers(headers), ctx.self) then return end
+      done(id, status) -- the client left
       return core.stopped
     end
-    return function(msg)
-      if msg == "go" then
-        local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
-        local headers, body
-        if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
-          if type(a.ws) == "function" and req.websocket then
-            upgrades[id] = a.ws -- the server spawns the connection
-            core.send(server, { tend = "http_ws", id = id })
-            return core.stopped
-          end
-          if type(a.ws) == "function" then
-            a = { status = 426, headers = { upgrade = "websocket", ["content-type"] = TEXT },
-              body = "Upgrade Required\n" }
-          else
-            ok, a = false, "{ ws = factory }: ws is " .. type(a.ws) .. ", not a function"
-          end
-        end
-        if ok then
-          status, headers, body = M.answer_of(a, b)
-          if status == nil then
-            ctx:log("warn", "%s %s: the handler's answer: %s", req.method, req.path, headers)
-            status, headers, body = plain(500, "Internal Server Error\n")
-          end
-        else
-          ctx:log("warn", "%s %s: the handler raised: %s", req.method, req.path, tostring(a))
-          status, headers, body = plain(500, spec.debug and tostring(a) .. "\n"
-            or "Internal Server Error\n")
-        end
-        if type(body) == "function" then
-          pull = body
-          core.send(server, { tend = "http_started", id = id, status = status })
-          if S:stream(id, status, M.stream_headers(headers), ctx.self) then return end
-          return finish() -- the client left
-        end
-        S:respond(id, status, headers, body)
-        return finish()
-      end
-      if type(msg) == "table" and msg.tend == "http_more" and pull then
-        if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
-        local ok, chunk = M.pull(pull)
-        if not ok then
-          ctx:log("warn", "%s %s: the body's pull failed: %s", req.method, req.path, tostring(chunk))
-          S:send(id, nil, true)
-          return finish()
-        end
-        if S:send(id, chunk) and chunk ~= nil then return end
-        return finish()
-      end
-      return core.unhandled
-    end
+    srv():respond(id, status, headers, body)
+    done(id, status)
+    return core.stopped
   end
+  local function more(r, msg, ctx)
+    local S, id = srv(), r.id
+    if msg.asked then S:hold(id, ctx.sender) end -- a simulated client
+    local ok, chunk = M.pull(r.pull)
+    if not ok then
+      ctx:log("warn", "%s %s: the body's pull failed: %s", r.method, r.path, tostring(chunk))
+      S:send(id, nil, true)
+      done(id, r.status)
+      return core.stopped
+    end
+    if S:send(id, chunk) and chunk ~= nil then return end
+    done(id, r.status)
+    return core.stopped
+  end
+  local function behavior(msg, ctx)
+    if type(msg) == "table" then
+      if msg.tend == "http_req" then
+        -- the server's record itself (under --copy-messages msg is a copy)
+        local r = live[msg.id]
+        if r == nil then return core.stopped end -- it ended first (its timeout)
+        return answer(r, ctx)
+      end
+      if msg.tend == "http_more" then
+        local r = live[msg.id]
+        if r and r.pull then return more(r, msg, ctx) end
+      end
+    end
+    return core.unhandled
+  end
+  return function() return behavior end
 end
 
 -- ------------------------------------------------------------ servers
@@ -270,26 +291,80 @@ local function bind(spec, owner)
   return real_bind(spec, owner)
 end
 
+local function target(r) return r.query and r.path .. "?" .. r.query or r.path end
+
 -- The server's factory (binding in the caller: tend.listening).
+-- Timeouts: one timer, not one per request. All requests get the same
+-- `timeout`, so the oldest live one is due first; the timer is armed (by
+-- the request that finds none armed, or when it fires) for the earliest
+-- deadline of the live requests, and when it fires every request past its
+-- deadline gets its 503, at its own instant. A request that ended leaves
+-- the timer be (it fires for nothing at most once a `timeout`), unless it
+-- was the last one live: then the timer is cancelled.
 local function server(spec, handoff)
   return function(ctx)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    local live = {} -- id -> { child, timer, t0, method, target }
+    -- id -> { tend = "http_req", id, req, child, t0, seq, deadline, method, path, query,
+    -- status, streamed, pull }
+    local live = {}
     local upgrades = {} -- id -> the ws factory a handler answered with
+    local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
+    local seq = 0 -- requests taken, for their order
+    -- The end of request id (answered, stopped, cut, or its client left):
+    -- called by the server, and by the request's actor itself.
     local function done(id, status)
       local r = live[id]
       if r == nil then return end
       live[id] = nil
-      r.timer:cancel()
-      core.httpd_event(path, r.method, r.target, status, core.now() - r.t0)
+      if next(live) == nil and timer then -- none left: no timer left either
+        timer:cancel()
+        timer, armed = nil, 0
+      end
+      core.httpd_event(path, r.method, r.path, r.query, status, core.now() - r.t0)
     end
+    local timers = 0 -- timers set, to know a stale one's message
+    local function arm(delay)
+      timers = timers + 1
+      armed = timers
+      timer = ctx:after(delay, { tend = "http_timeout", n = timers })
+    end
+    local function timed_out(id, r)
+      srv():respond(id, plain(503, "Service Unavailable\n"))
+      core.stop(r.child)
+      ctx:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
+        r.method, target(r), spec.timeout)
+      done(id, 503)
+    end
+    -- The timer fired: the requests past their deadline (half a
+    -- nanosecond: the clock's grain) time out; armed again for the next.
+    local function expire()
+      timer, armed = nil, 0
+      local now, soonest = core.now(), nil
+      local due = {}
+      for id, r in pairs(live) do
+        if not r.streamed and r.child then
+          if r.deadline <= now + 5e-10 then
+            due[#due + 1] = id
+          elseif soonest == nil or r.deadline < soonest then
+            soonest = r.deadline
+          end
+        end
+      end
+      table.sort(due, function(x, y) return live[x].seq < live[y].seq end) -- in arrival order
+      for _, id in ipairs(due) do
+        local r = live[id]
+        if r then timed_out(id, r) end
+      end
+      if soonest and armed == 0 then arm(soonest - now) end
+    end
+    local request = requests(srv, spec, ctx.self, upgrades, live, done) -- its actors' factory
     -- The connection of an upgraded request: an actor of its own, a
     -- temporary child of the server; 101 once H2O took the handshake.
     local function upgrade(c, id, factory, req)
       local conn = { S = srv() }
-      local child = c:spawn(ws.connection(factory, req, conn), { restart = "temporary" })
+      local child = core.httpd_child(c, ws.connection(factory, req, conn))
       local wid = srv():ws_upgrade(id, child)
       if not wid then
         core.stop(child)
@@ -299,34 +374,43 @@ local function server(spec, handoff)
       conn.wid = wid
       done(id, 101)
     end
+    -- A request H2O (or the simulated network) read: its record, its actor.
+    local function take(msg, c)
+      local id = msg.id
+      if msg.asked then srv():hold(id, c.sender) end -- a simulated client
+      local req = msg.req -- built by the real transport
+      if req == nil then
+        req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
+          headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
+          scheme = msg.scheme }
+        req.websocket = msg.websocket
+      end
+      local t0 = core.now()
+      seq = seq + 1
+      -- made whole at once (its fields sized once, no rehash as they come)
+      local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
+        deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
+      live[id] = r
+      if req.websocket and spec.ws then -- every upgrade to serve's ws
+        r.child = nil
+        upgrade(c, id, spec.ws, req)
+        return
+      end
+      r.child = core.httpd_child(c, request)
+      core.send(r.child, r)
+      if armed == 0 then arm(spec.timeout) end
+    end
     return {
       receive = function(_, msg, c)
+        if type(msg) == "table" and msg.tend == "http" then return take(msg, c) end -- first: the common case
         if msg == "port" then c:reply(srv():port()) return end
         if msg == "refused" then c:reply(srv():refused()) return end
         if msg == "connections" then c:reply(srv():connections()) return end
         if type(msg) ~= "table" then return core.unhandled end
-        if msg.tend == "http" then
-          if msg.asked then srv():hold(msg.id, c.sender) end -- a simulated client
-          local req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
-            headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
-            scheme = msg.scheme }
-          req.websocket = msg.websocket
-          local r = { t0 = core.now(), method = msg.method,
-            target = msg.query and msg.path .. "?" .. msg.query or msg.path }
-          if msg.websocket and spec.ws then -- every upgrade to serve's ws
-            r.timer = { cancel = function() end }
-            live[msg.id] = r
-            upgrade(c, msg.id, spec.ws, req)
-            return
-          end
-          r.req = req
-          r.child = c:spawn(request(srv(), spec, req, msg.id, c.self, upgrades),
-            { restart = "temporary" })
-          r.timer = c:after(spec.timeout, { tend = "http_timeout", id = msg.id })
-          live[msg.id] = r
+        if msg.tend == "http_timeout" then
+          if msg.n == armed then expire() end -- else: cancelled after it fired
           return
         end
-        if msg.tend == "http_done" then done(msg.id, msg.status) return end
         if msg.tend == "http_ws" then -- a handler answered { ws = factory }
           local factory, r = upgrades[msg.id], live[msg.id]
           upgrades[msg.id] = nil
@@ -336,7 +420,7 @@ local function server(spec, handoff)
         if msg.tend == "http_started" then -- streamed: timeout no longer applies
           local r = live[msg.id]
           if r then
-            r.timer:cancel()
+            r.streamed = true
             r.status = msg.status
             c:watch(r.child, { tend = "http_child_down", id = msg.id })
           end
@@ -347,7 +431,7 @@ local function server(spec, handoff)
           if r == nil then return end -- it had ended its body
           srv():send(msg.id, nil, true) -- cut short: the client sees an error
           c:log("warn", "%s %s: the body's actor ended mid-stream; the body is cut",
-            r.method, r.target)
+            r.method, target(r))
           done(msg.id, r.status)
           return
         end
@@ -355,18 +439,8 @@ local function server(spec, handoff)
           local r = live[msg.id]
           if r == nil then return end
           core.stop(r.child)
-          c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, r.target)
+          c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, target(r))
           done(msg.id, r.status)
-          return
-        end
-        if msg.tend == "http_timeout" then
-          local r = live[msg.id]
-          if r == nil then return end
-          srv():respond(msg.id, plain(503, "Service Unavailable\n"))
-          core.stop(r.child)
-          c:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
-            r.method, r.target, spec.timeout)
-          done(msg.id, 503)
           return
         end
         return core.unhandled

@@ -290,6 +290,53 @@ function TestHttpServer:test_malformed_requests_get_400_from_h2o_and_the_server_
   lu.assertEquals({ r.status, r.body, r.headers["content-length"] }, { 200, "", "2" })
 end
 
+-- The real transport decodes the query in C; the simulated twin in Lua
+-- (decode_query): both the same, edge cases included.
+function TestHttpServer:test_the_query_is_decoded_as_the_twin_decodes_it()
+  local decode = require("tend.http_server").decode_query
+  local seen
+  local s = tend.http.serve({ handler = function(req)
+    seen = req
+    return "ok"
+  end })
+  local cases = { "a=1&b=x%20y", "a=1;b=2&&c", "k=%zz&q=%4", "p=%2B+x&p=last", "=v&e=",
+    "x=a%3Db%26c", "%41%42=%43", "" }
+  for _, q in ipairs(cases) do
+    lu.assertEquals(tend.http.get(url(s, "/q?" .. q)).status, 200)
+    lu.assertEquals(seen.query, decode(q), q)
+    lu.assertEquals(seen.path, "/q")
+  end
+  lu.assertEquals(seen.query, {})
+  tend.http.get(url(s, "/none"))
+  lu.assertEquals(seen.query, {})
+  lu.assertEquals(decode("p=%2B+x&p=last&k=%zz&%41%42=%43"),
+    { p = "last", k = "%zz", AB = "C" })
+  lu.assertEquals(decode("a=1;b=2&&c"), { a = "1", b = "2", c = "" })
+end
+
+-- A connection's peer is made once and kept for its next requests (by
+-- H2O's connection id): each connection still sees its own.
+function TestHttpServer:test_each_connection_has_its_own_peer_on_every_request()
+  local s = tend.http.serve({ handler = function(req) return req.peer .. "\n" end })
+  local one = "\r\n\r\n(127%.0%.0%.1:%d+)\n"
+  local function ask(c, read, n) -- one more request; the peers of the n answers so far
+    tend.tcp.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    local peers = {}
+    for p in read(string.rep(one, n, ".-")):gmatch(one) do peers[#peers + 1] = p end
+    return peers
+  end
+  local a, read_a = raw(s)
+  local b, read_b = raw(s)
+  local pa, pb = ask(a, read_a, 1), ask(b, read_b, 1)
+  lu.assertEquals(#pa, 1)
+  lu.assertEquals(#pb, 1)
+  lu.assertNotEquals(pa[1], pb[1])
+  lu.assertEquals(ask(a, read_a, 2), { pa[1], pa[1] })
+  lu.assertEquals(ask(b, read_b, 2), { pb[1], pb[1] })
+  tend.tcp.close(a)
+  tend.tcp.close(b)
+end
+
 function TestHttpServer:test_many_requests_leave_nothing_behind()
   local s = tend.http.serve({ handler = function(req) return req.path end })
   tend.http.get(url(s, "/warm")) -- curl's connection, kept alive

@@ -1,8 +1,8 @@
 /* lhttp_server: the real transport of tend.http.serve
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
- * respond, stream, send, ws_*, close) and core.httpd_event, a request's trace
- * event.
+ * respond, stream, send, ws_*, close), core.httpd_child (a request's
+ * actor) and core.httpd_event, a request's trace event.
  */
 #include <lauxlib.h>
 #include <string.h>
@@ -208,16 +208,44 @@ static int l_gc(lua_State *L) {
   return 0;
 }
 
-/* core.httpd_event(path, method, target, status, seconds): the "http"
- * trace event of an answered request (logged at info). */
+/* core.httpd_child(ctx, factory) -> ref: a temporary child of ctx's
+ * actor (a request's or a WebSocket connection's), spawned as
+ * ctx:spawn(factory, { restart = "temporary" }) does, without reading an
+ * options table per request. */
+static int l_child(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_actor *parent = tend_check_own_ctx(L, 1, "tend.http.serve");
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  tend_spawn_opts o;
+  tend_spawn_opts_init(&o);
+  o.restart = TEND_TEMPORARY;
+  tend_actor_check_spawn(L, h, parent, 0, "tend.http.serve");
+  tend_actor_spawn(L, h, parent, 2, &o);
+  return 1;
+}
+
+/* core.httpd_event(path, method, rpath, query, status, seconds): the "http"
+ * trace event of an answered request, its target rpath[?query] (logged at
+ * info; nothing is built when no one would see it). */
 static int l_event(lua_State *L) {
   tend_host *h = tend_host_of(L);
+  if (tend_host_log_level(h) < TEND_LOG_INFO && !tend_event_wanted(h))
+    return 0; /* not logged (an info line), not traced */
   tend_event e = TEND_EVENT_INIT(TEND_EV_HTTP, NULL);
   e.path = luaL_checkstring(L, 1);
   e.method = luaL_checkstring(L, 2);
-  e.target = luaL_checkstring(L, 3);
-  e.status = luaL_checkinteger(L, 4);
-  double s = luaL_checknumber(L, 5);
+  luaL_checkstring(L, 3);
+  if (!lua_isnil(L, 4)) { /* the query: target = rpath?query */
+    lua_pushvalue(L, 3);
+    lua_pushliteral(L, "?");
+    lua_pushvalue(L, 4);
+    lua_concat(L, 3);
+    lua_replace(L, 3);
+  }
+  e.target = lua_tostring(L, 3);
+  e.status = luaL_checkinteger(L, 5);
+  double s = luaL_checknumber(L, 6);
   e.duration_ns = s > 0 ? (int64_t)(s * 1e9 + 0.5) : 0;
   tend_event_emit(L, h, &e);
   return 0;
@@ -244,7 +272,9 @@ void tend_open_http_server(lua_State *L) {
   lua_pushboolean(L, 1); /* an identity: --copy-messages keeps it */
   lua_setfield(L, -2, "__tend_handle");
   lua_pop(L, 1);
-  static const luaL_Reg fns[] = {
-      {"httpd_listen", l_listen}, {"httpd_event", l_event}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"httpd_listen", l_listen},
+                                 {"httpd_child", l_child},
+                                 {"httpd_event", l_event},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -65,6 +65,29 @@ int tend_actor_push_cached_path(lua_State *L, int ctx) {
   return 0;
 }
 
+/* Replaces the path at the top with path .. "/$" .. seq: one string made
+ * from a buffer (a request's actor dies with its path made: printf and a
+ * concatenation cost it about 2 k instructions). */
+static void append_seq(lua_State *L, uint32_t seq) {
+  size_t n;
+  const char *parent = lua_tolstring(L, -1, &n);
+  char buf[256], digits[10];
+  int k = 0;
+  for (uint32_t v = seq; k == 0 || v; v /= 10)
+    digits[k++] = (char)('0' + v % 10);
+  if (n + 2 + (size_t)k > sizeof buf) { /* a deep tree: the long way */
+    lua_pushfstring(L, "/$%I", (lua_Integer)seq);
+    lua_concat(L, 2);
+    return;
+  }
+  memcpy(buf, parent, n);
+  buf[n++] = '/';
+  buf[n++] = '$';
+  while (k) buf[n++] = digits[--k];
+  lua_pushlstring(L, buf, n);
+  lua_replace(L, -2);
+}
+
 void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
   tend_actor_push_ctx(L, h, a);
   if (lua_isnil(L, -1)) { /* dead and no longer anchored: rebuilt */
@@ -73,16 +96,14 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
       tend_actor_push_path(L, h, a->parent);
     else
       lua_pushliteral(L, "");
-    lua_pushfstring(L, "/$%I", (lua_Integer)a->seq);
-    lua_concat(L, 2);
+    append_seq(L, a->seq);
     return;
   }
   to_canonical_ref(L, a); /* the path lives in the actor's canonical ref */
   if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) {
     lua_pop(L, 1); /* anonymous, first use: parent path + "/$seq" */
     tend_actor_push_path(L, h, a->parent);
-    lua_pushfstring(L, "/$%I", (lua_Integer)a->seq);
-    lua_concat(L, 2);
+    append_seq(L, a->seq);
     lua_pushvalue(L, -1);
     tend_ref_set_path(L, -3);
   }

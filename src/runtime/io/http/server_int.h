@@ -41,6 +41,10 @@ typedef struct httpd_req {
   uint8_t aborted;              /* 1: end it (an error) at the next proceed */
 } httpd_req;
 
+/* Peer strings kept per connection (by H2O's connection id, direct
+ * mapped): a keep-alive connection's requests share one. */
+#define TEND_HTTPD_PEERS 256
+
 struct tend_httpd {
   h2o_globalconf_t config;
   h2o_context_t ctx;
@@ -60,7 +64,9 @@ struct tend_httpd {
   tend_slots reqs; /* id -> httpd_req * waiting */
   tend_slots wss;  /* id -> httpd_ws *: WebSocket connections (ws.c) */
   int ud_ref;
-  uint8_t open;          /* 1: listening, taking requests */
+  int peers_ref; /* a table: slot -> the peer string of peer_conn[slot - 1] */
+  uint64_t peer_conn[TEND_HTTPD_PEERS]; /* H2O's connection ids (0: none) */
+  uint8_t open;                         /* 1: listening, taking requests */
   uint8_t listener_open; /* 1: the listener's handle is not closed yet */
   uint8_t ctx_live;      /* 1: H2O's context not disposed, or its timers
                             not closed yet */
