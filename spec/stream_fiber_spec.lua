@@ -93,13 +93,18 @@ function TestStreamFiber:test_a_call_may_not_receive_nor_yield_by_itself()
   lu.assertEquals(err.element, 1)
 end
 
-function TestStreamFiber:test_a_cancelled_stream_leaves_late_replies_as_dead_letters()
-  local late = tend.spawn(function()
+-- an actor that answers each message 2 s after it came, to its sender
+local function late_echo()
+  return tend.spawn(function()
     return function(m, ctx)
       local to = ctx.sender
       tend.after(2, function() to:send(m) end)
     end
   end)
+end
+
+function TestStreamFiber:test_a_cancelled_stream_leaves_late_replies_as_dead_letters()
+  local late = late_echo()
   local letters = 0
   tend.trace(function(e) if e.ev == "dead_letter" then letters = letters + 1 end end)
   local h = S.range(1, 3):map_async(3, function(x) return tend.ask(late, x) end)
@@ -164,12 +169,7 @@ function TestStreamFiber:test_a_restarted_flow_ends_the_waits_of_its_old_calls()
   -- the first incarnation of the flow fails on 2 while 1's ask is in
   -- flight: the restart ends that ask's promise at once, so its late
   -- reply is a dead letter (not an outcome kept for a fiber gone)
-  local late = tend.spawn(function()
-    return function(m, ctx)
-      local to = ctx.sender
-      tend.after(2, function() to:send(m) end)
-    end
-  end)
+  local late = late_echo()
   local letters, incarnation = 0, 0
   tend.trace(function(e) if e.ev == "dead_letter" then letters = letters + 1 end end)
   local flow = S.restart_flow({ min_backoff = 0.1, max_backoff = 0.1, random_factor = 0 }, function()
