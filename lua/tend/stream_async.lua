@@ -214,15 +214,7 @@ function M.consumer(env, sources, buf, overflow, name)
           if err ~= nil then error(err, 0) end
           if qn() == 0 then return "done" end
         end
-        -- pop() inlined (one call less per element)
-        local v = q[head]
-        q[head] = nil
-        head = head + 1
-        for k = 1, nsources do
-          local ahead = outstanding[k] + tail - head + 1
-          if ahead <= half then grant(k, buf - ahead) end
-        end
-        local r = push(v)
+        local r = push(pop())
         if r then return r end
       end
     end
