@@ -294,31 +294,16 @@ uint32_t tend_promise_fiber_take(lua_State *L, tend_host *h, tend_actor *a) {
   return tag;
 }
 
-void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a) {
-  tend_actor_ext *x = a->ext;
-  if (x == NULL) return;
-  tend_promise *p, *next;
-  for (p = x->fibers; p; p = next) {
-    next = p->fiber_next;
-    tend_timer_cancel(L, h, p->timeout);
-    release(h, p);
-  }
-  for (p = x->fibers_ready; p; p = next) {
-    next = p->fiber_next;
-    tend_value_drop(L, h, &p->value);
-    release(h, p);
-  }
-  x->fibers = x->fibers_ready = x->fibers_ready_tail = NULL;
-}
-
-void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
-                             uint32_t tag) {
+/* Ends a's fibers' promises of fiber tag (0: every tag): a waiting one's
+ * timer is cancelled, a ready outcome is dropped. */
+static void end_fibers(lua_State *L, tend_host *h, tend_actor *a,
+                       uint32_t tag) {
   tend_actor_ext *x = a->ext;
   if (x == NULL) return;
   tend_promise *p, *next, *prev = NULL;
-  for (p = x->fibers; p; p = next) { /* waiting: unlinked, timer cancelled */
+  for (p = x->fibers; p; p = next) { /* waiting (doubly linked) */
     next = p->fiber_next;
-    if (p->fiber_tag != tag) continue;
+    if (tag && p->fiber_tag != tag) continue;
     if (p->fiber_prev)
       p->fiber_prev->fiber_next = next;
     else
@@ -329,7 +314,7 @@ void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
   }
   for (p = x->fibers_ready; p; p = next) { /* ready (singly linked) */
     next = p->fiber_next;
-    if (p->fiber_tag != tag) {
+    if (tag && p->fiber_tag != tag) {
       prev = p;
       continue;
     }
@@ -341,6 +326,15 @@ void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
     tend_value_drop(L, h, &p->value);
     release(h, p);
   }
+}
+
+void tend_promise_fiber_end(lua_State *L, tend_host *h, tend_actor *a) {
+  end_fibers(L, h, a, 0);
+}
+
+void tend_promise_fiber_drop(lua_State *L, tend_host *h, tend_actor *a,
+                             uint32_t tag) {
+  end_fibers(L, h, a, tag);
 }
 
 const tend_driver tend_promise_driver = {
