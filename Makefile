@@ -183,6 +183,7 @@ format:
 lint: all
 	build/tend scripts/layers.lua src build/obj
 	build/tend scripts/citations.lua
+	scripts/no-globals
 	clang-format --dry-run --Werror $(SRC) $(HDR) spec/c/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --suppress=toomanyconfigs --std=c11 \

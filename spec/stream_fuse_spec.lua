@@ -93,8 +93,8 @@ end
 function TestStreamFuse:test_a_boundary_carries_batches()
   local send, sizes = core.send, {}
   core.send = function(to, m, ...)
-    -- a batch is an array { sid, n, v1, ..., vn }
-    if type(m) == "table" and m.sid == nil and m[1] ~= nil then sizes[#sizes + 1] = m[2] end
+    -- a batch is an array { sid, n, v1, ..., vn } (its end: { sid, -1 })
+    if type(m) == "table" and math.type(m[2]) == "integer" and m[2] > 0 then sizes[#sizes + 1] = m[2] end
     return send(to, m, ...)
   end
   local ok, got = pcall(function() return S.range(1, 64):async():run_seq() end)
@@ -103,6 +103,21 @@ function TestStreamFuse:test_a_boundary_carries_batches()
   lu.assertEquals(#got, 64)
   lu.assertEquals(got[64], 64)
   lu.assertEquals(sizes, { 16, 8, 8, 8, 8, 8, 8 })
+end
+
+-- a stage above a boundary that waits now and then (its batch goes before
+-- it waits) still makes no more than the buffer ahead of a slow sink: 16
+-- queued and the one in the sink
+function TestStreamFuse:test_a_producer_that_waits_stays_within_the_buffer()
+  local made, consumed, most = 0, 0, 0
+  S.range(1, 200):map(function(x)
+    if x % 5 == 0 then tend.sleep(0.001) end
+    made = made + 1
+    most = math.max(most, made - consumed)
+    return x
+  end):async():run_foreach(function() tend.sleep(0.1) consumed = consumed + 1 end)
+  lu.assertEquals(consumed, 200)
+  lu.assertEquals(most, 17)
 end
 
 -- an element that takes clock time to make goes at once, not with the next

@@ -12,6 +12,9 @@ local F = require "tend.stream_fuse"
 local M = {}
 
 local LINGER = 2e-5 -- on the real clock, the longest a batch waits for more
+-- A producer's messages are arrays { sid, n, ... }: n >= 1 a batch of n
+-- elements, DONE its end, FAILED its failure ({ sid, FAILED, err }).
+local DONE, FAILED = -1, -2
 
 -- An empty batch of stage sid: { sid, n, v1..v16 } sized at once (a table
 -- constructor's nils size its array part; R.BUFFER is 16).
@@ -57,12 +60,15 @@ local function producer(env, parts, sid, prefix_name, shared)
     local now = core.now
     -- a batch is an array { sid, n, v1, ..., vn } (made with room for
     -- a default buffer's worth, so filling it does not grow it)
-    local batch, nb, room, t0 = new_batch(sid), 0, 0, 0
+    -- limit: the next count at which collect looks (room, or the clock's turn)
+    local batch, nb, room, limit, t0 = new_batch(sid), 0, 0, 0, 0
     local function flush()
       if nb == 0 then return end
       batch[2] = nb
       core.send(me, batch)
       if shared then shared.used = shared.used + nb else credit = credit - nb end
+      room = room - nb -- (a flush before a wait leaves the rest of the credit)
+      limit = math.min(room, every + 1)
       batch, nb = new_batch(sid), 0
     end
     -- what is collected goes before the task waits (a stage that sleeps or
@@ -71,21 +77,26 @@ local function producer(env, parts, sid, prefix_name, shared)
     -- t0: when the batch was last seen fresh (the drive's start, the last
     -- look at the clock); an element that took clock time to make goes
     -- at once (the next may take as long)
+    local function look()
+      if nb >= room then return "full" end
+      local t = now()
+      if t - t0 > linger then return "full" end
+      t0 = t
+      local l = nb + every + 1
+      if l > room then l = room end
+      limit = l
+    end
     local function collect(v)
       nb = nb + 1
       batch[nb + 2] = v
-      if nb >= room then return "full" end
-      if nb & every == 0 then
-        local t = now()
-        if t - t0 > linger then return "full" end
-        t0 = t
-      end
+      if nb >= limit then return look() end
     end
     local ok, err = xpcall(function()
       local up, push = F.compile(penv, parts, function() return collect end)
       wait_credit()
       room = shared and shared.granted - shared.used or credit
       t0 = now()
+      limit = math.min(room, every + 1)
       local r = F.start(penv)
       while r ~= "done" and r ~= "stop" do
         if r == "full" or r == "idle" then
@@ -93,15 +104,15 @@ local function producer(env, parts, sid, prefix_name, shared)
           wait_credit()
           room = shared and shared.granted - shared.used or credit
         end
-        if nb == 0 then t0 = now() end
+        if nb == 0 then t0, limit = now(), math.min(room, every + 1) end
         r = F.drive(up, push, 64, nb > 0)
       end
       flush()
-      core.send(me, { sid = sid, done = true })
+      core.send(me, { sid, DONE })
     end, F.handler(penv))
     if not ok then
       flush()
-      core.send(me, { sid = sid, err = err })
+      core.send(me, { sid, FAILED, err })
     end
     -- the consumer may still grant demand it sent before it saw the end:
     -- read it until the stream stops this task (no dead letters); the
@@ -122,6 +133,7 @@ end
 -- "fail" (the producers then run free, the newest elements kept or not).
 function M.consumer(env, sources, buf, overflow, name)
   local q, head, tail = {}, 1, 0
+  local arrivals = 0 -- messages handled (a drive's run ends when one came)
   local open, err = #sources, nil
   local refs, outstanding = {}, {}
   local nsources = #sources
@@ -151,22 +163,58 @@ function M.consumer(env, sources, buf, overflow, name)
     q[tail] = v
     return 1
   end
+  -- Demand is asked again once half the buffer is free (Akka's request(n)
+  -- refill): when an element is taken and the head reaches refill_at, the
+  -- first index where some source's outstanding demand and the queue
+  -- together are half the buffer (placed again on each arrival and grant).
+  local half, refill_at = buf // 2, math.huge
+  local function place()
+    local at = math.huge
+    for k = 1, nsources do
+      local a = tail + 1 + outstanding[k] - half
+      if a < at then at = a end
+    end
+    refill_at = at
+  end
+  local function refill()
+    local queued = tail - head + 1
+    for k = 1, nsources do
+      local ahead = outstanding[k] + queued
+      if ahead <= half then grant(k, buf - ahead) end
+    end
+    place()
+  end
+  -- The front of q already read is dropped once it is long (a queue read
+  -- while batches keep arriving: its indexes only grow).
+  local function compact()
+    if head > 64 then
+      local nq = tail - head + 1
+      q = table.move(q, head, tail, 1, {})
+      head, tail = 1, nq
+    end
+  end
   local sids = {}
   for k, parts in ipairs(sources) do
     outstanding[k] = 0
     sids[k] = env:sid(function(m)
-      if m.done then open = open - 1 return end
-      if m.err ~= nil then err = err or m.err return end
-      local c = m[2] -- a batch: { sid, n, v1, ..., vn }
+      arrivals = arrivals + 1
+      local c = m[2] -- { sid, n, v1, ..., vn }, { sid, DONE }, { sid, FAILED, err }
+      if c < 0 then
+        if c == DONE then open = open - 1 else err = err or m[3] end
+        return
+      end
       outstanding[k] = outstanding[k] - c
       if not overflow then
         if head > tail then q, head, tail = m, 3, c + 2 -- the batch becomes the queue
         else
+          compact()
           table.move(m, 3, c + 2, tail + 1, q)
           tail = tail + c
         end
+        place()
         return
       end
+      compact()
       local back = 0
       for x = 3, c + 2 do back = back + arrive(m[x]) end
       grant(k, back)
@@ -176,20 +224,11 @@ function M.consumer(env, sources, buf, overflow, name)
     grant(k, buf)
   end
   local function ready() return qn() > 0 or open == 0 or err ~= nil end
-  -- The head of the queue; demand is asked again once half the buffer is
-  -- free (Akka's request(n) refill).
-  local half = buf // 2
+  if not overflow then place() end
   local function pop()
     local v = q[head]
-    q[head] = nil
     head = head + 1
-    if not overflow then
-      local queued = tail - head + 1
-      for k = 1, nsources do
-        local ahead = outstanding[k] + queued
-        if ahead <= half then grant(k, buf - ahead) end
-      end
-    end
+    if head >= refill_at then refill() end
     return v
   end
   local c = {}
@@ -205,17 +244,39 @@ function M.consumer(env, sources, buf, overflow, name)
   -- for the first only (not at all when nowait).
   if not overflow then
     function c.drive(push, max, nowait)
-      for i = 1, max do
+      local i = 0
+      while i < max do
         if err ~= nil then error(err, 0) end
         if head > tail then
           if open == 0 then return "done" end
-          if nowait or i > 1 then return "idle" end
+          if nowait or i > 0 then return "idle" end
           env:wait(ready)
           if err ~= nil then error(err, 0) end
-          if qn() == 0 then return "done" end
+          if head > tail then return "done" end
         end
-        local r = push(pop())
-        if r then return r end
+        -- a run of queued elements up to the tail, max, or the one whose
+        -- taking makes the refill: no bookkeeping but the head's (written
+        -- before each push: a push may read the mailbox, e.g. a flat_map's
+        -- inner stream; an arrival then ends the run)
+        local h, stop = head, tail
+        if stop > h + max - i - 1 then stop = h + max - i - 1 end
+        if stop > refill_at - 2 then stop = refill_at - 2 end
+        if stop < h then
+          local v = q[h]
+          head, i = h + 1, i + 1
+          if head >= refill_at then refill() end
+          local r = push(v)
+          if r then return r end
+        else
+          local qq, a0 = q, arrivals
+          for x = h, stop do
+            head = x + 1
+            local r = push(qq[x])
+            if r then return r end
+            if arrivals ~= a0 then break end
+          end
+          i = i + (head - h)
+        end
       end
     end
   end

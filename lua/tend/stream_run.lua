@@ -168,14 +168,14 @@ function Env:dispatch(timeout)
   local any, msg
   if timeout then any, msg = got(core.receive(timeout)) else any, msg = true, core.receive() end
   if not any then return false end
-  if msg == fiber_ready then
-    self:fibers_run()
+  if msg == fiber_ready then self:fibers_run() return true end
+  local t = type(msg)
+  if t == "table" and msg[1] ~= nil then -- a stage's message: { sid, ... }
+    local h = self.handlers[msg[1]]      -- (stream_async)
+    if h then h(msg) end
   elseif self.on_demand and math_type(msg) == "integer" then -- a producer's
     self.on_demand(msg)                                       -- demand
-  elseif type(msg) == "table" and (msg.sid ~= nil or msg[1] ~= nil) then
-    local h = self.handlers[msg.sid or msg[1]] -- msg[1]: a batch's (stream_async)
-    if h then h(msg) end
-  elseif type(msg) == "table" and msg.ctl then
+  elseif t == "table" and msg.ctl then
     if self.on_ctl then self.on_ctl(msg) end
   elseif self.on_other then -- a process's lines, a connection's frames
     self.on_other(msg)
