@@ -2,8 +2,10 @@
 -- prints bench=... lines as bench/bench.lua does.
 --   fused N      range(1, N):map(f):filter(g):run_fold, fused (impl=tend)
 --                and the same work as a plain Lua for loop (impl=lua)
---   async N      the same with :async() between every stage (impl=tend);
---                bench/streams.exs is Elixir's Stream twin
+--   async N      the same with :async() between every stage (impl=tend),
+--                and as four hand-made actors with the same demand
+--                protocol (impl=lua: the floor); bench/streams.exs is
+--                the Elixir twin
 --   map_async N  map_async(4) of a tend.ask to an echo actor (impl=tend)
 --                and four hand-made workers doing the same asks (impl=lua:
 --                the floor), in one invocation
@@ -26,6 +28,82 @@ local function f(x) return x * 3 end
 local function g(x) return x % 2 == 0 end
 local function add(a, b) return a + b end
 
+-- The floor of async: the same pipeline as four hand-made actors (a
+-- source, a map, a filter and the folding caller) and the same demand
+-- protocol as :async() and bench/streams.exs (a consumer grants up to its
+-- buffer, 16, asks again once half of it is free; a producer sends what it
+-- has, up to the credit, as one message), with nothing else: no stream
+-- library, no supervision of stages, no failure handling.
+local function async_floor()
+  local BUF, HALF = 16, 8
+  local me = tend.self()
+  -- a stage between two boundaries: step(x) -> y or nil (dropped)
+  local function stage(step)
+    return function()
+      local up, down, q, qh, qt, outstanding, credit, done = nil, nil, {}, 1, 0, 0, 0, false
+      local function pump()
+        while credit > 0 and qh <= qt do
+          local b, k = {}, 0
+          while k < credit and qh <= qt do
+            local y = step(q[qh])
+            q[qh] = nil
+            qh = qh + 1
+            if y ~= nil then k = k + 1 b[k] = y end
+          end
+          if k > 0 then credit = credit - k down:send(b) end
+        end
+        local ahead = outstanding + qt - qh + 1
+        if not done and ahead <= HALF then
+          up:send(BUF - ahead)
+          outstanding = outstanding + BUF - ahead
+        end
+        if done and qh > qt and down then down:send("done") down = nil end
+      end
+      return function(m)
+        if type(m) == "table" then
+          if m.down then -- the wiring: then the first demand
+            up, down, outstanding = m.up, m.down, BUF
+            up:send(BUF)
+            return
+          end
+          for i = 1, #m do qt = qt + 1 q[qt] = m[i] end
+          outstanding = outstanding - #m
+        elseif m == "done" then done = true
+        else credit = credit + m end
+        pump()
+      end
+    end
+  end
+  local source = tend.spawn(function()
+    local i, down = 1, nil
+    return function(m)
+      if type(m) == "table" then down = m.down return end
+      if not down then return end -- done already
+      local hi = math.min(n, i + m - 1)
+      local b = {}
+      for x = i, hi do b[x - i + 1] = x end
+      down:send(b)
+      i = hi + 1
+      if i > n then down:send("done") down = nil end
+    end
+  end)
+  local mapper = tend.spawn(stage(f))
+  local filter = tend.spawn(stage(function(x) if g(x) then return x end end))
+  source:send({ down = mapper })
+  mapper:send({ up = source, down = filter })
+  filter:send({ up = mapper, down = me })
+  local acc, outstanding = 0, BUF
+  filter:send(BUF)
+  while true do
+    local m = tend.receive()
+    if m == "done" then break end
+    for i = 1, #m do acc = add(acc, m[i]) end
+    outstanding = outstanding - #m
+    if outstanding <= HALF then filter:send(BUF - outstanding) outstanding = BUF end
+  end
+  return acc
+end
+
 if mode == "fused" or mode == "async" then
   local s = S.range(1, n)
   if mode == "async" then s = s:async():map(f):async():filter(g):async()
@@ -33,6 +111,12 @@ if mode == "fused" or mode == "async" then
   local t0 = clock()
   local sum = s:run_fold(0, add)
   emit("stream_" .. mode, "tend", n, clock() - t0)
+  if mode == "async" then
+    t0 = clock()
+    local acc = async_floor()
+    emit("stream_async", "lua", n, clock() - t0)
+    assert(acc == sum, "the hand-made actors and the stream disagree")
+  end
   if mode == "fused" then
     t0 = clock()
     local acc = 0
