@@ -8,7 +8,9 @@
 # of it is free; a producer sends what it has, up to the credit, as one
 # message). Prints a bench= line (impl=erlang: the column of the BEAM in
 # make bench).
-# Usage: elixir --erl "+S 1" bench/streams.exs N
+# The fused mode is Elixir's Stream itself (Stream.map |> Stream.filter |>
+# Enum.reduce, in one process): the peer of the fused row.
+# Usage: elixir --erl "+S 1" bench/streams.exs [async|fused] N
 defmodule Twin do
   @buf 16
   @half div(@buf, 2)
@@ -109,13 +111,32 @@ defmodule Twin do
   end
 end
 
-[n] = System.argv()
+{mode, n} =
+  case System.argv() do
+    [n] -> {"async", n}
+    [mode, n] -> {mode, n}
+  end
+
 n = String.to_integer(n)
 t0 = System.monotonic_time(:microsecond)
-src = spawn_link(fn -> Twin.source(1, n, 0) end)
-mapper = spawn_link(fn -> Twin.stage(src, fn x -> {:ok, x * 3} end) end)
-filter = spawn_link(fn -> Twin.stage(mapper, fn x -> if rem(x, 2) == 0, do: {:ok, x}, else: :skip end) end)
-sum = Twin.fold(filter, 0)
+
+sum =
+  case mode do
+    # the twin of the async row: four processes, the demand protocol above
+    "async" ->
+      src = spawn_link(fn -> Twin.source(1, n, 0) end)
+      mapper = spawn_link(fn -> Twin.stage(src, fn x -> {:ok, x * 3} end) end)
+      filter = spawn_link(fn -> Twin.stage(mapper, fn x -> if rem(x, 2) == 0, do: {:ok, x}, else: :skip end) end)
+      Twin.fold(filter, 0)
+
+    # Elixir's Stream itself: lazy, in the calling process (the fused row's peer)
+    "fused" ->
+      1..n
+      |> Stream.map(fn x -> x * 3 end)
+      |> Stream.filter(fn x -> rem(x, 2) == 0 end)
+      |> Enum.reduce(0, fn x, acc -> acc + x end)
+  end
+
 secs = (System.monotonic_time(:microsecond) - t0) / 1.0e6
 ^sum = 3 * div(n, 2) * (div(n, 2) + 1)
-IO.puts("bench=stream_async impl=erlang count=#{n} seconds=#{:erlang.float_to_binary(secs, decimals: 6)} rate=#{round(n / secs)}")
+IO.puts("bench=stream_#{mode} impl=erlang count=#{n} seconds=#{:erlang.float_to_binary(secs, decimals: 6)} rate=#{round(n / secs)}")
