@@ -120,6 +120,17 @@ function TestStreamFuse:test_a_producer_that_waits_stays_within_the_buffer()
   lu.assertEquals(most, 17)
 end
 
+-- a flat_map below a boundary whose inner sources have boundaries of their
+-- own: the task reads its mailbox inside a push (the inner stream waits),
+-- where the outer producer's batches arrive too; every element once, in order
+function TestStreamFuse:test_inner_boundaries_inside_a_boundary_keep_the_order()
+  local got = S.range(1, 100):async()
+    :flat_map(function(x) return S.range(x * 10, x * 10 + 2):async() end):run_seq()
+  local want = {}
+  for x = 1, 100 do for j = 0, 2 do want[#want + 1] = x * 10 + j end end
+  lu.assertEquals(got, want)
+end
+
 -- an element that takes clock time to make goes at once, not with the next
 function TestStreamFuse:test_a_slow_element_is_not_held_in_a_batch()
   local t0 = tend.now()

@@ -268,14 +268,14 @@ function M.consumer(env, sources, buf, overflow, name)
           local r = push(v)
           if r then return r end
         else
-          local qq, a0 = q, arrivals
+          local qq, a0, ran = q, arrivals, stop - h + 1
           for x = h, stop do
             head = x + 1
             local r = push(qq[x])
             if r then return r end
-            if arrivals ~= a0 then break end
+            if arrivals ~= a0 then ran = x - h + 1 break end
           end
-          i = i + (head - h)
+          i = i + ran
         end
       end
     end
