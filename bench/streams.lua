@@ -8,7 +8,9 @@
 --                the Elixir twin
 --   map_async N  map_async(4) of a tend.ask to an echo actor (impl=tend)
 --                and four hand-made workers doing the same asks (impl=lua:
---                the floor), in one invocation
+--                the goal's peer), and four bare fibers of one task doing
+--                them (impl=fibers: the floor of map_async's design), in
+--                one invocation
 --   rss N        an endless source into a sink that sleeps 1 ms per
 --                element (run with --virtual-time), RSS after N/10 and
 --                after N elements
@@ -148,6 +150,27 @@ elseif mode == "map_async" then
   for k = 1, 4 do tend.spawn(worker, { name = "w" .. k }):send("go") end
   while done < 4 do tend.receive() done = done + 1 end
   emit("stream_map_async", "lua", n, clock() - t0)
+  -- the floor of map_async's design: this task and four fibers of it
+  -- (the coroutines map_async's calls run in, docs/design.md §4.7), each
+  -- taking the next number and asking, with nothing else: no stream, no
+  -- order kept, no supervision (impl=fibers)
+  local core = require "tend.core"
+  local fibers, i, ended = {}, 0, 0
+  t0 = clock()
+  for k = 1, 4 do
+    fibers[k] = coroutine.create(function()
+      while i < n do i = i + 1 tend.ask(echo, i) end
+      ended = ended + 1
+    end)
+    core.fiber_resume(fibers[k], k)
+  end
+  while ended < 4 do
+    if core.receive() == core.fiber_ready then
+      local tag = core.fiber_take()
+      while tag do core.fiber_resume(fibers[tag], tag) tag = core.fiber_take() end
+    end
+  end
+  emit("stream_map_async", "fibers", n, clock() - t0)
   tend.shutdown()
 elseif mode == "rss" then
   local function rss_kib()
