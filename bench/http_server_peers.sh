@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The peers of bench/http_server.lua (make bench): nginx + Lua
-# (bench/http_server_nginx.conf: one worker, content_by_lua_block) and
-# Erlang/OTP's inets httpd (bench/http_server_inets.erl, +S 1), each on
+# (bench/http_server_nginx.conf: one worker, content_by_lua_block),
+# Erlang/OTP's inets httpd (bench/http_server_inets.erl, +S 1) and H2O
+# alone with a C handler (bench/h2o_floor.c: the floor), each on
 # core 0 (taskset), under the same wrk as tend's (core 1: WRK_CPU), or
 # with bench/http_idle.py for the memory per idle keep-alive connection.
-# Usage: bench/http_server_peers.sh nginx|inets SECONDS hello
-#        bench/http_server_peers.sh nginx|inets idle N
-# Prints one bench= line as bench/http_server.lua does (impl=nginx|erlang).
+# Usage: bench/http_server_peers.sh nginx|inets|h2o SECONDS hello
+#        bench/http_server_peers.sh nginx|inets|h2o idle N
+# Prints one bench= line as bench/http_server.lua does (impl=nginx|erlang|h2o).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 impl="$1" secs="$2" mode="${3:-hello}"
@@ -40,16 +41,31 @@ case "$impl" in
     wait_up "$port"
     server=$pid
     name=erlang ;;
-  *) echo "usage: $0 nginx|inets SECONDS hello | nginx|inets idle N" >&2; exit 2 ;;
+  h2o) # H2O alone (bench/h2o_floor.c): the library tend's server runs on
+    cc -O2 -o "$dir/h2o_floor" bench/h2o_floor.c $(pkg-config --cflags --libs libh2o) -luv
+    port=$(free_port)
+    taskset -c 0 "$dir/h2o_floor" "$port" > "$dir/out" &
+    pid=$!
+    wait_up "$port"
+    server=$pid
+    name=h2o ;;
+  *) echo "usage: $0 nginx|inets|h2o SECONDS hello | nginx|inets|h2o idle N" >&2; exit 2 ;;
 esac
 
 if [[ "$mode" == idle ]]; then
   python3 bench/http_idle.py "$server" "$port" "${3:-2000}" | sed "s/\$/ impl=$name/"
   exit 0
 fi
+# the server's CPU time (user + system, clock ticks) from /proc: per
+# request, steadier than the rate on a shared machine (as tend's cpu_us)
+ticks() { sed 's/^.*) //' "/proc/$server/stat" | awk '{ print $12 + $13 }'; }
+t0=$(ticks)
 out=$("${wrk[@]}" -t1 -c100 -d"${secs}s" --latency "http://127.0.0.1:$port/")
+t1=$(ticks)
 rate=$(sed -n 's/^Requests\/sec:[[:space:]]*\([0-9]*\).*/\1/p' <<<"$out")
 p99=$(sed -n 's/^[[:space:]]*99%[[:space:]]*\([0-9.]*[a-z]*\).*/\1/p' <<<"$out")
 non2xx=$(sed -n 's/^[[:space:]]*Non-2xx or 3xx responses: \([0-9]*\).*/\1/p' <<<"$out")
 [[ -z "$rate" ]] && { echo "wrk failed: $out" >&2; exit 1; }
-echo "bench=http_serve_$mode impl=$name secs=$secs rate=$rate p99=${p99:-?} non2xx=${non2xx:-0}"
+n=$(sed -n 's/^[[:space:]]*\([0-9]*\) requests in.*/\1/p' <<<"$out")
+cpu_us=$(awk -v t="$((t1 - t0))" -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (n > 0 ? t * 1e6 / hz / n : 0) }')
+echo "bench=http_serve_$mode impl=$name secs=$secs rate=$rate p99=${p99:-?} non2xx=${non2xx:-0} cpu_us=$cpu_us"
