@@ -4,8 +4,8 @@
  * http_server.lua's hello does (200, text/plain; charset=utf-8), no Lua,
  * no actor. make bench runs it beside tend's server, nginx + Lua and
  * inets (the "h2o" column), under the same wrk.
- *   cc -O2 -o /tmp/h2o_floor bench/h2o_floor.c $(pkg-config --cflags --libs libh2o) -luv
- *   /tmp/h2o_floor PORT      (serves on 127.0.0.1:PORT until killed)
+ *   cc -O2 -o /tmp/h2o_floor bench/h2o_floor.c $(pkg-config --cflags --libs
+ * libh2o) -luv /tmp/h2o_floor PORT      (serves on 127.0.0.1:PORT until killed)
  * Prints "port=PORT" once it listens. */
 #include <h2o.h>
 #include <malloc.h>
@@ -30,7 +30,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   return 0;
 }
 
-static void on_close(uv_handle_t *h) { free(h); }
+static void on_close(uv_handle_t *h) {
+  free(h);
+}
 
 static void on_connection(uv_stream_t *listener, int status) {
   if (status != 0) return;
