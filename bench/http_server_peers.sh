@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The peers of bench/http_server.lua (make bench): nginx + Lua
 # (bench/http_server_nginx.conf: one worker, content_by_lua_block),
-# Erlang/OTP's inets httpd (bench/http_server_inets.erl, +S 1) and H2O
-# alone with a C handler (bench/h2o_floor.c: the floor), each on
+# Erlang/OTP's inets httpd (bench/http_server_inets.erl, +S 1), and H2O
+# and libwebsockets alone with a C handler (bench/h2o_floor.c,
+# bench/lws_floor.c: the floors of a server on either library), each on
 # core 0 (taskset), under the same wrk as tend's (core 1: WRK_CPU), or
 # with bench/http_idle.py for the memory per idle keep-alive connection.
-# Usage: bench/http_server_peers.sh nginx|inets|h2o SECONDS hello
-#        bench/http_server_peers.sh nginx|inets|h2o idle N
-# Prints one bench= line as bench/http_server.lua does (impl=nginx|erlang|h2o).
+# Usage: bench/http_server_peers.sh nginx|inets|h2o|lws SECONDS hello
+#        bench/http_server_peers.sh nginx|inets|h2o|lws idle N
+# Prints one bench= line as bench/http_server.lua does (impl=nginx|erlang|h2o|lws).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 impl="$1" secs="$2" mode="${3:-hello}"
@@ -49,7 +50,15 @@ case "$impl" in
     wait_up "$port"
     server=$pid
     name=h2o ;;
-  *) echo "usage: $0 nginx|inets|h2o SECONDS hello | nginx|inets|h2o idle N" >&2; exit 2 ;;
+  lws) # libwebsockets alone (bench/lws_floor.c): the other library named
+    cc -O2 -o "$dir/lws_floor" bench/lws_floor.c -lwebsockets
+    port=$(free_port)
+    taskset -c 0 "$dir/lws_floor" "$port" > "$dir/out" &
+    pid=$!
+    wait_up "$port"
+    server=$pid
+    name=lws ;;
+  *) echo "usage: $0 nginx|inets|h2o|lws SECONDS hello | nginx|inets|h2o|lws idle N" >&2; exit 2 ;;
 esac
 
 if [[ "$mode" == idle ]]; then
