@@ -116,11 +116,19 @@ function M.actor(ref, opts)
   end
 end
 
--- Each element written to a tend.tcp connection (conn:send waits while its
--- write queue is full: the stream is slowed, not buffered).
+-- Each element written to a tend.tcp connection, framed (tend.tcp.write
+-- waits while its write queue is full: the stream is slowed, not
+-- buffered); a connection that is gone fails the element (NotConnected).
 function M.tcp(conn)
-  return function()
-    return { push = function(v) conn:send(v) end, done = function() return nil end }
+  return function(env, st)
+    local write = require("tend.tcp").write
+    local function put(v)
+      local ok, why = write(conn, v)
+      if ok == false then
+        error(core.error("NotConnected", ("%s: the connection is %s"):format(st.label, tostring(why))), 0)
+      end
+    end
+    return { push = function(v) R.call(env, st, put, v, v) end, done = function() return nil end }
   end
 end
 
