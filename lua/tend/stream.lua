@@ -28,8 +28,20 @@ local function shown(v)
   return tostring(v)
 end
 
+-- The level (for error) of the first caller outside tend.stream's own
+-- files: a bad argument is reported at the user's line.
+local function user_level()
+  local level = 3
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info then return 1 end
+    if not info.source:find("tend/stream", 1, true) then return level - 1 end
+    level = level + 1
+  end
+end
+
 local function bad(fn, arg, expected, got)
-  error(("tend.stream.%s: %s: expected %s, got %s"):format(fn, arg, expected, shown(got)), 3)
+  error(("tend.stream.%s: %s: expected %s, got %s"):format(fn, arg, expected, shown(got)), user_level())
 end
 
 local function need(fn, arg, ok, expected, got)
