@@ -47,3 +47,46 @@ function TestStreamUser:test_a_bad_argument_points_at_the_callers_line()
     lu.assertStrMatches(msg, here .. case[2] .. ".*")
   end
 end
+
+-- Options and arguments the blueprint took silently (an unknown key, a
+-- word misspelt, a nil element to be) are refused when it is made, naming
+-- the option, what was expected and what was given.
+function TestStreamUser:test_unchecked_options_are_refused()
+  for _, case in ipairs({
+    { function() S.queue({ size = 2, sise = 4 }) end,
+      "tend.stream.queue: options: expected size or overflow, got \"sise\"" },
+    { function() S.tcp({ host = "127.0.0.1", port = 1, bogus = 1 }) end,
+      "tend.stream.tcp: options: expected host, port, framing, timeout or max_line, got \"bogus\"" },
+    { function() S.lines({ cmd = { "true" }, bogus = 1 }) end,
+      "tend.stream.lines: spec: tend.process: unknown option 'bogus'" },
+    { function() S.lines({ cmd = { "true" } }) end,
+      "tend.stream.lines: spec: tend.process: a real command cannot run under the virtual clock" },
+    { function() S.range(1, 2):scan(nil, id) end, "tend.stream.scan: init: expected a value (nil is no element), got nil" },
+    { function() S.range(1, 2):fold(nil, id) end, "tend.stream.fold: init: expected a value (nil is no element), got nil" },
+    { function() S.range(1, 2):map_async(2, id, { retri = {} }) end,
+      "tend.stream.map_async: options: expected retry, got \"retri\"" },
+    { function() S.range(1, 2):map_async(2, id, { retry = { min_backof = 1 } }) end,
+      "tend.stream.map_async: option 'retry': unknown option 'min_backof'" },
+    { function() S.range(1, 2):map_async(2, id, { retry = { min_backoff = -1, max_backoff = 1 } }) end,
+      "option 'min_backoff': expected a number of seconds >= 0, got -1" },
+    { function() S.range(1, 2):map_async_unordered(2, id, { retry = { max_restarts = 1.5 } }) end,
+      "tend.stream.map_async_unordered: option 'retry': option 'max_restarts': expected an integer >= 0, got 1.5" },
+    { function() S.sink.tcp("conn") end, "tend.stream.sink.tcp: conn: expected a tend.tcp connection (a ref), got \"conn\"" },
+    { function() S.range(1, 2):run_seq({ decider = "resumee" }) end,
+      "tend.stream:run_with: option 'decider': expected a function (err) -> \"resume\" | \"restart\" | \"stop\", or one of those words, got \"resumee\"" },
+    { function() S.range(1, 2):run_seq({ nmae = "x" }) end,
+      "tend.stream:run_with: unknown option 'nmae' (expected name, timeout or decider)" },
+    { function() S.range(1, 2):run_async(S.sink.seq()):await("x") end,
+      "handle:await: timeout: expected a number of seconds > 0, got \"x\"" },
+  }) do
+    local msg = err_of(case[1])
+    lu.assertStrContains(msg, case[2])
+    lu.assertStrMatches(msg, ".-stream_user_spec%.lua:%d+: .*")
+  end
+  H.settle()
+  -- the await above left its finished stream (it is released by an await)
+  for _, p in ipairs(tend.ps()) do
+    if p.path:match("^/user/stream%-") and p.depth == 1 then tend.stop(p.ref) end
+  end
+  H.settle()
+end

@@ -12,6 +12,7 @@ local async = require "tend.stream_async"
 local sinks = require "tend.stream_sinks"
 local restart = require "tend.stream_restart"
 local io_src = require "tend.stream_io"
+local backoff = require "tend.backoff"
 
 local S = { sink = {} }
 
@@ -46,6 +47,13 @@ end
 
 local function need(fn, arg, ok, expected, got)
   if not ok then bad(fn, arg, expected, got) end
+end
+
+-- Each key of opts must be in keys (listed in `expected`).
+local function known(fn, opts, keys, expected)
+  for k in pairs(opts) do
+    if not keys[k] then bad(fn, "options", expected, k) end
+  end
 end
 
 local function is_int(n, min) return math.type(n) == "integer" and n >= min end
@@ -126,6 +134,7 @@ local OVERFLOWS = '"backpressure", "drop_head", "drop_tail", "drop_new" or "fail
 
 function S.queue(opts)
   need("queue", "options", type(opts) == "table", "a table {size, overflow}", opts)
+  known("queue", opts, { size = true, overflow = true }, "size or overflow")
   need("queue", "option 'size'", is_int(opts.size, 1), "an integer >= 1", opts.size)
   local overflow = opts.overflow or "backpressure"
   need("queue", "option 'overflow'", overflows[overflow], OVERFLOWS, overflow)
@@ -147,11 +156,16 @@ function S.lines(spec)
   if spec.to ~= nil or spec.stdout ~= nil then
     bad("lines", "spec", "tend.process options without 'to' and 'stdout' (the stream reads stdout)", spec.to or spec.stdout)
   end
+  -- tend.process checks the options (and that the program runs) now
+  local ok, e = pcall(require("tend.process"), spec)
+  if not ok then error("tend.stream.lines: spec: " .. tostring(e), user_level()) end
   return outside("lines", io_src.lines(spec))
 end
 
 function S.tcp(opts)
   need("tcp", "options", type(opts) == "table", "a table {host, port, framing}", opts)
+  known("tcp", opts, { host = true, port = true, framing = true, timeout = true, max_line = true, to = true },
+    "host, port, framing, timeout or max_line")
   need("tcp", "option 'port'", is_int(opts.port, 1), "an integer port", opts.port)
   if opts.to ~= nil then bad("tcp", "option 'to'", "nothing (the stream reads the frames)", opts.to) end
   return outside("tcp", io_src.tcp(opts))
@@ -187,12 +201,14 @@ function Blueprint:drop(n)
 end
 
 function Blueprint:scan(init, fn)
+  need("scan", "init", init ~= nil, "a value (nil is no element)", init)
   need("scan", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
   local build, fuse = flows.scan(init, fn)
   return add(self, "scan", build, nil, fuse)
 end
 
 function Blueprint:fold(init, fn)
+  need("fold", "init", init ~= nil, "a value (nil is no element)", init)
   need("fold", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
   return add(self, "fold", flows.fold(init, fn))
 end
@@ -265,8 +281,14 @@ local function map_async(self, fname, n, fn, opts, ordered)
   need(fname, "n", is_int(n, 1), "an integer >= 1", n)
   need(fname, "fn", type(fn) == "function", "a function", fn)
   need(fname, "options", opts == nil or type(opts) == "table", "a table {retry = backoff options}", opts)
+  if opts then known(fname, opts, { retry = true }, "retry") end
   if opts and opts.retry ~= nil then
     need(fname, "option 'retry'", type(opts.retry) == "table", "a table of backoff options", opts.retry)
+    -- tend.retry's own checks, made now (it makes them at each element)
+    local ok, e = pcall(backoff.retry, function() end, opts.retry)
+    if not ok then
+      error(("tend.stream.%s: option 'retry': %s"):format(fname, (tostring(e):gsub("^.-tend%.retry: ", ""))), user_level())
+    end
   end
   return add(self, fname, async.map_async(n, fn, opts, ordered))
 end
@@ -343,7 +365,7 @@ function S.sink.actor(ref, opts)
   return sink("actor", sinks.actor(ref, opts or {}))
 end
 function S.sink.tcp(conn)
-  need("sink.tcp", "conn", conn ~= nil, "a tend.tcp connection", conn)
+  need("sink.tcp", "conn", type(conn) == "userdata", "a tend.tcp connection (a ref)", conn)
   return sink("tcp", sinks.tcp(conn))
 end
 

@@ -159,6 +159,10 @@ return function(S, Blueprint, Sink, R)
   Handle.__name = "tend.stream.handle"
 
   function Handle:await(timeout)
+    if timeout ~= nil and not (type(timeout) == "number" and timeout > 0) then
+      error(("handle:await: timeout: expected a number of seconds > 0, got %s"):format(
+        type(timeout) == "string" and ("%q"):format(timeout) or tostring(timeout)), 2)
+    end
     if self.result == nil then
       local ok, r = pcall(core.ask, self.sup, "await", timeout or R.FOREVER)
       if not ok then
@@ -199,7 +203,12 @@ return function(S, Blueprint, Sink, R)
       error(("tend.stream:%s: options: expected a table {name, timeout}, got %s"):format(fn, type(opts)), 4)
     end
     for k in pairs(opts) do
-      if not run_keys[k] then error(("tend.stream:%s: unknown option '%s' (expected name or timeout)"):format(fn, tostring(k)), 4) end
+      if not run_keys[k] then error(("tend.stream:%s: unknown option '%s' (expected name, timeout or decider)"):format(fn, tostring(k)), 4) end
+    end
+    local d = opts.decider
+    if d ~= nil and type(d) ~= "function" and d ~= "resume" and d ~= "restart" and d ~= "stop" then
+      error(("tend.stream:%s: option 'decider': expected a function (err) -> \"resume\" | \"restart\" | \"stop\", or one of those words, got %s"):format(
+        fn, type(d) == "string" and ("%q"):format(d) or tostring(d)), 4)
     end
     if opts.timeout ~= nil and not (type(opts.timeout) == "number" and opts.timeout > 0) then
       error(("tend.stream:%s: option 'timeout': expected a number of seconds > 0, got %s"):format(fn, tostring(opts.timeout)), 4)

@@ -70,3 +70,15 @@ function TestStreamIO:test_tcp_sink_writes_each_element()
   H.settle()
   while tend.receive(0) do end -- the connection's closed message
 end
+
+-- S.lines checks its process's options when the blueprint is made (as
+-- tend.process does), at the caller's line.
+function TestStreamIO:test_lines_checks_its_program_at_once()
+  local ok, e = pcall(function() local s = S.lines({ cmd = { "/no/such/program" } }) return s end)
+  lu.assertFalse(ok)
+  lu.assertStrMatches(e, ".-stream_io_spec%.lua:%d+: tend%.stream%.lines: spec: tend%.process: option 'cmd': "
+    .. "cannot run '/no/such/program'.*")
+  ok, e = pcall(S.lines, {})
+  lu.assertFalse(ok)
+  lu.assertStrContains(e, "tend.stream.lines: spec: tend.process: option 'cmd': expected a list of strings")
+end
