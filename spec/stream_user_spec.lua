@@ -90,3 +90,17 @@ function TestStreamUser:test_unchecked_options_are_refused()
   end
   H.settle()
 end
+
+-- A stream that ends leaves no dead letter behind (each run logged one at
+-- info: the run task's down notice to its supervisor, already stopped).
+function TestStreamUser:test_a_finished_stream_leaves_no_dead_letter()
+  local before = tend.stats().dead_letters
+  lu.assertEquals(S.range(1, 3):run_seq(), { 1, 2, 3 })
+  lu.assertEquals(S.range(1, 3):map_async(2, id):async():run_fold(0, function(a, x) return a + x end), 6)
+  pcall(function() return S.failed("no"):run_seq() end)
+  local h = S.tick(1, 1):run_async(S.sink.ignore())
+  h:cancel()
+  pcall(h.await, h)
+  H.settle()
+  lu.assertEquals(tend.stats().dead_letters - before, 0)
+end

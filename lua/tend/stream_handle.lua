@@ -107,7 +107,9 @@ return function(S, Blueprint, Sink, R)
   local function supervisor(parts, sink, opts, owner, qspec)
     return function(ctx)
       local path = ctx.self:path()
-      local result, queue
+      -- leaving: the result was taken (or the owner ended); the supervisor
+      -- stops once its run task's end came too (no dead letter of it)
+      local result, queue, run_gone, leaving
       if qspec then
         queue = ctx:spawn(queue_actor(qspec.size, qspec.overflow), { name = "queue", stash = 1000000 })
       end
@@ -127,7 +129,8 @@ return function(S, Blueprint, Sink, R)
         if m == "await" then
           if not result then ctx:stash() return end
           ctx:reply(result)
-          return core.stopped
+          if run_gone then return core.stopped end
+          leaving = true
         elseif m == "done?" then ctx:reply(result ~= nil)
         elseif m == "queue" then ctx:reply(queue or false)
         elseif type(m) ~= "table" then return core.unhandled
@@ -138,12 +141,17 @@ return function(S, Blueprint, Sink, R)
             finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.v.stage })
           end
         elseif m.ctl == "run_down" then
+          run_gone = true
+          if leaving then return core.stopped end
           finish(false, R.failed(core.error("StageFailed", "the stream's run task ended")),
             "stream_fail", { detail = "run" })
         elseif m.ctl == "cancel" or m.ctl == "owner_down" then
           finish(false, R.failed(core.error("Cancelled", m.ctl == "cancel" and "cancelled" or "its owner ended")),
             "stream_cancel", { detail = m.ctl == "cancel" and "cancel" or "owner" })
-          if m.ctl == "owner_down" then return core.stopped end
+          if m.ctl == "owner_down" then
+            if run_gone then return core.stopped end
+            leaving = true
+          end
         elseif m.ctl == "abort" then
           local kind, msg = R.kind_of(m.err)
           finish(false, R.failed(m.err), "stream_fail", { kind = kind, message = msg, detail = "abort" })
