@@ -104,3 +104,25 @@ function TestStreamUser:test_a_finished_stream_leaves_no_dead_letter()
   H.settle()
   lu.assertEquals(tend.stats().dead_letters - before, 0)
 end
+
+-- handle:await(timeout) that times out leaves the stream running (Akka's
+-- Await.result on the materialized future); a later await gets its value.
+-- A run's { timeout = s } still cancels the stream.
+function TestStreamUser:test_await_with_a_timeout_leaves_the_stream_running()
+  local t0 = tend.now()
+  local h = S.tick(1, "t"):take(3):run_async(S.sink.seq())
+  local ok, e = pcall(h.await, h, 1.5)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "Timeout")
+  lu.assertFalse(h:done())
+  ok, e = pcall(h.await, h, 1)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "Timeout")
+  lu.assertEquals(h:await(), { "t", "t", "t" })
+  lu.assertEquals(tend.now() - t0, 3)
+  lu.assertEquals(h:await(), { "t", "t", "t" }) -- the handle keeps it
+  lu.assertTrue(h:done())
+  ok, e = pcall(function() return S.tick(1, 1):run_seq({ timeout = 1.5 }) end)
+  lu.assertEquals(e.kind, "Timeout")
+  H.settle()
+end

@@ -107,7 +107,7 @@ return function(S, Blueprint, Sink, R)
   local function supervisor(parts, sink, opts, owner, qspec)
     return function(ctx)
       local path = ctx.self:path()
-      -- leaving: the result was taken (or the owner ended); the supervisor
+      -- leaving: the handle took the result (or the owner ended); the supervisor
       -- stops once its run task's end came too (no dead letter of it)
       local result, queue, run_gone, leaving
       if qspec then
@@ -128,7 +128,8 @@ return function(S, Blueprint, Sink, R)
       return function(m, ctx)
         if m == "await" then
           if not result then ctx:stash() return end
-          ctx:reply(result)
+          ctx:reply(result) -- (an await that timed out gets it too, late)
+        elseif m == "release" then -- the handle has the result
           if run_gone then return core.stopped end
           leaving = true
         elseif m == "done?" then ctx:reply(result ~= nil)
@@ -166,7 +167,9 @@ return function(S, Blueprint, Sink, R)
   Handle.__index = Handle
   Handle.__name = "tend.stream.handle"
 
-  function Handle:await(timeout)
+  -- A timeout raises Timeout and leaves the stream running (a run's own
+  -- timeout cancels it: cancel_on_timeout).
+  function Handle:await(timeout, cancel_on_timeout)
     if timeout ~= nil and not (type(timeout) == "number" and timeout > 0) then
       error(("handle:await: timeout: expected a number of seconds > 0, got %s"):format(
         type(timeout) == "string" and ("%q"):format(timeout) or tostring(timeout)), 2)
@@ -174,10 +177,14 @@ return function(S, Blueprint, Sink, R)
     if self.result == nil then
       local ok, r = pcall(core.ask, self.sup, "await", timeout or R.FOREVER)
       if not ok then
-        if type(r) == "table" and r.kind == "Timeout" then core.send(self.sup, { ctl = "cancel" }) end
+        if cancel_on_timeout and type(r) == "table" and r.kind == "Timeout" then
+          core.send(self.sup, { ctl = "cancel" })
+          core.send(self.sup, "release") -- no one awaits it now
+        end
         error(r, 2)
       end
       self.result = r
+      core.send(self.sup, "release")
     end
     if self.result.ok then return self.result.v end
     error(self.result.v, 2)
@@ -256,7 +263,7 @@ return function(S, Blueprint, Sink, R)
 
   function Blueprint:run_with(sink, opts)
     local h, o = start(self, sink, opts, "run_with")
-    return h:await(o.timeout)
+    return h:await(o.timeout, true)
   end
 
   function Blueprint:run_fold(init, fn, opts) return self:run_with(S.sink.fold(init, fn), opts) end
