@@ -126,3 +126,37 @@ function TestStreamUser:test_await_with_a_timeout_leaves_the_stream_running()
   lu.assertEquals(e.kind, "Timeout")
   H.settle()
 end
+
+-- handle:shutdown() completes the stream now, with the sink's value so far
+-- (Akka's KillSwitch.shutdown), wherever its run task waits: on an idle
+-- queue, a slow tick, map_async's calls, a throttle, a restart's backoff
+-- (it waited for the next element: for ever on an idle queue).
+function TestStreamUser:test_shutdown_completes_at_once()
+  local function shut(src, offer)
+    local t0 = tend.now()
+    local h = src:run_async(S.sink.seq())
+    if offer then lu.assertEquals(h:offer(offer), "enqueued") end
+    tend.sleep(1)
+    h:shutdown()
+    local v = h:await()
+    lu.assertEquals(tend.now() - t0, 1)
+    return v
+  end
+  lu.assertEquals(shut(S.queue({ size = 4 }), "q"), { "q" })
+  lu.assertEquals(shut(S.queue({ size = 4 }):async(), "q"), { "q" })
+  lu.assertEquals(shut(S.tick(100, "t")), {})
+  lu.assertEquals(shut(S.tick(0.4, "t"):async()), { "t", "t" })
+  lu.assertEquals(shut(S.range(1, 3):map_async(2, function(x) tend.sleep(100) return x end)), {})
+  lu.assertEquals(shut(S.range(1, 10):throttle(1, 0.4)), { 1, 2, 3 })
+  lu.assertEquals(shut(S.restart_source({ min_backoff = 50, max_backoff = 50 }, function()
+    return S.single("r")
+  end)), { "r" })
+  lu.assertEquals(shut(S.tick(0.3, 1):scan(0, function(a, x) return a + x end):grouped_within(10, 100)), {})
+  -- a head sink with nothing yet: NoElement, as at completion
+  local h = S.tick(100, 1):run_async(S.sink.head())
+  tend.sleep(1)
+  h:shutdown()
+  local ok, e = pcall(h.await, h)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.cause.kind, "NoElement")
+end

@@ -223,7 +223,7 @@ end
 -- starts full); an element waits for its token (Akka's throttle, shaping
 -- mode). With burst 0 each waits a whole period.
 function M.throttle(n, per, burst)
-  return function(_, up)
+  return function(env, up)
     local rate = n / per
     local tokens, last = burst, core.now()
     return { pull = function()
@@ -233,7 +233,7 @@ function M.throttle(n, per, burst)
       tokens = math.min(burst, tokens + (now - last) * rate)
       last = now
       if tokens < 1 then
-        core.sleep((1 - tokens) / rate)
+        env:sleep((1 - tokens) / rate)
         tokens, last = 1, core.now()
       end
       tokens = tokens - 1
@@ -286,6 +286,7 @@ function M.recover(fn)
       if over then return false end
       local ok, a, b = pcall(up.pull)
       if ok then return a, b end
+      R.pass(a)
       over = true
       local err = a
       if type(err) == "table" and err.kind == "StreamFailed" and err.cause ~= nil then
@@ -304,6 +305,7 @@ function M.log(name)
     return { pull = function()
       local ok, a, b = pcall(up.pull)
       if not ok then
+        R.pass(a)
         core.log("info", "[%s] failed: %s", name, R.kind_of(a) .. ": " .. select(2, R.kind_of(a)))
         error(a, 0)
       end

@@ -40,14 +40,15 @@ return function(S, Blueprint, Sink, R)
         elseif m.take then
           -- a failure ends the stream at once, dropping what is queued;
           -- completion delivers it first (Pekko's Source.queue)
-          if failure ~= nil then ctx:reply({ err = failure })
+          -- (answered as a stage message: { sid, answer })
+          if failure ~= nil then core.send(m.to, { m.sid, { err = failure } })
           elseif n() > 0 then
             local v = buf[head]
             buf[head] = nil
             head = head + 1
             ctx:unstash_all()
-            ctx:reply({ v = v })
-          elseif closed then ctx:reply({ done = true })
+            core.send(m.to, { m.sid, { v = v } })
+          elseif closed then core.send(m.to, { m.sid, { done = true } })
           else ctx:stash() end
         elseif m.complete then closed = true ctx:unstash_all()
         elseif m.fail ~= nil then failure, closed = m.fail, true ctx:unstash_all() end
@@ -60,8 +61,15 @@ return function(S, Blueprint, Sink, R)
     return function()
       local env = R.env(sup, path, core.self(), { decider = opts.decider })
       env.queue = queue
+      -- a shutdown ends the run where it waits (R.SHUTDOWN), at once
       local shutdown = false
-      env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
+      env.wakes = true
+      env.on_ctl = function(m)
+        if m.ctl == "shutdown" and not shutdown then
+          shutdown = true
+          error(R.SHUTDOWN, 0)
+        end
+      end
       local s
       local ok, v = xpcall(function()
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
@@ -97,6 +105,8 @@ return function(S, Blueprint, Sink, R)
         end
         return s.done()
       end, F.handler(env))
+      env.on_ctl = nil
+      if not ok and v == R.SHUTDOWN then ok, v = xpcall(s.done, F.handler(env)) end
       -- a sink that tells of a failure (S.sink.actor's on_failure)
       if not ok and s and s.fail then pcall(s.fail, v) end
       env:poll()

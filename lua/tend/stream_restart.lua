@@ -37,7 +37,7 @@ local function restarter(env, st, opts)
     local kind, msg
     if err ~= nil then kind, msg = R.kind_of(err) end
     R.event(env, "stream_backoff", { detail = st.label, count = #times, delay = d, kind = kind, message = msg })
-    core.sleep(d)
+    env:sleep(d)
     R.event(env, "stream_restart", { detail = st.label, count = #times })
     return true
   end
@@ -54,6 +54,7 @@ function M.source(opts, factory, materialize_source)
           local ok, src = pcall(factory)
           if ok then ok, inner = pcall(materialize_source, ienv, src, st.label) end
           if not ok then
+            R.pass(inner)
             inner = nil
             if not restart(src) then return false end
           end
@@ -61,6 +62,7 @@ function M.source(opts, factory, materialize_source)
         if inner then
           local ok, has, v = pcall(inner.pull)
           if ok and has then return true, v end
+          if not ok then R.pass(has) end
           ienv:cancel()
           inner = nil
           if ok and opts.on_failures_only then return false end
@@ -85,6 +87,7 @@ function M.flow(opts, factory)
         end
         local ok, has, v = pcall(inner.pull)
         if ok and has then return true, v end
+        if not ok then R.pass(has) end
         ienv:cancel()
         inner = nil
         if ok and opts.on_failures_only then return false end
@@ -108,6 +111,7 @@ function M.sink(opts, factory)
       push = function(v)
         local ok, r = pcall(inner.push, v)
         if ok then return r end
+        R.pass(r)
         if not restart(r) then return "stop" end
         inner = factory().make(env, st)
       end,
