@@ -160,3 +160,19 @@ function TestStreamUser:test_shutdown_completes_at_once()
   lu.assertFalse(ok)
   lu.assertEquals(e.cause.kind, "NoElement")
 end
+
+-- A scan or fold whose function returns nil fails with NilElement through
+-- its decider, as a map does (a scan emitted the nil and went on with it).
+function TestStreamUser:test_a_scan_or_fold_returning_nil_is_a_nil_element()
+  local function f(a, x) if x == 2 then return nil end return a + x end
+  for _, s in ipairs({ S.range(1, 3):scan(0, f), S.range(1, 3):scan(0, f):async(), S.range(1, 3):fold(0, f) }) do
+    local ok, e = pcall(s.run_seq, s)
+    lu.assertFalse(ok)
+    lu.assertEquals(e.cause.kind, "NilElement")
+    lu.assertEquals(e.element, 2)
+    lu.assertStrMatches(e.stage, "^%a+#2$")
+  end
+  lu.assertEquals(S.range(1, 3):scan(0, f):with_supervision("resume"):run_seq(), { 0, 1, 4 })
+  lu.assertEquals(S.range(1, 3):fold(0, f):with_supervision("resume"):run_seq(), { 4 })
+end
+

@@ -159,8 +159,18 @@ end
 
 -- Emits init, then each new state (Akka's scan); "restart" starts again
 -- from init and emits it again, as a new scan would (Pekko's FlowScanSpec).
+-- fn(acc, v), raising NilElement when it returns nil (an element to be).
+local function step_of(fn, label)
+  return function(acc, v)
+    local r = fn(acc, v)
+    if r == nil then error(nil_element(label), 0) end
+    return r
+  end
+end
+
 function M.scan(init, fn)
   return function(env, up, st)
+    local fn = step_of(fn, st.label)
     local acc, first = init, true
     st.reset = function() acc, first = init, true end
     return { pull = function()
@@ -174,6 +184,7 @@ function M.scan(init, fn)
       end
     end }
   end, function(env, st, down)
+    local fn = step_of(fn, st.label)
     local acc, restarted = init, false
     st.reset = function() acc, restarted = init, true end
     return function(v)
@@ -188,6 +199,7 @@ end
 -- starts again from init.
 function M.fold(init, fn)
   return function(env, up, st)
+    local fn = step_of(fn, st.label)
     local acc, over = init, false
     st.reset = function() acc = init end
     return { pull = function()
