@@ -176,3 +176,13 @@ function TestStreamUser:test_a_scan_or_fold_returning_nil_is_a_nil_element()
   lu.assertEquals(S.range(1, 3):fold(0, f):with_supervision("resume"):run_seq(), { 4 })
 end
 
+-- An offer of nil is refused at once (it waited for ever: no answer came).
+function TestStreamUser:test_an_offer_of_nil_is_refused()
+  local h = S.queue({ size = 2 }):run_async(S.sink.seq())
+  local ok, e = pcall(function() local r = h:offer(nil) return r end)
+  lu.assertFalse(ok)
+  lu.assertStrMatches(e, ".-stream_user_spec%.lua:%d+: handle:offer: v: expected a value %(nil is no element%), got nil")
+  lu.assertEquals(h:offer(1), "enqueued")
+  h:complete()
+  lu.assertEquals(h:await(), { 1 })
+end

@@ -209,6 +209,7 @@ return function(S, Blueprint, Sink, R)
   function Handle:ref() return self.sup end
   function Handle:offer(v)
     if not self.queue then error("handle:offer: the stream's source is no tend.stream.queue", 2) end
+    if v == nil then error("handle:offer: v: expected a value (nil is no element), got nil", 2) end
     local ok, r = pcall(core.ask, self.queue, { offer = v }, R.FOREVER)
     if ok then return r end
     return "closed"
