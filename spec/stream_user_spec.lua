@@ -186,3 +186,30 @@ function TestStreamUser:test_an_offer_of_nil_is_refused()
   h:complete()
   lu.assertEquals(h:await(), { 1 })
 end
+
+-- handle:abort(err) fails the stream at once with err (Akka's
+-- KillSwitch.abort), and the sink learns of it as of any failure: an
+-- actor sink's ref gets on_failure (it got nothing).
+function TestStreamUser:test_abort_fails_the_stream_and_tells_the_sink()
+  local got = {}
+  local a = tend.spawn(function()
+    return function(m) got[#got + 1] = type(m) == "table" and m.kind or m end
+  end)
+  local events = {}
+  tend.trace(function(e) if e.ev:match("^stream_") then events[#events + 1] = e.ev .. " " .. tostring(e.detail) end end)
+  local t0 = tend.now()
+  local h = S.tick(1, "t"):run_async(S.sink.actor(a, { on_complete = "done", on_failure = function(e) return e end }))
+  tend.sleep(2.5)
+  h:abort(tend.error("Why", "enough"))
+  local ok, e = pcall(h.await, h)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "StreamFailed")
+  lu.assertEquals(e.cause.kind, "Why")
+  lu.assertEquals(tend.now() - t0, 2.5)
+  H.settle()
+  tend.trace(false)
+  lu.assertEquals(got, { "t", "t", "StreamFailed" })
+  lu.assertEquals(events, { "stream_start nil", "stream_fail abort" })
+  tend.stop(a)
+  H.settle()
+end

@@ -61,14 +61,13 @@ return function(S, Blueprint, Sink, R)
     return function()
       local env = R.env(sup, path, core.self(), { decider = opts.decider })
       env.queue = queue
-      -- a shutdown ends the run where it waits (R.SHUTDOWN), at once
+      -- a shutdown or an abort ends the run where it waits, at once
       local shutdown = false
       env.wakes = true
       env.on_ctl = function(m)
-        if m.ctl == "shutdown" and not shutdown then
-          shutdown = true
-          error(R.SHUTDOWN, 0)
-        end
+        if shutdown then return end
+        if m.ctl == "shutdown" then shutdown = true error(R.SHUTDOWN, 0) end
+        if m.ctl == "abort" then shutdown = true error(R.aborted(m.err), 0) end
       end
       local s
       local ok, v = xpcall(function()
@@ -107,10 +106,12 @@ return function(S, Blueprint, Sink, R)
       end, F.handler(env))
       env.on_ctl = nil
       if not ok and v == R.SHUTDOWN then ok, v = xpcall(s.done, F.handler(env)) end
+      local aborted = not ok and R.is_abort(v)
+      if aborted then v = R.failed(v.err) end
       -- a sink that tells of a failure (S.sink.actor's on_failure)
       if not ok and s and s.fail then pcall(s.fail, v) end
       env:poll()
-      core.send(sup, { ctl = "result", ok = ok, v = v })
+      core.send(sup, { ctl = "result", ok = ok, v = v, aborted = aborted })
     end
   end
 
@@ -149,7 +150,7 @@ return function(S, Blueprint, Sink, R)
           if m.ok then finish(true, m.v, "stream_complete")
           else
             local kind, msg = R.kind_of(m.v.cause or m.v)
-            finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.v.stage })
+            finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.aborted and "abort" or m.v.stage })
           end
         elseif m.ctl == "run_down" then
           run_gone = true
@@ -163,9 +164,8 @@ return function(S, Blueprint, Sink, R)
             if run_gone then return core.stopped end
             leaving = true
           end
-        elseif m.ctl == "abort" then
-          local kind, msg = R.kind_of(m.err)
-          finish(false, R.failed(m.err), "stream_fail", { kind = kind, message = msg, detail = "abort" })
+        elseif m.ctl == "abort" then -- through the run task: its sink is told
+          if not result then core.send(run, m) end
         elseif m.ctl == "shutdown" then
           if not result then core.send(run, { ctl = "shutdown" }) end
         end

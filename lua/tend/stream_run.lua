@@ -17,10 +17,16 @@ M.FOREVER = FOREVER
 
 -- What a stream's run task raises, from wherever it waits, when told to
 -- shut down (handle:shutdown()): the stages unwind and the sink's value so
--- far is the run's. A stage that catches errors passes it on (M.pass).
+-- far is the run's; or to abort (handle:abort(err)): M.aborted(err), the
+-- run fails with err and the sink is told. A stage that catches errors
+-- passes them on (M.pass).
 local SHUTDOWN = setmetatable({}, { __name = "tend.stream.shutdown" })
 M.SHUTDOWN = SHUTDOWN
-function M.pass(err) if err == SHUTDOWN then error(err, 0) end end
+local Aborted = { __name = "tend.stream.aborted" }
+function M.aborted(err) return setmetatable({ err = err }, Aborted) end
+function M.is_abort(v) return getmetatable(v) == Aborted end
+function M.is_end(err) return err == SHUTDOWN or getmetatable(err) == Aborted end
+function M.pass(err) if err == SHUTDOWN or getmetatable(err) == Aborted then error(err, 0) end end
 
 ------------------------------------------------------------------ errors
 -- StreamFailed: .cause (the error, its kind intact), .element, .stage.
