@@ -213,3 +213,27 @@ function TestStreamUser:test_abort_fails_the_stream_and_tells_the_sink()
   tend.stop(a)
   H.settle()
 end
+
+-- A handle's queue methods on a stream with no queue, and a failure with
+-- no error, are refused as offer's are (queue:fail() left the stream
+-- running for ever, abort() failed it with "nil", complete() did nothing).
+function TestStreamUser:test_handle_methods_refuse_what_cannot_work()
+  local h = S.range(1, 3):run_async(S.sink.seq())
+  for _, m in ipairs({ "offer", "complete", "fail" }) do
+    local ok, e = pcall(function() h[m](h, 1) end)
+    lu.assertFalse(ok, m)
+    lu.assertStrMatches(e, ".-stream_user_spec%.lua:%d+: handle:" .. m .. ": the stream's source is no tend.stream.queue")
+  end
+  lu.assertEquals(h:await(), { 1, 2, 3 })
+  local q = S.queue({ size = 2 }):run_async(S.sink.seq())
+  local ok, e = pcall(function() q:fail() end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(e, "handle:fail: err: expected an error (not nil), got nil")
+  ok, e = pcall(function() q:abort() end)
+  lu.assertFalse(ok)
+  lu.assertStrContains(e, "handle:abort: err: expected an error (not nil), got nil")
+  q:fail(tend.error("Gone", "g"))
+  ok, e = pcall(q.await, q)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.cause.kind, "Gone")
+end

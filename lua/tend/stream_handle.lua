@@ -201,24 +201,33 @@ return function(S, Blueprint, Sink, R)
   end
   function Handle:cancel() core.send(self.sup, { ctl = "cancel" }) end
   function Handle:shutdown() core.send(self.sup, { ctl = "shutdown" }) end
-  function Handle:abort(err) core.send(self.sup, { ctl = "abort", err = err }) end
+  function Handle:abort(err)
+    if err == nil then error("handle:abort: err: expected an error (not nil), got nil", 2) end
+    core.send(self.sup, { ctl = "abort", err = err })
+  end
   function Handle:done()
     if self.result ~= nil or not core.alive(self.sup) then return true end
     return core.ask(self.sup, "done?")
   end
   function Handle:ref() return self.sup end
+  local function no_queue(h, fn)
+    if not h.queue then error("handle:" .. fn .. ": the stream's source is no tend.stream.queue", 3) end
+  end
   function Handle:offer(v)
-    if not self.queue then error("handle:offer: the stream's source is no tend.stream.queue", 2) end
+    no_queue(self, "offer")
     if v == nil then error("handle:offer: v: expected a value (nil is no element), got nil", 2) end
     local ok, r = pcall(core.ask, self.queue, { offer = v }, R.FOREVER)
     if ok then return r end
     return "closed"
   end
   function Handle:complete()
-    if self.queue and core.alive(self.queue) then core.send(self.queue, { complete = true }) end
+    no_queue(self, "complete")
+    if core.alive(self.queue) then core.send(self.queue, { complete = true }) end
   end
   function Handle:fail(err)
-    if self.queue and core.alive(self.queue) then core.send(self.queue, { fail = err }) end
+    no_queue(self, "fail")
+    if err == nil then error("handle:fail: err: expected an error (not nil), got nil", 2) end
+    if core.alive(self.queue) then core.send(self.queue, { fail = err }) end
   end
 
   local run_keys = { name = true, timeout = true, decider = true, notify = true }
