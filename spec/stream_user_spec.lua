@@ -237,3 +237,19 @@ function TestStreamUser:test_handle_methods_refuse_what_cannot_work()
   lu.assertFalse(ok)
   lu.assertEquals(e.cause.kind, "Gone")
 end
+
+-- A restart's stream_backoff event names the failure's own kind (it named
+-- StreamFailed, the wrapper of every failure, whatever failed).
+function TestStreamUser:test_a_backoff_event_names_the_cause()
+  local seen = {}
+  tend.trace(function(e)
+    if e.ev == "stream_backoff" then seen[#seen + 1] = e.kind .. ": " .. e.message end
+  end)
+  local s = S.restart_source({ min_backoff = 1, max_backoff = 1, max_restarts = 1 }, function()
+    return S.failed(tend.error("Down", "the feed is down"))
+  end)
+  pcall(s.run_head, s)
+  H.settle()
+  tend.trace(false)
+  lu.assertEquals(seen, { "Down: the feed is down" })
+end

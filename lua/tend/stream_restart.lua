@@ -35,7 +35,10 @@ local function restarter(env, st, opts)
     times[#times + 1] = now
     local d = delays:next()
     local kind, msg
-    if err ~= nil then kind, msg = R.kind_of(err) end
+    if err ~= nil then -- the failure's own kind, not its StreamFailed wrapper
+      if type(err) == "table" and err.kind == "StreamFailed" and err.cause ~= nil then err = err.cause end
+      kind, msg = R.kind_of(err)
+    end
     R.event(env, "stream_backoff", { detail = st.label, count = #times, delay = d, kind = kind, message = msg })
     env:sleep(d)
     R.event(env, "stream_restart", { detail = st.label, count = #times })
