@@ -253,3 +253,29 @@ function TestStreamUser:test_a_backoff_event_names_the_cause()
   tend.trace(false)
   lu.assertEquals(seen, { "Down: the feed is down" })
 end
+
+-- A restart_* factory that returns the wrong thing fails the stream with
+-- BadArg, naming the stage, at once: it is no failure to back off from (a
+-- source's was restarted until the limit and the run ended empty, a flow
+-- given a source ran it, others raised an index error inside tend).
+function TestStreamUser:test_a_restart_factory_of_the_wrong_kind_is_refused()
+  local o = { min_backoff = 1, max_backoff = 1, max_restarts = 3 }
+  local t0 = tend.now()
+  for _, case in ipairs({
+    { function() return S.restart_source(o, function() return 5 end):run_seq() end,
+      "restart_source#1: factory: expected a source, got 5" },
+    { function() return S.range(1, 2):via(S.restart_flow(o, function() return S.range(1, 2) end)):run_seq() end,
+      "restart_flow#2: factory: expected a flow (tend.stream.flow()...), got a source" },
+    { function() return S.range(1, 2):via(S.restart_flow(o, function() return 5 end)):run_seq() end,
+      "restart_flow#2: factory: expected a flow (tend.stream.flow()...), got 5" },
+    { function() return S.range(1, 2):run_with(S.restart_sink(o, function() return 5 end)) end,
+      "restart_sink#2: factory: expected a sink (tend.stream.sink.*), got 5" },
+  }) do
+    local ok, e = pcall(case[1])
+    lu.assertFalse(ok, case[2])
+    lu.assertEquals(e.kind, "StreamFailed")
+    lu.assertEquals(e.cause.kind, "BadArg")
+    lu.assertStrContains(e.cause.message, case[2])
+  end
+  lu.assertEquals(tend.now() - t0, 0)
+end

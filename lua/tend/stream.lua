@@ -327,6 +327,14 @@ end
 
 local function is_sink(v) return getmetatable(v) == Sink end
 
+-- What v is, for a restart factory's check: "source", "flow", "sink", or
+-- the value shown.
+local function kind_of(v)
+  if getmetatable(v) == Blueprint then return v.kind end
+  if is_sink(v) then return "sink" end
+  return shown(v)
+end
+
 function Blueprint:to(sink)
   need("to", "sink", is_sink(sink), "a sink (tend.stream.sink.*)", sink)
   if self.kind ~= "flow" then bad("to", "self", "a flow (a source runs with :run_with)", self) end
@@ -395,17 +403,17 @@ end
 
 function S.restart_source(opts, factory)
   local o = restart_opts("restart_source", opts, factory)
-  return source("restart_source", restart.source(o, factory, materialize_source))
+  return source("restart_source", restart.source(o, factory, materialize_source, kind_of))
 end
 
 function S.restart_flow(opts, factory)
   local o = restart_opts("restart_flow", opts, factory)
-  return add(S.flow(), "restart_flow", restart.flow(o, factory))
+  return add(S.flow(), "restart_flow", restart.flow(o, factory, kind_of))
 end
 
 function S.restart_sink(opts, factory)
   local o = restart_opts("restart_sink", opts, factory)
-  return sink("restart_sink", restart.sink(o, factory))
+  return sink("restart_sink", restart.sink(o, factory, kind_of))
 end
 
 -------------------------------------------------------------------- running

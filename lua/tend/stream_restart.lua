@@ -46,7 +46,18 @@ local function restarter(env, st, opts)
   end
 end
 
-function M.source(opts, factory, materialize_source)
+-- v, a factory's value, when kind_of(v) is `want`; else the stream fails
+-- with BadArg at once (a wrong value is no failure to back off from).
+-- kind_of(v): "source", "flow", "sink" or a word for what v is.
+local function checked(v, want, expected, kind_of, st)
+  local k = kind_of(v)
+  if k == want then return v end
+  if k == "source" or k == "flow" or k == "sink" then k = "a " .. k end
+  error(R.failed(core.error("BadArg", ("%s: factory: expected %s, got %s"):format(st.label, expected, k)),
+    nil, st.label), 0)
+end
+
+function M.source(opts, factory, materialize_source, kind_of)
   return function(env, _, st)
     local restart = restarter(env, st, opts)
     local inner, ienv
@@ -55,7 +66,10 @@ function M.source(opts, factory, materialize_source)
         if not inner then
           ienv = env:sub()
           local ok, src = pcall(factory)
-          if ok then ok, inner = pcall(materialize_source, ienv, src, st.label) end
+          if ok then
+            checked(src, "source", "a source", kind_of, st)
+            ok, inner = pcall(materialize_source, ienv, src, st.label)
+          end
           if not ok then
             R.pass(inner)
             inner = nil
@@ -78,7 +92,7 @@ end
 
 -- factory() returns a flow (S.flow()...); it is made again over the same
 -- upstream after a failure (the element in it is lost).
-function M.flow(opts, factory)
+function M.flow(opts, factory, kind_of)
   return function(env, up, st)
     local restart = restarter(env, st, opts)
     local inner, ienv
@@ -86,7 +100,8 @@ function M.flow(opts, factory)
       while true do
         if not inner then
           ienv = env:sub()
-          inner = R.materialize(ienv, factory().parts, nil, up)
+          local flow = checked(factory(), "flow", "a flow (tend.stream.flow()...)", kind_of, st)
+          inner = R.materialize(ienv, flow.parts, nil, up)
         end
         local ok, has, v = pcall(inner.pull)
         if ok and has then return true, v end
@@ -106,17 +121,20 @@ end
 
 -- factory() returns a sink; made again after a failure (its state starts
 -- over, the element lost); after the limit the run ends with its value.
-function M.sink(opts, factory)
+function M.sink(opts, factory, kind_of)
   return function(env, st)
     local restart = restarter(env, st, opts)
-    local inner = factory().make(env, st)
+    local function make()
+      return checked(factory(), "sink", "a sink (tend.stream.sink.*)", kind_of, st).make(env, st)
+    end
+    local inner = make()
     return {
       push = function(v)
         local ok, r = pcall(inner.push, v)
         if ok then return r end
         R.pass(r)
         if not restart(r) then return "stop" end
-        inner = factory().make(env, st)
+        inner = make()
       end,
       done = function() return inner.done() end,
       fail = function(err) if inner.fail then inner.fail(err) end end,
