@@ -56,7 +56,7 @@ function TestStreamUser:test_unchecked_options_are_refused()
     { function() S.queue({ size = 2, sise = 4 }) end,
       "tend.stream.queue: options: expected size or overflow, got \"sise\"" },
     { function() S.tcp({ host = "127.0.0.1", port = 1, bogus = 1 }) end,
-      "tend.stream.tcp: options: expected host, port, framing, timeout or max_line, got \"bogus\"" },
+      "tend.stream.tcp: options: expected host, port, framing, timeout, max_line or from, got \"bogus\"" },
     { function() S.lines({ cmd = { "true" }, bogus = 1 }) end,
       "tend.stream.lines: spec: tend.process: unknown option 'bogus'" },
     { function() S.lines({ cmd = { "true" } }) end,

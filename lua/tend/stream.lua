@@ -164,8 +164,8 @@ end
 
 function S.tcp(opts)
   need("tcp", "options", type(opts) == "table", "a table {host, port, framing}", opts)
-  known("tcp", opts, { host = true, port = true, framing = true, timeout = true, max_line = true, to = true },
-    "host, port, framing, timeout or max_line")
+  known("tcp", opts, { host = true, port = true, framing = true, timeout = true, max_line = true, from = true,
+    to = true }, "host, port, framing, timeout, max_line or from")
   need("tcp", "option 'port'", is_int(opts.port, 1), "an integer port", opts.port)
   if opts.to ~= nil then bad("tcp", "option 'to'", "nothing (the stream reads the frames)", opts.to) end
   return outside("tcp", io_src.tcp(opts))
