@@ -279,3 +279,22 @@ function TestStreamUser:test_a_restart_factory_of_the_wrong_kind_is_refused()
   end
   lu.assertEquals(tend.now() - t0, 0)
 end
+
+-- S.tcp on the simulated network takes tend.tcp.connect's options, 'from'
+-- (the host it connects from) and 'timeout' among them.
+function TestStreamUser:test_tcp_source_on_the_simulated_network()
+  local server = tend.tcp.listen({ host = "b", port = 7000, handler = function(ctx)
+    ctx:write("hi") ctx:close()
+    return function() end
+  end })
+  lu.assertEquals(S.tcp({ host = "b", port = 7000, from = "a" }):run_seq(), { "hi" })
+  tend.chaos.partition("a", "b")
+  local t0 = tend.now()
+  local ok, e = pcall(function() return S.tcp({ host = "b", port = 7000, from = "a", timeout = 1 }):run_seq() end)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.cause.kind, "ConnectError")
+  lu.assertEquals(tend.now() - t0, 1)
+  tend.chaos.heal()
+  tend.stop(server)
+  H.settle()
+end
