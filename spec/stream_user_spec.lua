@@ -298,3 +298,27 @@ function TestStreamUser:test_tcp_source_on_the_simulated_network()
   tend.stop(server)
   H.settle()
 end
+
+-- A stream cancelled through its handle leaves nothing behind, awaited or
+-- not (its supervisor stayed, with no children, until the owner ended: an
+-- actor cancelling its streams in post_stop at each restart piled them up);
+-- an await after it still raises Cancelled.
+function TestStreamUser:test_a_cancelled_stream_leaves_nothing_behind()
+  local before = tend.stats().actors
+  local h = S.tick(1, 1):run_async(S.sink.ignore(), { name = "gone" })
+  tend.sleep(1.5)
+  h:cancel()
+  H.settle()
+  lu.assertNil(tend.whereis("/user/gone"))
+  lu.assertEquals(tend.stats().actors, before)
+  local ok, e = pcall(h.await, h)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "StreamFailed")
+  lu.assertEquals(e.cause.kind, "Cancelled")
+  lu.assertTrue(h:done())
+  -- one that completed before the cancel keeps its value
+  local d = S.range(1, 3):run_async(S.sink.seq())
+  H.settle()
+  d:cancel()
+  lu.assertEquals(d:await(), { 1, 2, 3 })
+end

@@ -158,9 +158,12 @@ return function(S, Blueprint, Sink, R)
           finish(false, R.failed(core.error("StageFailed", "the stream's run task ended")),
             "stream_fail", { detail = "run" })
         elseif m.ctl == "cancel" or m.ctl == "owner_down" then
+          local over = result ~= nil
           finish(false, R.failed(core.error("Cancelled", m.ctl == "cancel" and "cancelled" or "its owner ended")),
             "stream_cancel", { detail = m.ctl == "cancel" and "cancel" or "owner" })
-          if m.ctl == "owner_down" then
+          -- a stream its handle cancelled is not kept for an await (the
+          -- handle knows); one that was over keeps its value
+          if m.ctl == "owner_down" or not over then
             if run_gone then return core.stopped end
             leaving = true
           end
@@ -186,6 +189,9 @@ return function(S, Blueprint, Sink, R)
     end
     if self.result == nil then
       local ok, r = pcall(core.ask, self.sup, "await", timeout or R.FOREVER)
+      if not ok and self.cancelled and type(r) == "table" and (r.kind == "NoActor" or r.kind == "AskFailed") then
+        ok, r = true, { ok = false, v = R.failed(core.error("Cancelled", "cancelled")) } -- it went
+      end
       if not ok then
         if cancel_on_timeout and type(r) == "table" and r.kind == "Timeout" then
           core.send(self.sup, { ctl = "cancel" })
@@ -199,7 +205,10 @@ return function(S, Blueprint, Sink, R)
     if self.result.ok then return self.result.v end
     error(self.result.v, 2)
   end
-  function Handle:cancel() core.send(self.sup, { ctl = "cancel" }) end
+  function Handle:cancel()
+    self.cancelled = true
+    core.send(self.sup, { ctl = "cancel" })
+  end
   function Handle:shutdown() core.send(self.sup, { ctl = "shutdown" }) end
   function Handle:abort(err)
     if err == nil then error("handle:abort: err: expected an error (not nil), got nil", 2) end
