@@ -322,3 +322,29 @@ function TestStreamUser:test_a_cancelled_stream_leaves_nothing_behind()
   d:cancel()
   lu.assertEquals(d:await(), { 1, 2, 3 })
 end
+
+-- An actor sink waiting for its ref's ack is stopped there by a shutdown
+-- or an abort too (it waited for the ack, for ever from a ref that does not
+-- answer).
+function TestStreamUser:test_shutdown_ends_a_wait_for_an_ack()
+  local got = {}
+  local mute = tend.spawn(function()
+    return function(m) got[#got + 1] = type(m) == "table" and m.kind or m end -- never replies
+  end)
+  for _, stop in ipairs({ "shutdown", "abort" }) do
+    got = {}
+    local t0 = tend.now()
+    local h = S.range(1, 3):run_async(S.sink.actor(mute, { ack = true, on_complete = "done",
+      on_failure = function(e) return e end }))
+    tend.sleep(1)
+    if stop == "shutdown" then h:shutdown() else h:abort(tend.error("Enough", "e")) end
+    local ok, v = pcall(h.await, h)
+    lu.assertEquals(ok, stop == "shutdown")
+    if not ok then lu.assertEquals(v.cause.kind, "Enough") end
+    lu.assertEquals(tend.now() - t0, 1)
+    H.settle()
+    lu.assertEquals(got, { 1, stop == "shutdown" and "done" or "StreamFailed" })
+  end
+  tend.stop(mute)
+  H.settle()
+end
