@@ -12,6 +12,7 @@ local async = require "tend.stream_async"
 local sinks = require "tend.stream_sinks"
 local restart = require "tend.stream_restart"
 local io_src = require "tend.stream_io"
+local backoff = require "tend.backoff"
 
 local S = { sink = {} }
 
@@ -28,12 +29,31 @@ local function shown(v)
   return tostring(v)
 end
 
+-- The level (for error) of the first caller outside tend.stream's own
+-- files: a bad argument is reported at the user's line.
+local function user_level()
+  local level = 3
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info then return 1 end
+    if not info.source:find("tend/stream", 1, true) then return level - 1 end
+    level = level + 1
+  end
+end
+
 local function bad(fn, arg, expected, got)
-  error(("tend.stream.%s: %s: expected %s, got %s"):format(fn, arg, expected, shown(got)), 3)
+  error(("tend.stream.%s: %s: expected %s, got %s"):format(fn, arg, expected, shown(got)), user_level())
 end
 
 local function need(fn, arg, ok, expected, got)
   if not ok then bad(fn, arg, expected, got) end
+end
+
+-- Each key of opts must be in keys (listed in `expected`).
+local function known(fn, opts, keys, expected)
+  for k in pairs(opts) do
+    if not keys[k] then bad(fn, "options", expected, k) end
+  end
 end
 
 local function is_int(n, min) return math.type(n) == "integer" and n >= min end
@@ -114,6 +134,7 @@ local OVERFLOWS = '"backpressure", "drop_head", "drop_tail", "drop_new" or "fail
 
 function S.queue(opts)
   need("queue", "options", type(opts) == "table", "a table {size, overflow}", opts)
+  known("queue", opts, { size = true, overflow = true }, "size or overflow")
   need("queue", "option 'size'", is_int(opts.size, 1), "an integer >= 1", opts.size)
   local overflow = opts.overflow or "backpressure"
   need("queue", "option 'overflow'", overflows[overflow], OVERFLOWS, overflow)
@@ -135,11 +156,16 @@ function S.lines(spec)
   if spec.to ~= nil or spec.stdout ~= nil then
     bad("lines", "spec", "tend.process options without 'to' and 'stdout' (the stream reads stdout)", spec.to or spec.stdout)
   end
+  -- tend.process checks the options (and that the program runs) now
+  local ok, e = pcall(require("tend.process"), spec)
+  if not ok then error("tend.stream.lines: spec: " .. tostring(e), user_level()) end
   return outside("lines", io_src.lines(spec))
 end
 
 function S.tcp(opts)
   need("tcp", "options", type(opts) == "table", "a table {host, port, framing}", opts)
+  known("tcp", opts, { host = true, port = true, framing = true, timeout = true, max_line = true, from = true,
+    to = true }, "host, port, framing, timeout, max_line or from")
   need("tcp", "option 'port'", is_int(opts.port, 1), "an integer port", opts.port)
   if opts.to ~= nil then bad("tcp", "option 'to'", "nothing (the stream reads the frames)", opts.to) end
   return outside("tcp", io_src.tcp(opts))
@@ -175,12 +201,14 @@ function Blueprint:drop(n)
 end
 
 function Blueprint:scan(init, fn)
+  need("scan", "init", init ~= nil, "a value (nil is no element)", init)
   need("scan", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
   local build, fuse = flows.scan(init, fn)
   return add(self, "scan", build, nil, fuse)
 end
 
 function Blueprint:fold(init, fn)
+  need("fold", "init", init ~= nil, "a value (nil is no element)", init)
   need("fold", "fn", type(fn) == "function", "a function (acc, element) -> acc", fn)
   return add(self, "fold", flows.fold(init, fn))
 end
@@ -253,8 +281,14 @@ local function map_async(self, fname, n, fn, opts, ordered)
   need(fname, "n", is_int(n, 1), "an integer >= 1", n)
   need(fname, "fn", type(fn) == "function", "a function", fn)
   need(fname, "options", opts == nil or type(opts) == "table", "a table {retry = backoff options}", opts)
+  if opts then known(fname, opts, { retry = true }, "retry") end
   if opts and opts.retry ~= nil then
     need(fname, "option 'retry'", type(opts.retry) == "table", "a table of backoff options", opts.retry)
+    -- tend.retry's own checks, made now (it makes them at each element)
+    local ok, e = pcall(backoff.retry, function() end, opts.retry)
+    if not ok then
+      error(("tend.stream.%s: option 'retry': %s"):format(fname, (tostring(e):gsub("^.-tend%.retry: ", ""))), user_level())
+    end
   end
   return add(self, fname, async.map_async(n, fn, opts, ordered))
 end
@@ -292,6 +326,14 @@ function Blueprint:via(flow)
 end
 
 local function is_sink(v) return getmetatable(v) == Sink end
+
+-- What v is, for a restart factory's check: "source", "flow", "sink", or
+-- the value shown.
+local function kind_of(v)
+  if getmetatable(v) == Blueprint then return v.kind end
+  if is_sink(v) then return "sink" end
+  return shown(v)
+end
 
 function Blueprint:to(sink)
   need("to", "sink", is_sink(sink), "a sink (tend.stream.sink.*)", sink)
@@ -331,7 +373,7 @@ function S.sink.actor(ref, opts)
   return sink("actor", sinks.actor(ref, opts or {}))
 end
 function S.sink.tcp(conn)
-  need("sink.tcp", "conn", conn ~= nil, "a tend.tcp connection", conn)
+  need("sink.tcp", "conn", type(conn) == "userdata", "a tend.tcp connection (a ref)", conn)
   return sink("tcp", sinks.tcp(conn))
 end
 
@@ -361,17 +403,17 @@ end
 
 function S.restart_source(opts, factory)
   local o = restart_opts("restart_source", opts, factory)
-  return source("restart_source", restart.source(o, factory, materialize_source))
+  return source("restart_source", restart.source(o, factory, materialize_source, kind_of))
 end
 
 function S.restart_flow(opts, factory)
   local o = restart_opts("restart_flow", opts, factory)
-  return add(S.flow(), "restart_flow", restart.flow(o, factory))
+  return add(S.flow(), "restart_flow", restart.flow(o, factory, kind_of))
 end
 
 function S.restart_sink(opts, factory)
   local o = restart_opts("restart_sink", opts, factory)
-  return sink("restart_sink", restart.sink(o, factory))
+  return sink("restart_sink", restart.sink(o, factory, kind_of))
 end
 
 -------------------------------------------------------------------- running

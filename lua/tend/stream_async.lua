@@ -298,6 +298,7 @@ function M.buffer(n, overflow)
     return { pull = function()
       local ok, a, b = pcall(take, nil)
       if ok then return a, b end
+      R.pass(a)
       if type(a) == "table" and a.kind == "BufferOverflow" then a = R.failed(a, nil, st.label) end
       error(a, 0)
     end }

@@ -159,8 +159,18 @@ end
 
 -- Emits init, then each new state (Akka's scan); "restart" starts again
 -- from init and emits it again, as a new scan would (Pekko's FlowScanSpec).
+-- fn(acc, v), raising NilElement when it returns nil (an element to be).
+local function step_of(fn, label)
+  return function(acc, v)
+    local r = fn(acc, v)
+    if r == nil then error(nil_element(label), 0) end
+    return r
+  end
+end
+
 function M.scan(init, fn)
   return function(env, up, st)
+    local fn = step_of(fn, st.label)
     local acc, first = init, true
     st.reset = function() acc, first = init, true end
     return { pull = function()
@@ -174,6 +184,7 @@ function M.scan(init, fn)
       end
     end }
   end, function(env, st, down)
+    local fn = step_of(fn, st.label)
     local acc, restarted = init, false
     st.reset = function() acc, restarted = init, true end
     return function(v)
@@ -188,6 +199,7 @@ end
 -- starts again from init.
 function M.fold(init, fn)
   return function(env, up, st)
+    local fn = step_of(fn, st.label)
     local acc, over = init, false
     st.reset = function() acc = init end
     return { pull = function()
@@ -223,7 +235,7 @@ end
 -- starts full); an element waits for its token (Akka's throttle, shaping
 -- mode). With burst 0 each waits a whole period.
 function M.throttle(n, per, burst)
-  return function(_, up)
+  return function(env, up)
     local rate = n / per
     local tokens, last = burst, core.now()
     return { pull = function()
@@ -233,7 +245,7 @@ function M.throttle(n, per, burst)
       tokens = math.min(burst, tokens + (now - last) * rate)
       last = now
       if tokens < 1 then
-        core.sleep((1 - tokens) / rate)
+        env:sleep((1 - tokens) / rate)
         tokens, last = 1, core.now()
       end
       tokens = tokens - 1
@@ -286,6 +298,7 @@ function M.recover(fn)
       if over then return false end
       local ok, a, b = pcall(up.pull)
       if ok then return a, b end
+      R.pass(a)
       over = true
       local err = a
       if type(err) == "table" and err.kind == "StreamFailed" and err.cause ~= nil then
@@ -304,6 +317,7 @@ function M.log(name)
     return { pull = function()
       local ok, a, b = pcall(up.pull)
       if not ok then
+        R.pass(a)
         core.log("info", "[%s] failed: %s", name, R.kind_of(a) .. ": " .. select(2, R.kind_of(a)))
         error(a, 0)
       end

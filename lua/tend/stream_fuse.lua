@@ -72,6 +72,7 @@ end
 -- first local is the element (else what a pull stage noted: env.at_*).
 function M.handler(env)
   return function(err)
+    if R.is_end(err) then return err end
     if type(err) == "table" and err.kind == "StreamFailed" then return err end
     local labels = env.pushes or {}
     local level = 2

@@ -40,14 +40,15 @@ return function(S, Blueprint, Sink, R)
         elseif m.take then
           -- a failure ends the stream at once, dropping what is queued;
           -- completion delivers it first (Pekko's Source.queue)
-          if failure ~= nil then ctx:reply({ err = failure })
+          -- (answered as a stage message: { sid, answer })
+          if failure ~= nil then core.send(m.to, { m.sid, { err = failure } })
           elseif n() > 0 then
             local v = buf[head]
             buf[head] = nil
             head = head + 1
             ctx:unstash_all()
-            ctx:reply({ v = v })
-          elseif closed then ctx:reply({ done = true })
+            core.send(m.to, { m.sid, { v = v } })
+          elseif closed then core.send(m.to, { m.sid, { done = true } })
           else ctx:stash() end
         elseif m.complete then closed = true ctx:unstash_all()
         elseif m.fail ~= nil then failure, closed = m.fail, true ctx:unstash_all() end
@@ -60,8 +61,14 @@ return function(S, Blueprint, Sink, R)
     return function()
       local env = R.env(sup, path, core.self(), { decider = opts.decider })
       env.queue = queue
+      -- a shutdown or an abort ends the run where it waits, at once
       local shutdown = false
-      env.on_ctl = function(m) if m.ctl == "shutdown" then shutdown = true end end
+      env.wakes = true
+      env.on_ctl = function(m)
+        if shutdown then return end
+        if m.ctl == "shutdown" then shutdown = true error(R.SHUTDOWN, 0) end
+        if m.ctl == "abort" then shutdown = true error(R.aborted(m.err), 0) end
+      end
       local s
       local ok, v = xpcall(function()
         local st = { label = sink.name .. "#" .. (#parts + 1), decider = opts.decider }
@@ -97,17 +104,23 @@ return function(S, Blueprint, Sink, R)
         end
         return s.done()
       end, F.handler(env))
+      env.on_ctl = nil
+      if not ok and v == R.SHUTDOWN then ok, v = xpcall(s.done, F.handler(env)) end
+      local aborted = not ok and R.is_abort(v)
+      if aborted then v = R.failed(v.err) end
       -- a sink that tells of a failure (S.sink.actor's on_failure)
       if not ok and s and s.fail then pcall(s.fail, v) end
       env:poll()
-      core.send(sup, { ctl = "result", ok = ok, v = v })
+      core.send(sup, { ctl = "result", ok = ok, v = v, aborted = aborted })
     end
   end
 
   local function supervisor(parts, sink, opts, owner, qspec)
     return function(ctx)
       local path = ctx.self:path()
-      local result, queue
+      -- leaving: the handle took the result (or the owner ended); the supervisor
+      -- stops once its run task's end came too (no dead letter of it)
+      local result, queue, run_gone, leaving
       if qspec then
         queue = ctx:spawn(queue_actor(qspec.size, qspec.overflow), { name = "queue", stash = 1000000 })
       end
@@ -126,8 +139,10 @@ return function(S, Blueprint, Sink, R)
       return function(m, ctx)
         if m == "await" then
           if not result then ctx:stash() return end
-          ctx:reply(result)
-          return core.stopped
+          ctx:reply(result) -- (an await that timed out gets it too, late)
+        elseif m == "release" then -- the handle has the result
+          if run_gone then return core.stopped end
+          leaving = true
         elseif m == "done?" then ctx:reply(result ~= nil)
         elseif m == "queue" then ctx:reply(queue or false)
         elseif type(m) ~= "table" then return core.unhandled
@@ -135,18 +150,25 @@ return function(S, Blueprint, Sink, R)
           if m.ok then finish(true, m.v, "stream_complete")
           else
             local kind, msg = R.kind_of(m.v.cause or m.v)
-            finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.v.stage })
+            finish(false, m.v, "stream_fail", { kind = kind, message = msg, detail = m.aborted and "abort" or m.v.stage })
           end
         elseif m.ctl == "run_down" then
+          run_gone = true
+          if leaving then return core.stopped end
           finish(false, R.failed(core.error("StageFailed", "the stream's run task ended")),
             "stream_fail", { detail = "run" })
         elseif m.ctl == "cancel" or m.ctl == "owner_down" then
+          local over = result ~= nil
           finish(false, R.failed(core.error("Cancelled", m.ctl == "cancel" and "cancelled" or "its owner ended")),
             "stream_cancel", { detail = m.ctl == "cancel" and "cancel" or "owner" })
-          if m.ctl == "owner_down" then return core.stopped end
-        elseif m.ctl == "abort" then
-          local kind, msg = R.kind_of(m.err)
-          finish(false, R.failed(m.err), "stream_fail", { kind = kind, message = msg, detail = "abort" })
+          -- a stream its handle cancelled is not kept for an await (the
+          -- handle knows); one that was over keeps its value
+          if m.ctl == "owner_down" or not over then
+            if run_gone then return core.stopped end
+            leaving = true
+          end
+        elseif m.ctl == "abort" then -- through the run task: its sink is told
+          if not result then core.send(run, m) end
         elseif m.ctl == "shutdown" then
           if not result then core.send(run, { ctl = "shutdown" }) end
         end
@@ -158,37 +180,63 @@ return function(S, Blueprint, Sink, R)
   Handle.__index = Handle
   Handle.__name = "tend.stream.handle"
 
-  function Handle:await(timeout)
+  -- A timeout raises Timeout and leaves the stream running (a run's own
+  -- timeout cancels it: cancel_on_timeout).
+  function Handle:await(timeout, cancel_on_timeout)
+    if timeout ~= nil and not (type(timeout) == "number" and timeout > 0) then
+      error(("handle:await: timeout: expected a number of seconds > 0, got %s"):format(
+        type(timeout) == "string" and ("%q"):format(timeout) or tostring(timeout)), 2)
+    end
     if self.result == nil then
       local ok, r = pcall(core.ask, self.sup, "await", timeout or R.FOREVER)
+      if not ok and self.cancelled and type(r) == "table" and (r.kind == "NoActor" or r.kind == "AskFailed") then
+        ok, r = true, { ok = false, v = R.failed(core.error("Cancelled", "cancelled")) } -- it went
+      end
       if not ok then
-        if type(r) == "table" and r.kind == "Timeout" then core.send(self.sup, { ctl = "cancel" }) end
+        if cancel_on_timeout and type(r) == "table" and r.kind == "Timeout" then
+          core.send(self.sup, { ctl = "cancel" })
+          core.send(self.sup, "release") -- no one awaits it now
+        end
         error(r, 2)
       end
       self.result = r
+      core.send(self.sup, "release")
     end
     if self.result.ok then return self.result.v end
     error(self.result.v, 2)
   end
-  function Handle:cancel() core.send(self.sup, { ctl = "cancel" }) end
+  function Handle:cancel()
+    self.cancelled = true
+    core.send(self.sup, { ctl = "cancel" })
+  end
   function Handle:shutdown() core.send(self.sup, { ctl = "shutdown" }) end
-  function Handle:abort(err) core.send(self.sup, { ctl = "abort", err = err }) end
+  function Handle:abort(err)
+    if err == nil then error("handle:abort: err: expected an error (not nil), got nil", 2) end
+    core.send(self.sup, { ctl = "abort", err = err })
+  end
   function Handle:done()
     if self.result ~= nil or not core.alive(self.sup) then return true end
     return core.ask(self.sup, "done?")
   end
   function Handle:ref() return self.sup end
+  local function no_queue(h, fn)
+    if not h.queue then error("handle:" .. fn .. ": the stream's source is no tend.stream.queue", 3) end
+  end
   function Handle:offer(v)
-    if not self.queue then error("handle:offer: the stream's source is no tend.stream.queue", 2) end
+    no_queue(self, "offer")
+    if v == nil then error("handle:offer: v: expected a value (nil is no element), got nil", 2) end
     local ok, r = pcall(core.ask, self.queue, { offer = v }, R.FOREVER)
     if ok then return r end
     return "closed"
   end
   function Handle:complete()
-    if self.queue and core.alive(self.queue) then core.send(self.queue, { complete = true }) end
+    no_queue(self, "complete")
+    if core.alive(self.queue) then core.send(self.queue, { complete = true }) end
   end
   function Handle:fail(err)
-    if self.queue and core.alive(self.queue) then core.send(self.queue, { fail = err }) end
+    no_queue(self, "fail")
+    if err == nil then error("handle:fail: err: expected an error (not nil), got nil", 2) end
+    if core.alive(self.queue) then core.send(self.queue, { fail = err }) end
   end
 
   local run_keys = { name = true, timeout = true, decider = true, notify = true }
@@ -199,7 +247,12 @@ return function(S, Blueprint, Sink, R)
       error(("tend.stream:%s: options: expected a table {name, timeout}, got %s"):format(fn, type(opts)), 4)
     end
     for k in pairs(opts) do
-      if not run_keys[k] then error(("tend.stream:%s: unknown option '%s' (expected name or timeout)"):format(fn, tostring(k)), 4) end
+      if not run_keys[k] then error(("tend.stream:%s: unknown option '%s' (expected name, timeout or decider)"):format(fn, tostring(k)), 4) end
+    end
+    local d = opts.decider
+    if d ~= nil and type(d) ~= "function" and d ~= "resume" and d ~= "restart" and d ~= "stop" then
+      error(("tend.stream:%s: option 'decider': expected a function (err) -> \"resume\" | \"restart\" | \"stop\", or one of those words, got %s"):format(
+        fn, type(d) == "string" and ("%q"):format(d) or tostring(d)), 4)
     end
     if opts.timeout ~= nil and not (type(opts.timeout) == "number" and opts.timeout > 0) then
       error(("tend.stream:%s: option 'timeout': expected a number of seconds > 0, got %s"):format(fn, tostring(opts.timeout)), 4)
@@ -239,7 +292,7 @@ return function(S, Blueprint, Sink, R)
 
   function Blueprint:run_with(sink, opts)
     local h, o = start(self, sink, opts, "run_with")
-    return h:await(o.timeout)
+    return h:await(o.timeout, true)
   end
 
   function Blueprint:run_fold(init, fn, opts) return self:run_with(S.sink.fold(init, fn), opts) end

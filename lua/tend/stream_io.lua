@@ -39,7 +39,9 @@ function M.lines(spec)
     local s = {}
     for k, v in pairs(spec) do s[k] = v end
     s.to, s.stdout = env.self, "lines"
-    local ref = core.start_child(env.sup, process(s), { name = env:task_name("process") })
+    local ok, factory = pcall(process, s) -- checked when the blueprint was made
+    if not ok then error(R.failed(factory, nil, st.label), 0) end
+    local ref = core.start_child(env.sup, factory, { name = env:task_name("process") })
     env.spawned[#env.spawned + 1] = ref
     core.watch(ref)
     return reader(env, st, function(m)

@@ -35,15 +35,29 @@ local function restarter(env, st, opts)
     times[#times + 1] = now
     local d = delays:next()
     local kind, msg
-    if err ~= nil then kind, msg = R.kind_of(err) end
+    if err ~= nil then -- the failure's own kind, not its StreamFailed wrapper
+      if type(err) == "table" and err.kind == "StreamFailed" and err.cause ~= nil then err = err.cause end
+      kind, msg = R.kind_of(err)
+    end
     R.event(env, "stream_backoff", { detail = st.label, count = #times, delay = d, kind = kind, message = msg })
-    core.sleep(d)
+    env:sleep(d)
     R.event(env, "stream_restart", { detail = st.label, count = #times })
     return true
   end
 end
 
-function M.source(opts, factory, materialize_source)
+-- v, a factory's value, when kind_of(v) is `want`; else the stream fails
+-- with BadArg at once (a wrong value is no failure to back off from).
+-- kind_of(v): "source", "flow", "sink" or a word for what v is.
+local function checked(v, want, expected, kind_of, st)
+  local k = kind_of(v)
+  if k == want then return v end
+  if k == "source" or k == "flow" or k == "sink" then k = "a " .. k end
+  error(R.failed(core.error("BadArg", ("%s: factory: expected %s, got %s"):format(st.label, expected, k)),
+    nil, st.label), 0)
+end
+
+function M.source(opts, factory, materialize_source, kind_of)
   return function(env, _, st)
     local restart = restarter(env, st, opts)
     local inner, ienv
@@ -52,8 +66,12 @@ function M.source(opts, factory, materialize_source)
         if not inner then
           ienv = env:sub()
           local ok, src = pcall(factory)
-          if ok then ok, inner = pcall(materialize_source, ienv, src, st.label) end
+          if ok then
+            checked(src, "source", "a source", kind_of, st)
+            ok, inner = pcall(materialize_source, ienv, src, st.label)
+          end
           if not ok then
+            R.pass(inner)
             inner = nil
             if not restart(src) then return false end
           end
@@ -61,6 +79,7 @@ function M.source(opts, factory, materialize_source)
         if inner then
           local ok, has, v = pcall(inner.pull)
           if ok and has then return true, v end
+          if not ok then R.pass(has) end
           ienv:cancel()
           inner = nil
           if ok and opts.on_failures_only then return false end
@@ -73,7 +92,7 @@ end
 
 -- factory() returns a flow (S.flow()...); it is made again over the same
 -- upstream after a failure (the element in it is lost).
-function M.flow(opts, factory)
+function M.flow(opts, factory, kind_of)
   return function(env, up, st)
     local restart = restarter(env, st, opts)
     local inner, ienv
@@ -81,10 +100,12 @@ function M.flow(opts, factory)
       while true do
         if not inner then
           ienv = env:sub()
-          inner = R.materialize(ienv, factory().parts, nil, up)
+          local flow = checked(factory(), "flow", "a flow (tend.stream.flow()...)", kind_of, st)
+          inner = R.materialize(ienv, flow.parts, nil, up)
         end
         local ok, has, v = pcall(inner.pull)
         if ok and has then return true, v end
+        if not ok then R.pass(has) end
         ienv:cancel()
         inner = nil
         if ok and opts.on_failures_only then return false end
@@ -100,16 +121,20 @@ end
 
 -- factory() returns a sink; made again after a failure (its state starts
 -- over, the element lost); after the limit the run ends with its value.
-function M.sink(opts, factory)
+function M.sink(opts, factory, kind_of)
   return function(env, st)
     local restart = restarter(env, st, opts)
-    local inner = factory().make(env, st)
+    local function make()
+      return checked(factory(), "sink", "a sink (tend.stream.sink.*)", kind_of, st).make(env, st)
+    end
+    local inner = make()
     return {
       push = function(v)
         local ok, r = pcall(inner.push, v)
         if ok then return r end
+        R.pass(r)
         if not restart(r) then return "stop" end
-        inner = factory().make(env, st)
+        inner = make()
       end,
       done = function() return inner.done() end,
       fail = function(err) if inner.fail then inner.fail(err) end end,

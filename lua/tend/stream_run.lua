@@ -15,6 +15,19 @@ M.BUFFER = BUFFER
 local FOREVER = 1e9 -- a wait with no timeout (seconds)
 M.FOREVER = FOREVER
 
+-- What a stream's run task raises, from wherever it waits, when told to
+-- shut down (handle:shutdown()): the stages unwind and the sink's value so
+-- far is the run's; or to abort (handle:abort(err)): M.aborted(err), the
+-- run fails with err and the sink is told. A stage that catches errors
+-- passes them on (M.pass).
+local SHUTDOWN = setmetatable({}, { __name = "tend.stream.shutdown" })
+M.SHUTDOWN = SHUTDOWN
+local Aborted = { __name = "tend.stream.aborted" }
+function M.aborted(err) return setmetatable({ err = err }, Aborted) end
+function M.is_abort(v) return getmetatable(v) == Aborted end
+function M.is_end(err) return err == SHUTDOWN or getmetatable(err) == Aborted end
+function M.pass(err) if err == SHUTDOWN or getmetatable(err) == Aborted then error(err, 0) end end
+
 ------------------------------------------------------------------ errors
 -- StreamFailed: .cause (the error, its kind intact), .element, .stage.
 function M.failed(cause, element, stage)
@@ -195,6 +208,14 @@ function Env:wait(pred, deadline)
     end
   end
   return true
+end
+
+local function never() return false end
+
+-- Waits d seconds of the tend clock. In a stream's run task (env.wakes) it
+-- reads its mailbox meanwhile, so a shutdown ends the wait (SHUTDOWN).
+function Env:sleep(d)
+  if self.wakes then self:wait(never, core.now() + d) else core.sleep(d) end
 end
 
 -- Lets the rest of the system run and reads what arrived, without

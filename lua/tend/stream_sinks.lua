@@ -97,11 +97,40 @@ end
 -- last one (ctx:reply): Akka's Sink.actorRefWithBackpressure. At the end
 -- on_complete, or on a failure on_failure (a function of the StreamFailed
 -- gives the message: Akka's onFailureMessage).
+local IDLE = {} -- what the ack fiber yields when its ask is over
+
+-- ack(v): asks ref with v and waits for the answer. In a stream's run task
+-- (env.wakes) the ask runs in a fiber of the task, which reads its mailbox
+-- meanwhile: a shutdown or an abort ends the wait (docs/design.md §4.7).
+local function acker(env, ref)
+  if not env.wakes then return function(v) core.ask(ref, v, R.FOREVER) end end
+  local outcome -- { ok, err } of the last ask, once it is over
+  local f = coroutine.create(function(v)
+    while true do
+      outcome = table.pack(pcall(core.ask, ref, v, R.FOREVER))
+      v = coroutine.yield(IDLE)
+    end
+  end)
+  local function settle(ok, a)
+    if ok and (a == core.fiber_wait or a == IDLE) then return end
+    outcome = { false, a } -- the fiber broke
+  end
+  local tag
+  tag = env:fiber(f, function() settle(core.fiber_resume(f, tag)) end)
+  return function(v)
+    outcome = nil
+    settle(core.fiber_resume(f, tag, v))
+    env:wait(function() return outcome ~= nil end)
+    if not outcome[1] then error(outcome[2], 0) end
+  end
+end
+
 function M.actor(ref, opts)
-  return function()
+  return function(env)
+    local ack = opts.ack and acker(env, ref)
     return {
       push = function(v)
-        if opts.ack then core.ask(ref, v, R.FOREVER) else core.send(ref, v) end
+        if ack then ack(v) else core.send(ref, v) end
       end,
       done = function()
         if opts.on_complete ~= nil then core.send(ref, opts.on_complete) end
@@ -116,11 +145,19 @@ function M.actor(ref, opts)
   end
 end
 
--- Each element written to a tend.tcp connection (conn:send waits while its
--- write queue is full: the stream is slowed, not buffered).
+-- Each element written to a tend.tcp connection, framed (tend.tcp.write
+-- waits while its write queue is full: the stream is slowed, not
+-- buffered); a connection that is gone fails the element (NotConnected).
 function M.tcp(conn)
-  return function()
-    return { push = function(v) conn:send(v) end, done = function() return nil end }
+  return function(env, st)
+    local write = require("tend.tcp").write
+    local function put(v)
+      local ok, why = write(conn, v)
+      if ok == false then
+        error(core.error("NotConnected", ("%s: the connection is %s"):format(st.label, tostring(why))), 0)
+      end
+    end
+    return { push = function(v) R.call(env, st, put, v, v) end, done = function() return nil end }
   end
 end
 

@@ -87,7 +87,7 @@ end
 -- time (it was busy) gets the next one when it comes, the missed ones
 -- skipped (Akka's Source.tick: a tick with no demand is not received).
 function M.tick(interval, value)
-  return function()
+  return function(env)
     local start, k = core.now(), 1 -- the k-th tick is due at start + k * interval
     return { pull = function()
       local now = core.now()
@@ -95,7 +95,7 @@ function M.tick(interval, value)
         k = math.ceil((now - start) / interval - 1e-6)
       end
       local left = start + k * interval - now
-      if left > 1e-9 then core.sleep(left) end
+      if left > 1e-9 then env:sleep(left) end
       k = k + 1
       return true, value
     end }
@@ -117,11 +117,18 @@ function M.lazy(factory, materialize_source)
   end
 end
 
--- S.queue's source: takes from the queue actor the run made (env.queue).
+-- S.queue's source: takes from the queue actor the run made (env.queue);
+-- its answer comes as a stage message, so the task reads its mailbox (a
+-- shutdown) while it waits.
 function M.queue()
   return function(env)
+    local r
+    local sid = env:sid(function(m) r = m[2] end)
+    local ask = { take = true, to = env.self, sid = sid }
     return { pull = function()
-      local r = core.ask(env.queue, { take = true }, R.FOREVER)
+      r = nil
+      core.send(env.queue, ask)
+      env:wait(function() return r ~= nil end)
       if r.done then return false end
       if r.err ~= nil then error(r.err, 0) end
       return true, r.v

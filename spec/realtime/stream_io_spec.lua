@@ -45,3 +45,40 @@ function TestStreamIO:test_a_slow_sink_keeps_the_process_blocked()
   h:cancel()
   lu.assertErrorMsgContains("cancelled", function() h:await() end)
 end
+
+-- S.sink.tcp writes each element on the connection (as tend.tcp.write,
+-- framed); a connection that is gone fails the stream.
+function TestStreamIO:test_tcp_sink_writes_each_element()
+  local got = {}
+  local server = tend.tcp.listen({ port = 0, handler = function()
+    return function(m) if m.tend == "data" then got[#got + 1] = m.data end end
+  end })
+  local port = tend.ask(server, "port")
+  local conn = tend.tcp.connect({ host = "127.0.0.1", port = port })
+  lu.assertNil(S.from({ "a", "b", "c" }):run_with(S.sink.tcp(conn)))
+  lu.assertTrue(H.eventually(function() return #got == 3 end, 5))
+  lu.assertEquals(got, { "a", "b", "c" })
+  tend.tcp.close(conn)
+  lu.assertTrue(H.eventually(function() return not tend.alive(conn) end, 5))
+  local ok, e = pcall(function() return S.from({ "d" }):run_with(S.sink.tcp(conn)) end)
+  lu.assertFalse(ok)
+  lu.assertEquals(e.kind, "StreamFailed")
+  lu.assertEquals(e.cause.kind, "NotConnected")
+  lu.assertEquals(e.stage, "tcp#2")
+  lu.assertEquals(e.element, "d")
+  tend.stop(server)
+  H.settle()
+  while tend.receive(0) do end -- the connection's closed message
+end
+
+-- S.lines checks its process's options when the blueprint is made (as
+-- tend.process does), at the caller's line.
+function TestStreamIO:test_lines_checks_its_program_at_once()
+  local ok, e = pcall(function() local s = S.lines({ cmd = { "/no/such/program" } }) return s end)
+  lu.assertFalse(ok)
+  lu.assertStrMatches(e, ".-stream_io_spec%.lua:%d+: tend%.stream%.lines: spec: tend%.process: option 'cmd': "
+    .. "cannot run '/no/such/program'.*")
+  ok, e = pcall(S.lines, {})
+  lu.assertFalse(ok)
+  lu.assertStrContains(e, "tend.stream.lines: spec: tend.process: option 'cmd': expected a list of strings")
+end
