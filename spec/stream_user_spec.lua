@@ -348,3 +348,28 @@ function TestStreamUser:test_shutdown_ends_a_wait_for_an_ack()
   tend.stop(mute)
   H.settle()
 end
+
+-- The actor that runs a stream restarting cancels it (issue: "the actor
+-- that runs a stream dying or restarting cancels it"; Akka: a stream
+-- materialized in an actor's context stops with its children at a
+-- restart): one stream lives after the restart, the new incarnation's.
+function TestStreamUser:test_an_owner_restart_cancels_its_stream()
+  local w = tend.spawn(function()
+    local h = S.tick(0.1, 1):run_async(S.sink.ignore())
+    return function(m, ctx)
+      if m == "crash" then error("x") end
+      if m == "handle" then ctx:reply(h) end
+    end
+  end)
+  tend.sleep(0.25)
+  local first = tend.ask(w, "handle")
+  tend.send(w, "crash")
+  tend.sleep(0.25)
+  local second = tend.ask(w, "handle")
+  lu.assertNotEquals(first.sup, second.sup)
+  lu.assertFalse(tend.alive(first.sup))
+  lu.assertTrue(tend.alive(second.sup))
+  tend.stop(w)
+  tend.sleep(0.1)
+  lu.assertFalse(tend.alive(second.sup)) -- and its death cancels the other
+end

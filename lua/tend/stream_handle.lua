@@ -1,7 +1,8 @@
 -- tend.stream's running: :run_with / :run_async and their handle. A run
 -- makes the supervisor /user/stream-N (or opts.name); its "run" task pulls
 -- the chain into the sink and hands the value to the supervisor, which
--- answers the waiting caller. The caller (owner) dying cancels the stream.
+-- answers the waiting caller. The caller (owner) dying or restarting
+-- cancels the stream.
 local core = require "tend.core"
 local F = require "tend.stream_fuse"
 
@@ -126,7 +127,10 @@ return function(S, Blueprint, Sink, R)
       end
       local run = core.stream_task(ctx.self, "run", runner(ctx.self, path, parts, sink, opts, queue))
       ctx:watch(run, { ctl = "run_down" })
-      if owner then ctx:watch(owner, { ctl = "owner_down" }) end
+      if owner then -- its death or its next restart (the incarnation ended)
+        ctx:watch(owner, { ctl = "owner_down" })
+        core.watch_restarts(owner)
+      end
       R.event({ path = path }, "stream_start", {})
       local function finish(ok, v, ev, fields)
         if result then return end

@@ -37,6 +37,18 @@ static int l_on_wait(lua_State *L) {
   return 0;
 }
 
+/* core.watch_restarts(ref): the running actor's watch of ref (made with a
+ * message) fires at ref's next restart too: a stream's supervisor ends
+ * with its owner's incarnation (runtime/tend.h: tend_watch_also_restarts). */
+static int l_watch_restarts(lua_State *L) {
+  tend_host *h = tend_host_of(L);
+  tend_ref *r = tend_check_ref(L, 1, "watch_restarts", "ref");
+  tend_actor *w = tend_host_current(h);
+  if (w == NULL) return luaL_error(L, "watch_restarts: only inside an actor");
+  tend_watch_also_restarts(h, w, r->id, r->gen);
+  return 0;
+}
+
 static const struct {
   const char *name;
   tend_event_kind ev;
@@ -82,6 +94,7 @@ void tend_open_stream(lua_State *L) {
   static const luaL_Reg fns[] = {{"stream_task", l_stream_task},
                                  {"stream_event", l_stream_event},
                                  {"on_wait", l_on_wait},
+                                 {"watch_restarts", l_watch_restarts},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -274,8 +274,7 @@ void tend_actor_check_spawn(lua_State *L, tend_host *h, tend_actor *parent,
 /* Asks a to stop (async): children first, then post_stop, then death. */
 void tend_actor_stop(lua_State *L, tend_host *h, tend_actor *a,
                      tend_stop_reason why);
-/* Gives a the strategy s for its children, with the decider at stack index
- * decider (0: none). */
+/* a's strategy s for its children, its decider at stack idx (0: none). */
 void tend_actor_set_strategy(lua_State *L, tend_actor *a,
                              const tend_strategy *s, int decider);
 /* The live actor (id, gen) names, or NULL. */
@@ -314,8 +313,7 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
 int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
-/* Pushes the canonical ref cached in the record at stack index ctx and
- * returns 1, or pushes nothing and returns 0 (not made yet). */
+/* Pushes the canonical ref cached in the record at idx ctx: 1, else 0. */
 int tend_actor_push_cached_ref(lua_State *L, int ctx);
 /* Pushes a's userdata (ctx). */
 void tend_actor_push_ctx(lua_State *L, const tend_host *h, const tend_actor *a);
@@ -651,12 +649,14 @@ int tend_typed_reset(tend_actor *a);
 /* The actor's code raised the error at the top of L's stack (popped). */
 void tend_actor_fail(lua_State *L, tend_host *h, tend_actor *a);
 /* w watches (id, gen), whose ref is at stack index ref_idx (or 0: one is
- * made); msg_idx: stack index of a custom message or 0.
- * A dead target is notified at once (existence_confirmed = false, reason
- * "unknown"), a disconnected proxy too (reason "noconnection"). */
+ * made); msg_idx: stack index of a custom message or 0. A dead target is
+ * notified at once ("unknown"), a disconnected proxy too ("noconnection").
+ * also_restarts: such a watch with a message fires at a restart too.
+ * remove: w stops watching (id, gen); no notification comes afterwards. */
 void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                     uint32_t gen, int ref_idx, int msg_idx);
-/* w stops watching (id, gen); no notification comes afterwards. */
+void tend_watch_also_restarts(tend_host *h, tend_actor *w, uint32_t id,
+                              uint32_t gen);
 void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                        uint32_t gen);
 

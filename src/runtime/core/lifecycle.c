@@ -199,6 +199,7 @@ void tend_lifecycle_started(lua_State *L, tend_host *h, tend_actor *a) {
 void tend_lifecycle_count_restart(lua_State *L, tend_host *h, tend_actor *a) {
   a->restarts++;
   h->stats.restarts++;
+  tend_watch_target_restarted(L, h, a); /* its incarnation ended */
   if (!tend_event_on(h)) return;
   tend_event e = TEND_EVENT_INIT(TEND_EV_RESTART, a);
   e.count = a->restarts;

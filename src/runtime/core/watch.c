@@ -206,6 +206,25 @@ void tend_watch_target_died(lua_State *L, tend_host *h, tend_actor *t, int ref,
   lua_pop(L, 1);
 }
 
+void tend_watch_also_restarts(tend_host *h, tend_actor *w, uint32_t id,
+                              uint32_t gen) {
+  tend_watch *r = find(h, w, id, gen);
+  if (r && r->custom && !r->fired) r->restarts = 1;
+}
+
+void tend_watch_target_restarted(lua_State *L, tend_host *h, tend_actor *t) {
+  if (t->ext == NULL) return;
+  tend_watch *r = t->ext->watchers;
+  while (r) {
+    tend_watch *next = r->t_next;
+    if (r->restarts) {
+      unlink_target(r);
+      if (r->watcher->state != TEND_ACTOR_DEAD) notify(L, h, r, 0);
+    }
+    r = next;
+  }
+}
+
 void tend_watch_watcher_died(lua_State *L, tend_host *h, tend_actor *w) {
   if (w->ext == NULL) return;
   tend_msg *m;

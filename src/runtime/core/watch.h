@@ -19,6 +19,7 @@ struct tend_watch {
   tend_value msg; /* custom message (custom = 1), owned */
   int custom;     /* 1: watch(ref, msg) */
   int fired;      /* 1: its notification is queued (notices or mailbox) */
+  int restarts;   /* 1: a restart of the target fires it too (custom) */
   tend_watch *t_prev, *t_next; /* on the target's list (while not fired) */
   tend_watch *w_prev, *w_next; /* on the watcher's list */
 };
@@ -32,6 +33,14 @@ void tend_watch_add(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
 /* w stops watching (id, gen); no notification comes afterwards. */
 void tend_watch_remove(lua_State *L, tend_host *h, tend_actor *w, uint32_t id,
                        uint32_t gen);
+/* w's watch of (id, gen), made with a custom message, fires at the
+ * target's next restart as well as at its death (a stream whose owner's
+ * incarnation ended: it started the stream). No-op without that watch. */
+void tend_watch_also_restarts(tend_host *h, tend_actor *w, uint32_t id,
+                              uint32_t gen);
+/* t restarts: the watches made with tend_watch_also_restarts fire (their
+ * custom message), the others stay. */
+void tend_watch_target_restarted(lua_State *L, tend_host *h, tend_actor *t);
 /* t dies: notify its watchers. Needs t's ref at stack index ref and its
  * reason at stack index reason. */
 void tend_watch_target_died(lua_State *L, tend_host *h, tend_actor *t, int ref,
