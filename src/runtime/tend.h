@@ -367,14 +367,14 @@ double tend_actor_busy_seconds(const tend_actor *a);
 
 /* ==== refs ============================================================= */
 
-/* A tend.Ref: the address (id, gen) of an actor or of a pending ask; it
- * reaches its target only while that generation lives. */
+/* A tend.Ref: an actor's or a pending ask's (id, gen), good while it lives. */
 #define TEND_REF_MT "tend.Ref"
 #define TEND_REF_MAGIC 0x72656672u
 typedef struct tend_ref {
   uint32_t magic; /* TEND_REF_MAGIC */
   uint32_t id;    /* target slot */
   uint32_t gen;   /* target generation */
+  uint32_t seq;   /* a dead anonymous actor's spawn number (actor.c), or 0 */
 } tend_ref;
 
 /* Pushes a new ref to (id, gen). */

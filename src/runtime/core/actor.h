@@ -293,6 +293,10 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
  * actor, still anchored; its record at stack index ctx). */
 void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
+/* Pushes the canonical ref of a, which dies (its record at stack index
+ * ctx): it keeps saying where a was, its path made when first asked. */
+void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, pushes that
