@@ -195,7 +195,7 @@ end
 
 -- The behavior of a server's request actors, one function for all of
 -- them (no closure per request): the server sends each new actor its
--- request's record r ({ tend = "http_req", id, req, ... }); the actor
+-- request's record r ({ tend = "http", id, req, ... }); the actor
 -- takes that record from the server's table live (the same table, not a
 -- copy) and runs the handler once and answers. A streamed
 -- body (a pull function, kept in r) keeps it alive, pulling a chunk each
@@ -259,7 +259,7 @@ local function requests(srv, spec, server, upgrades, live, done)
   end
   local function behavior(msg, ctx)
     if type(msg) == "table" then
-      if msg.tend == "http_req" then
+      if msg.tend == "http" then
         -- the server's record itself (under --copy-messages msg is a copy)
         local r = live[msg.id]
         if r == nil then return core.stopped end -- it ended first (its timeout)
@@ -306,8 +306,8 @@ local function server(spec, handoff)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    -- id -> { tend = "http_req", id, req, child, t0, seq, deadline, method, path, query,
-    -- status, streamed, pull }
+    -- id -> { tend = "http", id, req, child, t0, seq, deadline, method, path, query,
+    -- status, streamed, pull }: the real transport's message itself
     local live = {}
     local upgrades = {} -- id -> the ws factory a handler answered with
     local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
@@ -378,18 +378,19 @@ local function server(spec, handoff)
     local function take(msg, c)
       local id = msg.id
       if msg.asked then srv():hold(id, c.sender) end -- a simulated client
-      local req = msg.req -- built by the real transport
-      if req == nil then
+      local req, r = msg.req, msg -- the real transport's message is the record
+      if req == nil then -- the simulated network's: req and the record made here
         req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
           headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
           scheme = msg.scheme }
         req.websocket = msg.websocket
+        r = { tend = "http", id = id, req = req, method = req.method, path = req.path,
+          query = msg.query }
       end
       local t0 = core.now()
       seq = seq + 1
-      -- made whole at once (its fields sized once, no rehash as they come)
-      local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
-        deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
+      -- (C made the message with room for these: no rehash as they come)
+      r.child, r.t0, r.seq, r.deadline = false, t0, seq, t0 + spec.timeout
       live[id] = r
       if req.websocket and spec.ws then -- every upgrade to serve's ws
         r.child = nil

@@ -330,20 +330,28 @@ static void push_version(lua_State *L, int version) {
     lua_pushfstring(L, "%d.%d", major, minor);
 }
 
-/* Sends the owner { tend = "http", id, query = the raw query or nil, req
- * = the handler's req } for r (a protected call: uv callbacks run outside
- * any). */
+/* Fields the server adds to the message, which becomes its record of the
+ * request (lua/tend/http_server.lua: child, t0, seq, deadline): the
+ * table is made with room for them, not rehashed as they come. */
+#define RECORD_FIELDS 10
+
+/* Sends the owner { tend = "http", id, method, path, query = the raw query
+ * or nil, req = the handler's req } for r (a protected call: uv callbacks
+ * run outside any). */
 static int request_p(lua_State *L) {
   tend_httpd *s = lua_touserdata(L, 1);
   httpd_req *r = lua_touserdata(L, 2);
   h2o_req_t *req = r->req;
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, RECORD_FIELDS);
   lua_pushliteral(L, "http");
   lua_setfield(L, -2, "tend");
   lua_pushinteger(L, (lua_Integer)tend_httpd_req_id(s, r));
   lua_setfield(L, -2, "id");
   lua_createtable(L, 0, 10); /* req */
-  push_lstr(L, "method", req->method.base, req->method.len);
+  lua_pushlstring(L, req->method.base, req->method.len);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -4, "method"); /* the message's too */
+  lua_setfield(L, -2, "method");
   size_t plen = req->path.len;
   if (req->query_at != SIZE_MAX && req->query_at < plen) {
     plen = req->query_at;
@@ -356,7 +364,10 @@ static int request_p(lua_State *L) {
     lua_createtable(L, 0, 0);
   }
   lua_setfield(L, -2, "query");
-  push_lstr(L, "path", req->path.base, plen);
+  lua_pushlstring(L, req->path.base, plen);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -4, "path"); /* the message's too */
+  lua_setfield(L, -2, "path");
   lua_createtable(L, 0, (int)req->headers.size);
   for (size_t i = 0; i < req->headers.size; i++) {
     const h2o_header_t *hd = &req->headers.entries[i];
