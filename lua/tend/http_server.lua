@@ -306,8 +306,9 @@ local function server(spec, handoff)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    -- id -> { tend = "http", id, req, child, t0, seq, deadline, method, path, query,
-    -- status, streamed, pull }: the real transport's message itself
+    -- id -> { tend = "http", id, req, child (its actor's number: core.httpd_ref),
+    -- t0, seq, deadline, method, path, query, status, streamed, pull }: the real
+    -- transport's message itself
     local live = {}
     local upgrades = {} -- id -> the ws factory a handler answered with
     local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
@@ -332,7 +333,7 @@ local function server(spec, handoff)
     end
     local function timed_out(id, r)
       srv():respond(id, plain(503, "Service Unavailable\n"))
-      core.stop(r.child)
+      core.stop(core.httpd_ref(r.child))
       ctx:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
         r.method, target(r), spec.timeout)
       done(id, 503)
@@ -397,8 +398,7 @@ local function server(spec, handoff)
         upgrade(c, id, spec.ws, req)
         return
       end
-      r.child = core.httpd_child(c, request)
-      core.send(r.child, r)
+      r.child = core.httpd_child(c, request, r) -- its number; r sent to it
       if armed == 0 then arm(spec.timeout) end
     end
     return {
@@ -423,7 +423,7 @@ local function server(spec, handoff)
           if r then
             r.streamed = true
             r.status = msg.status
-            c:watch(r.child, { tend = "http_child_down", id = msg.id })
+            c:watch(core.httpd_ref(r.child), { tend = "http_child_down", id = msg.id })
           end
           return
         end
@@ -439,7 +439,7 @@ local function server(spec, handoff)
         if msg.tend == "http_gone" then -- the client left mid-stream
           local r = live[msg.id]
           if r == nil then return end
-          core.stop(r.child)
+          core.stop(core.httpd_ref(r.child))
           c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, target(r))
           done(msg.id, r.status)
           return

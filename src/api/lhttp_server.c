@@ -2,7 +2,7 @@
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
  * respond, stream, send, ws_*, close), core.httpd_child (a request's
- * actor) and core.httpd_event, a request's trace event.
+ * actor), core.httpd_ref and core.httpd_event, a request's trace event.
  */
 #include <lauxlib.h>
 #include <string.h>
@@ -211,17 +211,35 @@ static int l_gc(lua_State *L) {
 /* core.httpd_child(ctx, factory) -> ref: a temporary child of ctx's
  * actor (a request's or a WebSocket connection's), spawned as
  * ctx:spawn(factory, { restart = "temporary" }) does, without reading an
- * options table per request. */
+ * options table per request.
+ * core.httpd_child(ctx, factory, msg) -> n: the same, sent msg from ctx's
+ * actor at once; n, its number, makes its ref through core.httpd_ref only
+ * when one is needed (a request's actor dies with no ref made). */
 static int l_child(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *parent = tend_check_own_ctx(L, 1, "tend.http.serve");
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_settop(L, 2);
+  int msg = lua_gettop(L) >= 3;
+  lua_settop(L, 3);
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
   o.restart = TEND_TEMPORARY;
+  o.record = msg;
   tend_actor_check_spawn(L, h, parent, 0, "tend.http.serve");
-  tend_actor_spawn(L, h, parent, 2, &o);
+  tend_actor *a = tend_actor_spawn(L, h, parent, 2, &o);
+  if (!msg) return 1;
+  uint32_t id = tend_actor_id(a), gen = tend_actor_gen(a);
+  tend_actor_send(L, h, id, gen, 3, tend_actor_id(parent),
+                  tend_actor_gen(parent));
+  lua_pushinteger(L, (lua_Integer)(((uint64_t)gen << 32) | id));
+  return 1;
+}
+
+/* core.httpd_ref(n) -> the ref of core.httpd_child's actor number n (its
+ * canonical ref while it lives). */
+static int l_ref(lua_State *L) {
+  uint64_t n = (uint64_t)luaL_checkinteger(L, 1);
+  tend_ref_push(L, tend_host_of(L), (uint32_t)n, (uint32_t)(n >> 32));
   return 1;
 }
 
@@ -274,6 +292,7 @@ void tend_open_http_server(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"httpd_listen", l_listen},
                                  {"httpd_child", l_child},
+                                 {"httpd_ref", l_ref},
                                  {"httpd_event", l_event},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

@@ -154,6 +154,10 @@ void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
     lua_remove(L, -2);
     return;
   }
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TNIL &&
+      (a->ext == NULL || a->ext->watchers == NULL))
+    return; /* nil: no ref was made, so no one will ask (the record can) */
+  lua_pop(L, 1);
   lua_pushvalue(L, ctx);
   to_canonical_ref(L, a);
   if (lua_getiuservalue(L, -1, 1) != LUA_TNIL) { /* named, or asked */

@@ -294,7 +294,8 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
 /* Pushes the canonical ref of a, which dies (its record at stack index
- * ctx): it keeps saying where a was, its path made when first asked. */
+ * ctx): it keeps saying where a was, its path made when first asked. Nil
+ * when none was made and no one watches a: none is needed. */
 void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */

@@ -147,7 +147,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     tend_event e = TEND_EVENT_INIT(TEND_EV_SPAWN, a);
     tend_event_emit(L, h, &e);
   }
-  tend_actor_record_to_ref(L, a); /* udata -> its ref */
+  if (!o->record) tend_actor_record_to_ref(L, a); /* udata -> its ref */
   return a;
 }
 
