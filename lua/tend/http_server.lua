@@ -239,7 +239,7 @@ local function requests(srv, spec, server, upgrades, live, done)
       done(id, status) -- the client left
       return core.stopped
     end
-    srv():respond(id, status, headers, body)
+    srv():respond(id, status, headers == PLAIN or headers, body) -- true: text/plain, made in C
     done(id, status)
     return core.stopped
   end

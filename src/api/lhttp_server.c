@@ -9,8 +9,15 @@
 
 #include "api/api.h"
 
+/* The server handle at 1. The methods have the handle's metatable as
+ * upvalue 1: a comparison, not a lookup of its name in the registry. */
 static tend_httpd *check_server(lua_State *L) {
-  tend_httpd **s = luaL_checkudata(L, 1, TEND_HTTPD_MT);
+  tend_httpd **s = lua_touserdata(L, 1);
+  if (s == NULL || !lua_getmetatable(L, 1) ||
+      !lua_rawequal(L, -1, lua_upvalueindex(1)))
+    s = luaL_checkudata(L, 1, TEND_HTTPD_MT); /* raises */
+  else
+    lua_pop(L, 1);
   if (*s == NULL) luaL_error(L, "tend.http: the server is gone");
   return *s;
 }
@@ -91,14 +98,17 @@ static int l_connections(lua_State *L) {
 }
 
 /* s:respond(id, status, headers, body) -> true when sent, false when the
- * request is gone (its client left, or it was answered). */
+ * request is gone (its client left, or it was answered). headers true:
+ * content-type text/plain; charset=utf-8 alone. */
 static int l_respond(lua_State *L) {
   tend_httpd *s = check_server(L);
   lua_Integer id = luaL_checkinteger(L, 2);
   lua_Integer status = luaL_checkinteger(L, 3);
   if (status < 100 || status > 999)
     luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
-  int hidx = lua_istable(L, 4) ? 4 : 0;
+  int hidx = lua_istable(L, 4)        ? 4
+             : lua_toboolean(L, 4) ? TEND_HTTPD_PLAIN
+                                   : 0;
   size_t n = 0;
   const char *body = luaL_optlstring(L, 5, "", &n);
   lua_pushboolean(
@@ -283,7 +293,9 @@ void tend_open_http_server(lua_State *L) {
                                  {"close", l_close},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TEND_HTTPD_MT);
-  luaL_newlib(L, srv);
+  luaL_newlibtable(L, srv);
+  lua_pushvalue(L, -2); /* the metatable: check_server's upvalue */
+  luaL_setfuncs(L, srv, 1);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");

@@ -153,7 +153,11 @@ static void send_answer(lua_State *L, httpd_req *r, int status, int hidx,
   r->srv = NULL; /* answered: dispose has nothing to forget */
   req->res.status = status;
   req->res.reason = tend_httpd_reason(status);
-  if (L && hidx) tend_httpd_add_headers(L, req, hidx);
+  if (hidx == TEND_HTTPD_PLAIN) /* H2O's token: no lookup, no copy */
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("text/plain; charset=utf-8"));
+  else if (L && hidx)
+    tend_httpd_add_headers(L, req, hidx);
   req->res.content_length = len;
   h2o_send_inline(req, body, len);
 }
@@ -173,7 +177,7 @@ int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len) {
   httpd_req *r = tend_httpd_req(s, id);
   if (r == NULL || r->streaming) return 0;
-  if (hidx < 0) hidx = lua_gettop(L) + hidx + 1;
+  if (hidx < 0 && hidx != TEND_HTTPD_PLAIN) hidx = lua_gettop(L) + hidx + 1;
   send_answer(L, r, status, hidx, body, len);
   return 1;
 }
@@ -186,9 +190,8 @@ static void answer_all_unavailable(tend_httpd *s) {
       tend_httpd_stream_abort(r);
       continue;
     }
-    h2o_add_header(&r->req->pool, &r->req->res.headers, H2O_TOKEN_CONTENT_TYPE,
-                   NULL, H2O_STRLIT("text/plain; charset=utf-8"));
-    send_answer(NULL, r, 503, 0, H2O_STRLIT("Service Unavailable\n"));
+    send_answer(NULL, r, 503, TEND_HTTPD_PLAIN,
+                H2O_STRLIT("Service Unavailable\n"));
   }
 }
 
