@@ -106,9 +106,7 @@ static int l_respond(lua_State *L) {
   lua_Integer status = luaL_checkinteger(L, 3);
   if (status < 100 || status > 999)
     luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
-  int hidx = lua_istable(L, 4)        ? 4
-             : lua_toboolean(L, 4) ? TEND_HTTPD_PLAIN
-                                   : 0;
+  int hidx = lua_istable(L, 4) ? 4 : lua_toboolean(L, 4) ? TEND_HTTPD_PLAIN : 0;
   size_t n = 0;
   const char *body = luaL_optlstring(L, 5, "", &n);
   lua_pushboolean(
