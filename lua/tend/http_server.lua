@@ -309,7 +309,7 @@ local function server(spec, handoff)
     -- id -> { tend = "http", id, req, child (its actor's number: core.httpd_ref),
     -- t0, seq, deadline, method, path, query, status, streamed, pull }: the real
     -- transport's message itself
-    local live = {}
+    local live, n_live = {}, 0 -- and how many: no next() per request
     local upgrades = {} -- id -> the ws factory a handler answered with
     local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
     local seq = 0 -- requests taken, for their order
@@ -319,7 +319,8 @@ local function server(spec, handoff)
       local r = live[id]
       if r == nil then return end
       live[id] = nil
-      if next(live) == nil and timer then -- none left: no timer left either
+      n_live = n_live - 1
+      if n_live == 0 and timer then -- none left: no timer left either
         timer:cancel()
         timer, armed = nil, 0
       end
@@ -393,6 +394,7 @@ local function server(spec, handoff)
       -- (C made the message with room for these: no rehash as they come)
       r.child, r.t0, r.seq, r.deadline = false, t0, seq, t0 + spec.timeout
       live[id] = r
+      n_live = n_live + 1
       if req.websocket and spec.ws then -- every upgrade to serve's ws
         r.child = nil
         upgrade(c, id, spec.ws, req)
