@@ -144,6 +144,7 @@ function TestHttpTwin:test_each_request_is_an_http_trace_event()
   lu.assertEquals(#seen, 2)
   lu.assertEquals({ seen[1][1], seen[1][2], seen[1][3], seen[1][4] }, { "/user/web", "GET", "/x?y=1", 204 })
   lu.assertEquals({ seen[2][2], seen[2][3], seen[2][4] }, { "POST", "/gone", 404 })
+  lu.assertEquals({ seen[1][5], seen[2][5] }, { 0.25, 0.25 }) -- the handler's sleep
 end
 
 function TestHttpTwin:test_a_supervised_server_listens_again_on_its_port_after_a_restart()

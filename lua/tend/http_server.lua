@@ -324,7 +324,7 @@ local function server(spec, handoff)
         timer:cancel()
         timer, armed = nil, 0
       end
-      core.httpd_event(path, r.method, r.path, r.query, status, core.now() - r.t0)
+      core.httpd_event(path, r.method, r.path, r.query, status, r.t0) -- (it reads the clock)
     end
     local timers = 0 -- timers set, to know a stale one's message
     local function arm(delay)

@@ -251,9 +251,10 @@ static int l_ref(lua_State *L) {
   return 1;
 }
 
-/* core.httpd_event(path, method, rpath, query, status, seconds): the "http"
- * trace event of an answered request, its target rpath[?query] (logged at
- * info; nothing is built when no one would see it). */
+/* core.httpd_event(path, method, rpath, query, status, t0): the "http"
+ * trace event of an answered request taken at t0 (core.now()), its target
+ * rpath[?query] (logged at info; nothing is built, not even the clock
+ * read, when no one would see it). */
 static int l_event(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (tend_host_log_level(h) < TEND_LOG_INFO && !tend_event_wanted(h))
@@ -271,7 +272,7 @@ static int l_event(lua_State *L) {
   }
   e.target = lua_tostring(L, 3);
   e.status = luaL_checkinteger(L, 5);
-  double s = luaL_checknumber(L, 6);
+  double s = (double)tend_host_now(h) / 1e9 - luaL_checknumber(L, 6);
   e.duration_ns = s > 0 ? (int64_t)(s * 1e9 + 0.5) : 0;
   tend_event_emit(L, h, &e);
   return 0;
