@@ -207,6 +207,11 @@ local function requests(srv, spec, server, upgrades, live, done)
   local function answer(r, ctx)
     local req, id = r.req, r.id
     local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+    if ok and type(a) == "string" then -- the common case: 200, text/plain
+      srv():respond(id, 200, true, a)
+      done(id, 200)
+      return core.stopped
+    end
     local status, headers, body
     if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
       if type(a.ws) == "function" and req.websocket then
