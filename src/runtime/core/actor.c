@@ -70,13 +70,21 @@ static void path_made(lua_State *L, int idx) {
 
 int tend_actor_push_cached_path(lua_State *L, int ctx) {
   int top = lua_gettop(L);
-  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TUSERDATA &&
-      lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
+  ctx = lua_absindex(L, ctx);
+  int ref = lua_getiuservalue(L, ctx, TEND_UV_REF);
+  if (ref == LUA_TUSERDATA && lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
     path_made(L, lua_gettop(L) - 1);
     lua_remove(L, -2);
     return 1;
   }
   lua_settop(L, top); /* what was pushed, one value or two */
+  const tend_actor *a = lua_touserdata(L, ctx);
+  if (ref == LUA_TNIL && a->state == TEND_ACTOR_DEAD &&
+      lua_getiuservalue(L, ctx, TEND_UV_FACTORY) == LUA_TSTRING) {
+    append_seq(L, a->seq); /* died with no ref: tend_actor_push_dead_ref */
+    return 1;
+  }
+  lua_settop(L, top);
   return 0;
 }
 
@@ -155,8 +163,14 @@ void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
     return;
   }
   if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TNIL &&
-      (a->ext == NULL || a->ext->watchers == NULL))
-    return; /* nil: no ref was made, so no one will ask (the record can) */
+      (a->ext == NULL || a->ext->watchers == NULL)) {
+    /* nil: no ref was made, so none will ask its path; a saved ctx may
+     * (its parent may be gone by then): the record keeps its parent's
+     * path in the factory's slot, never called again */
+    tend_actor_push_path(L, h, a->parent);
+    lua_setiuservalue(L, ctx, TEND_UV_FACTORY);
+    return;
+  }
   lua_pop(L, 1);
   lua_pushvalue(L, ctx);
   to_canonical_ref(L, a);
