@@ -27,6 +27,7 @@ local INTERNAL = {
   "code_actor", "code_install", "code_requeue",
   -- tend.http
   "http_check", "http_in_flight", "http_request", "httpd_child", "httpd_event", "httpd_listen",
+  "httpd_ref",
   "stream_task", "stream_event", "on_wait", "watch_restarts", "fiber_resume", "fiber_take", "fiber_drop", "fiber_wait", "fiber_ready",
   -- tend.process
   "process_check", "process_cover", "process_event", "process_pass", "process_signal_ref",

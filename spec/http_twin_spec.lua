@@ -144,6 +144,34 @@ function TestHttpTwin:test_each_request_is_an_http_trace_event()
   lu.assertEquals(#seen, 2)
   lu.assertEquals({ seen[1][1], seen[1][2], seen[1][3], seen[1][4] }, { "/user/web", "GET", "/x?y=1", 204 })
   lu.assertEquals({ seen[2][2], seen[2][3], seen[2][4] }, { "POST", "/gone", 404 })
+  lu.assertEquals({ seen[1][5], seen[2][5] }, { 0.25, 0.25 }) -- the handler's sleep
+end
+
+-- A request's actor dies with no ref made (none is needed); a ctx its
+-- handler kept still names it, also once its server is gone and its id
+-- is another actor's.
+function TestHttpTwin:test_a_request_actors_kept_ctx_still_names_it_after_its_end()
+  local saved
+  local s = tend.http.serve({ host = "api", name = "web", handler = function(_, ctx)
+    saved = ctx
+    return "ok"
+  end })
+  lu.assertEquals(tend.http.get("http://api/").body, "ok")
+  H.settle()
+  local ok, err = pcall(saved.after, saved, 1, "x")
+  lu.assertFalse(ok)
+  local path = err:match("ctx:after called outside its actor %((/user/web/%$%d+)%)")
+  lu.assertNotNil(path, err)
+  tend.stop(s)
+  H.settle()
+  local others = {}
+  for i = 1, 20 do others[i] = tend.spawn(function() return function() end end) end
+  collectgarbage()
+  collectgarbage()
+  ok, err = pcall(saved.after, saved, 1, "x")
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "ctx:after called outside its actor (" .. path .. ")")
+  H.stop_all(table.unpack(others))
 end
 
 function TestHttpTwin:test_a_supervised_server_listens_again_on_its_port_after_a_restart()

@@ -224,6 +224,49 @@ function TestMessages:test_refs_compare_and_key_tables()
   lu.assertEquals(a:path(), "/user/keyed") -- a dead ref remembers its path
 end
 
+-- An anonymous actor that dies before anyone asked its path gets it made
+-- when first asked (its death makes no string): from its ref, its ref's
+-- tostring and name, a watcher's terminated message and its saved ctx.
+function TestMessages:test_a_dead_anonymous_actors_path_is_made_when_asked()
+  local kids, ctxs, seen = {}, {}, {}
+  local parent = tend.spawn(function()
+    return function(msg, ctx)
+      for i = 1, 4 do
+        kids[i] = ctx:spawn(function(c)
+          ctxs[i] = c
+          return function() end
+        end)
+      end
+    end
+  end)
+  parent:send("spawn")
+  H.settle()
+  local first, fourth = kids[1]:path(), kids[4]:path() -- asked while alive
+  local base, n = first:match("^(/user/%$%d+/%$)(%d+)$")
+  n = tonumber(n)
+  lu.assertEquals(fourth, base .. (n + 3))
+  local watcher = tend.spawn(function(ctx)
+    ctx:watch(kids[2])
+    return function(msg)
+      if type(msg) == "table" and msg.tend == "terminated" then seen[#seen + 1] = msg.ref:path() end
+    end
+  end)
+  H.settle()
+  tend.stop(kids[2])
+  tend.stop(kids[3])
+  H.settle()
+  lu.assertFalse(tend.alive(kids[2]))
+  lu.assertEquals(seen, { base .. (n + 1) }) -- the watcher asked first
+  lu.assertEquals(kids[2]:path(), base .. (n + 1))
+  lu.assertEquals(tostring(kids[3]), "Ref(" .. base .. (n + 2) .. ")") -- first ask: tostring
+  lu.assertEquals(kids[3]:path(), base .. (n + 2)) -- made once, then kept
+  lu.assertEquals(kids[3]:name(), "$" .. (n + 2))
+  local ok, err = pcall(ctxs[2].after, ctxs[2], 1, "x")
+  lu.assertFalse(ok)
+  lu.assertStrContains(err, "called outside its actor (" .. base .. (n + 1) .. ")")
+  H.stop_all(parent, watcher)
+end
+
 function TestMessages:test_sender_and_reply_and_tell()
   local echo = tend.spawn(function() return function(msg, ctx) ctx:reply(msg) end end)
   local log = {}

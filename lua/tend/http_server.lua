@@ -195,7 +195,7 @@ end
 
 -- The behavior of a server's request actors, one function for all of
 -- them (no closure per request): the server sends each new actor its
--- request's record r ({ tend = "http_req", id, req, ... }); the actor
+-- request's record r ({ tend = "http", id, req, ... }); the actor
 -- takes that record from the server's table live (the same table, not a
 -- copy) and runs the handler once and answers. A streamed
 -- body (a pull function, kept in r) keeps it alive, pulling a chunk each
@@ -207,6 +207,11 @@ local function requests(srv, spec, server, upgrades, live, done)
   local function answer(r, ctx)
     local req, id = r.req, r.id
     local ok, a, b = xpcall(spec.handler, debug.traceback, req, ctx)
+    if ok and type(a) == "string" then -- the common case: 200, text/plain
+      srv():respond(id, 200, true, a)
+      done(id, 200)
+      return core.stopped
+    end
     local status, headers, body
     if ok and type(a) == "table" and a.ws ~= nil then -- { ws = factory }
       if type(a.ws) == "function" and req.websocket then
@@ -239,7 +244,7 @@ local function requests(srv, spec, server, upgrades, live, done)
       done(id, status) -- the client left
       return core.stopped
     end
-    srv():respond(id, status, headers, body)
+    srv():respond(id, status, headers == PLAIN or headers, body) -- true: text/plain, made in C
     done(id, status)
     return core.stopped
   end
@@ -259,7 +264,7 @@ local function requests(srv, spec, server, upgrades, live, done)
   end
   local function behavior(msg, ctx)
     if type(msg) == "table" then
-      if msg.tend == "http_req" then
+      if msg.tend == "http" then
         -- the server's record itself (under --copy-messages msg is a copy)
         local r = live[msg.id]
         if r == nil then return core.stopped end -- it ended first (its timeout)
@@ -306,9 +311,10 @@ local function server(spec, handoff)
     local srv, close = listening.take(handoff, bind, spec, ctx.self)
     handoff = nil
     local path = ctx.self:path()
-    -- id -> { tend = "http_req", id, req, child, t0, seq, deadline, method, path, query,
-    -- status, streamed, pull }
-    local live = {}
+    -- id -> { tend = "http", id, req, child (its actor's number: core.httpd_ref),
+    -- t0, seq, deadline, method, path, query, status, streamed, pull }: the real
+    -- transport's message itself
+    local live, n_live = {}, 0 -- and how many: no next() per request
     local upgrades = {} -- id -> the ws factory a handler answered with
     local timer, armed = nil, 0 -- the timeout timer; its number (0: none set)
     local seq = 0 -- requests taken, for their order
@@ -318,11 +324,12 @@ local function server(spec, handoff)
       local r = live[id]
       if r == nil then return end
       live[id] = nil
-      if next(live) == nil and timer then -- none left: no timer left either
+      n_live = n_live - 1
+      if n_live == 0 and timer then -- none left: no timer left either
         timer:cancel()
         timer, armed = nil, 0
       end
-      core.httpd_event(path, r.method, r.path, r.query, status, core.now() - r.t0)
+      core.httpd_event(path, r.method, r.path, r.query, status, r.t0) -- (it reads the clock)
     end
     local timers = 0 -- timers set, to know a stale one's message
     local function arm(delay)
@@ -332,7 +339,7 @@ local function server(spec, handoff)
     end
     local function timed_out(id, r)
       srv():respond(id, plain(503, "Service Unavailable\n"))
-      core.stop(r.child)
+      core.stop(core.httpd_ref(r.child))
       ctx:log("warn", "%s %s: no answer within %g s: 503, its actor stopped",
         r.method, target(r), spec.timeout)
       done(id, 503)
@@ -378,26 +385,27 @@ local function server(spec, handoff)
     local function take(msg, c)
       local id = msg.id
       if msg.asked then srv():hold(id, c.sender) end -- a simulated client
-      local req = msg.req -- built by the real transport
-      if req == nil then
+      local req, r = msg.req, msg -- the real transport's message is the record
+      if req == nil then -- the simulated network's: req and the record made here
         req = { method = msg.method, path = msg.path, query = M.decode_query(msg.query),
           headers = msg.headers, body = msg.body, peer = msg.peer, version = msg.version,
           scheme = msg.scheme }
         req.websocket = msg.websocket
+        r = { tend = "http", id = id, req = req, method = req.method, path = req.path,
+          query = msg.query }
       end
       local t0 = core.now()
       seq = seq + 1
-      -- made whole at once (its fields sized once, no rehash as they come)
-      local r = { tend = "http_req", id = id, req = req, child = false, t0 = t0, seq = seq,
-        deadline = t0 + spec.timeout, method = req.method, path = req.path, query = msg.query }
+      -- (C made the message with room for these: no rehash as they come)
+      r.child, r.t0, r.seq, r.deadline = false, t0, seq, t0 + spec.timeout
       live[id] = r
+      n_live = n_live + 1
       if req.websocket and spec.ws then -- every upgrade to serve's ws
         r.child = nil
         upgrade(c, id, spec.ws, req)
         return
       end
-      r.child = core.httpd_child(c, request)
-      core.send(r.child, r)
+      r.child = core.httpd_child(c, request, r) -- its number; r sent to it
       if armed == 0 then arm(spec.timeout) end
     end
     return {
@@ -422,7 +430,7 @@ local function server(spec, handoff)
           if r then
             r.streamed = true
             r.status = msg.status
-            c:watch(r.child, { tend = "http_child_down", id = msg.id })
+            c:watch(core.httpd_ref(r.child), { tend = "http_child_down", id = msg.id })
           end
           return
         end
@@ -438,7 +446,7 @@ local function server(spec, handoff)
         if msg.tend == "http_gone" then -- the client left mid-stream
           local r = live[msg.id]
           if r == nil then return end
-          core.stop(r.child)
+          core.stop(core.httpd_ref(r.child))
           c:log("info", "%s %s: the client left mid-stream; its actor stopped", r.method, target(r))
           done(msg.id, r.status)
           return

@@ -464,7 +464,11 @@ local function answer(self, id, value)
   return true
 end
 
+local PLAIN = { ["content-type"] = "text/plain; charset=utf-8" }
+
+-- headers true: content-type text/plain alone (as the real server's).
 function Handle:respond(id, status, headers, body)
+  if headers == true then headers = PLAIN end
   self.open_requests = math.max(0, self.open_requests - 1)
   return answer(self, id, { status = status, headers = headers, body = body })
 end

@@ -2,15 +2,22 @@
  * (lua/tend/http_server.lua builds the server and request actors on it):
  * core.httpd_listen, the server handle (port, refused, connections,
  * respond, stream, send, ws_*, close), core.httpd_child (a request's
- * actor) and core.httpd_event, a request's trace event.
+ * actor), core.httpd_ref and core.httpd_event, a request's trace event.
  */
 #include <lauxlib.h>
 #include <string.h>
 
 #include "api/api.h"
 
+/* The server handle at 1. The methods have the handle's metatable as
+ * upvalue 1: a comparison, not a lookup of its name in the registry. */
 static tend_httpd *check_server(lua_State *L) {
-  tend_httpd **s = luaL_checkudata(L, 1, TEND_HTTPD_MT);
+  tend_httpd **s = lua_touserdata(L, 1);
+  if (s == NULL || !lua_getmetatable(L, 1) ||
+      !lua_rawequal(L, -1, lua_upvalueindex(1)))
+    s = luaL_checkudata(L, 1, TEND_HTTPD_MT); /* raises */
+  else
+    lua_pop(L, 1);
   if (*s == NULL) luaL_error(L, "tend.http: the server is gone");
   return *s;
 }
@@ -91,14 +98,15 @@ static int l_connections(lua_State *L) {
 }
 
 /* s:respond(id, status, headers, body) -> true when sent, false when the
- * request is gone (its client left, or it was answered). */
+ * request is gone (its client left, or it was answered). headers true:
+ * content-type text/plain; charset=utf-8 alone. */
 static int l_respond(lua_State *L) {
   tend_httpd *s = check_server(L);
   lua_Integer id = luaL_checkinteger(L, 2);
   lua_Integer status = luaL_checkinteger(L, 3);
   if (status < 100 || status > 999)
     luaL_error(L, "tend.http: status: expected 100-999, got %d", (int)status);
-  int hidx = lua_istable(L, 4) ? 4 : 0;
+  int hidx = lua_istable(L, 4) ? 4 : lua_toboolean(L, 4) ? TEND_HTTPD_PLAIN : 0;
   size_t n = 0;
   const char *body = luaL_optlstring(L, 5, "", &n);
   lua_pushboolean(
@@ -211,23 +219,42 @@ static int l_gc(lua_State *L) {
 /* core.httpd_child(ctx, factory) -> ref: a temporary child of ctx's
  * actor (a request's or a WebSocket connection's), spawned as
  * ctx:spawn(factory, { restart = "temporary" }) does, without reading an
- * options table per request. */
+ * options table per request.
+ * core.httpd_child(ctx, factory, msg) -> n: the same, sent msg from ctx's
+ * actor at once; n, its number, makes its ref through core.httpd_ref only
+ * when one is needed (a request's actor dies with no ref made). */
 static int l_child(lua_State *L) {
   tend_host *h = tend_host_of(L);
   tend_actor *parent = tend_check_own_ctx(L, 1, "tend.http.serve");
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  lua_settop(L, 2);
+  int msg = lua_gettop(L) >= 3;
+  lua_settop(L, 3);
   tend_spawn_opts o;
   tend_spawn_opts_init(&o);
   o.restart = TEND_TEMPORARY;
+  o.record = msg;
   tend_actor_check_spawn(L, h, parent, 0, "tend.http.serve");
-  tend_actor_spawn(L, h, parent, 2, &o);
+  tend_actor *a = tend_actor_spawn(L, h, parent, 2, &o);
+  if (!msg) return 1;
+  uint32_t id = tend_actor_id(a), gen = tend_actor_gen(a);
+  tend_actor_send(L, h, id, gen, 3, tend_actor_id(parent),
+                  tend_actor_gen(parent));
+  lua_pushinteger(L, (lua_Integer)(((uint64_t)gen << 32) | id));
   return 1;
 }
 
-/* core.httpd_event(path, method, rpath, query, status, seconds): the "http"
- * trace event of an answered request, its target rpath[?query] (logged at
- * info; nothing is built when no one would see it). */
+/* core.httpd_ref(n) -> the ref of core.httpd_child's actor number n (its
+ * canonical ref while it lives). */
+static int l_ref(lua_State *L) {
+  uint64_t n = (uint64_t)luaL_checkinteger(L, 1);
+  tend_ref_push(L, tend_host_of(L), (uint32_t)n, (uint32_t)(n >> 32));
+  return 1;
+}
+
+/* core.httpd_event(path, method, rpath, query, status, t0): the "http"
+ * trace event of an answered request taken at t0 (core.now()), its target
+ * rpath[?query] (logged at info; nothing is built, not even the clock
+ * read, when no one would see it). */
 static int l_event(lua_State *L) {
   tend_host *h = tend_host_of(L);
   if (tend_host_log_level(h) < TEND_LOG_INFO && !tend_event_wanted(h))
@@ -245,7 +272,7 @@ static int l_event(lua_State *L) {
   }
   e.target = lua_tostring(L, 3);
   e.status = luaL_checkinteger(L, 5);
-  double s = luaL_checknumber(L, 6);
+  double s = (double)tend_host_now(h) / 1e9 - luaL_checknumber(L, 6);
   e.duration_ns = s > 0 ? (int64_t)(s * 1e9 + 0.5) : 0;
   tend_event_emit(L, h, &e);
   return 0;
@@ -265,7 +292,9 @@ void tend_open_http_server(lua_State *L) {
                                  {"close", l_close},
                                  {NULL, NULL}};
   luaL_newmetatable(L, TEND_HTTPD_MT);
-  luaL_newlib(L, srv);
+  luaL_newlibtable(L, srv);
+  lua_pushvalue(L, -2); /* the metatable: check_server's upvalue */
+  luaL_setfuncs(L, srv, 1);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");
@@ -274,6 +303,7 @@ void tend_open_http_server(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"httpd_listen", l_listen},
                                  {"httpd_child", l_child},
+                                 {"httpd_ref", l_ref},
                                  {"httpd_event", l_event},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

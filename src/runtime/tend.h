@@ -250,16 +250,16 @@ typedef struct tend_spawn_opts {
   tend_restart_type restart;
   uint32_t stash; /* a stash of at most this many messages, 0 for none */
   int internal;   /* 1: one of tend's own tasks (TEND_AF_INTERNAL) */
-  int scheduler;  /* the scheduler it goes on: TEND_SCHED_HERE (the
-                     spawner's), TEND_SCHED_SPREAD (the least loaded) or k */
+  int scheduler;  /* TEND_SCHED_HERE (the spawner's), _SPREAD (least busy), k */
+  int record;     /* 1: push its record, not its ref (made when someone asks) */
 } tend_spawn_opts;
 #define TEND_SCHED_HERE (-1)
 #define TEND_SCHED_SPREAD (-2)
 
 /* Default options: anonymous, unbounded, 5 s shutdown, transient. */
 void tend_spawn_opts_init(tend_spawn_opts *o);
-/* Creates an actor under parent with the factory at stack index factory,
- * queues its START, pushes its ref; raises (nothing made) if it cannot. */
+/* Creates an actor under parent, its factory at stack index factory; queues
+ * its START, pushes its ref (o->record: its record); else raises, no actor. */
 tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
                              int factory, const tend_spawn_opts *o);
 /* Pushes require(module)[field] for spec "module.field", the factory
@@ -365,14 +365,14 @@ double tend_actor_busy_seconds(const tend_actor *a);
 
 /* ==== refs ============================================================= */
 
-/* A tend.Ref: the address (id, gen) of an actor or of a pending ask; it
- * reaches its target only while that generation lives. */
+/* A tend.Ref: an actor's or a pending ask's (id, gen), good while it lives. */
 #define TEND_REF_MT "tend.Ref"
 #define TEND_REF_MAGIC 0x72656672u
 typedef struct tend_ref {
   uint32_t magic; /* TEND_REF_MAGIC */
   uint32_t id;    /* target slot */
   uint32_t gen;   /* target generation */
+  uint32_t seq;   /* a dead anonymous actor's spawn number (actor.c), or 0 */
 } tend_ref;
 
 /* Pushes a new ref to (id, gen). */

@@ -166,8 +166,9 @@ void tend_httpd_set_handle(lua_State *L, tend_httpd *s, int ud);
 int tend_httpd_port(const tend_httpd *s);
 uint64_t tend_httpd_refused(const tend_httpd *s);
 int tend_httpd_connections(const tend_httpd *s);
-/* Answers request id (status, the headers table at hidx or 0, body);
- * 1 when sent, 0 when the request is gone. */
+/* Answers request id (status, the headers table at hidx or 0, or
+ * TEND_HTTPD_PLAIN: text/plain alone, body); 1 when sent, 0 when gone. */
+#define TEND_HTTPD_PLAIN INT_MIN
 int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len);
 /* Starts a streamed answer to request id: status, the headers table at

@@ -54,14 +54,37 @@ void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx) {
   lua_pop(L, 1);
 }
 
+static void append_seq(lua_State *L, uint32_t seq);
+
+/* The ref at idx holds its path in user value 1, pushed at the top: made
+ * whole if it is a dead anonymous actor's, which holds its parent's path
+ * and its seq until someone asks (its death makes no string). */
+static void path_made(lua_State *L, int idx) {
+  tend_ref *r = lua_touserdata(L, idx);
+  if (r->seq == 0) return;
+  append_seq(L, r->seq);
+  r->seq = 0;
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, idx, 1);
+}
+
 int tend_actor_push_cached_path(lua_State *L, int ctx) {
   int top = lua_gettop(L);
-  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TUSERDATA &&
-      lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
+  ctx = lua_absindex(L, ctx);
+  int ref = lua_getiuservalue(L, ctx, TEND_UV_REF);
+  if (ref == LUA_TUSERDATA && lua_getiuservalue(L, -1, 1) == LUA_TSTRING) {
+    path_made(L, lua_gettop(L) - 1);
     lua_remove(L, -2);
     return 1;
   }
   lua_settop(L, top); /* what was pushed, one value or two */
+  const tend_actor *a = lua_touserdata(L, ctx);
+  if (ref == LUA_TNIL && a->state == TEND_ACTOR_DEAD &&
+      lua_getiuservalue(L, ctx, TEND_UV_FACTORY) == LUA_TSTRING) {
+    append_seq(L, a->seq); /* died with no ref: tend_actor_push_dead_ref */
+    return 1;
+  }
+  lua_settop(L, top);
   return 0;
 }
 
@@ -106,6 +129,8 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a) {
     append_seq(L, a->seq);
     lua_pushvalue(L, -1);
     tend_ref_set_path(L, -3);
+  } else {
+    path_made(L, lua_gettop(L) - 1); /* dying: asked after push_dead_ref */
   }
   lua_replace(L, -2); /* leave the path */
 }
@@ -124,8 +149,39 @@ void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
   if (lua_getiuservalue(L, -1, 1) == LUA_TNIL) { /* anonymous, first use */
     lua_pop(L, 1);
     tend_actor_push_path(L, h, a); /* made, and kept in the ref */
+  } else {
+    path_made(L, lua_gettop(L) - 1);
   }
   lua_insert(L, -2); /* path ref */
+}
+
+void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx) {
+  if (lua_type(L, ctx) != LUA_TUSERDATA || a->parent == NULL) {
+    tend_actor_push_path_ref(L, h, a, ctx);
+    lua_remove(L, -2);
+    return;
+  }
+  if (lua_getiuservalue(L, ctx, TEND_UV_REF) == LUA_TNIL &&
+      (a->ext == NULL || a->ext->watchers == NULL)) {
+    /* nil: no ref was made, so none will ask its path; a saved ctx may
+     * (its parent may be gone by then): the record keeps its parent's
+     * path in the factory's slot, never called again */
+    tend_actor_push_path(L, h, a->parent);
+    lua_setiuservalue(L, ctx, TEND_UV_FACTORY);
+    return;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, ctx);
+  to_canonical_ref(L, a);
+  if (lua_getiuservalue(L, -1, 1) != LUA_TNIL) { /* named, or asked */
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  tend_actor_push_path(L, h, a->parent); /* kept in the parent's ref */
+  tend_ref_set_path(L, -2);
+  ((tend_ref *)lua_touserdata(L, -1))->seq = a->seq; /* "/$seq" when asked */
 }
 
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
@@ -379,5 +435,7 @@ void tend_ref_push_path(lua_State *L, tend_host *h, int idx) {
   } else if (lua_getiuservalue(L, idx, 1) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_pushliteral(L, "/deadLetters");
+  } else {
+    path_made(L, lua_absindex(L, idx));
   }
 }

@@ -284,14 +284,21 @@ void tend_actor_push_path(lua_State *L, const tend_host *h, tend_actor *a);
 /* Sets the path of a, whose record is at stack index ctx, to the string at
  * the top (popped). */
 void tend_actor_set_path(lua_State *L, tend_actor *a, int ctx);
-/* Pushes the path cached for the record at stack index ctx and returns 1,
- * or pushes nothing and returns 0. */
+/* Pushes the path cached for the record at stack index ctx (in its ref,
+ * or, dead with none, in the record) and returns 1, or pushes nothing and
+ * returns 0. */
 int tend_actor_push_cached_path(lua_State *L, int ctx);
 /* Pushes a's canonical ref (made on first use). */
 void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a);
 /* Pushes a's path, then its canonical ref, which holds that path (a live
  * actor, still anchored; its record at stack index ctx). */
 void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
+                              int ctx);
+/* Pushes the canonical ref of a, which dies (its record at stack index
+ * ctx): it keeps saying where a was, its path made when first asked. Nil
+ * when none was made and no one watches a: none is needed (the record
+ * keeps its parent's path for tend_actor_push_cached_path). */
+void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);

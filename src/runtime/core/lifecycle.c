@@ -147,7 +147,7 @@ tend_actor *tend_actor_spawn(lua_State *L, tend_host *h, tend_actor *parent,
     tend_event e = TEND_EVENT_INIT(TEND_EV_SPAWN, a);
     tend_event_emit(L, h, &e);
   }
-  tend_actor_record_to_ref(L, a); /* udata -> its ref */
+  if (!o->record) tend_actor_record_to_ref(L, a); /* udata -> its ref */
   return a;
 }
 
@@ -433,9 +433,10 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_end_wait(L, h, a);
   while (a->timers) tend_timer_cancel(L, h, a->timers);
   tend_runq_remove(h, a);
-  /* a dead ref keeps saying where it was: the path is in it */
-  tend_actor_push_path_ref(L, h, a, ctx);
-  int path = lua_gettop(L) - 1;
+  /* a dead ref keeps saying where it was: the path is in it (an anonymous
+   * actor's made when asked) */
+  tend_actor_push_dead_ref(L, h, a, ctx);
+  int ref = lua_gettop(L);
   push_reason(L, a);
   tend_promise_fail_held(L, h, a, TEND_PROMISE_DEATH, -1); /* asks to it */
   tend_advice_check(L, h, a);
@@ -453,7 +454,7 @@ void tend_actor_die(lua_State *L, tend_host *h, tend_actor *a) {
   tend_actor_ext_free(L, h, a);
   if (a->flags & TEND_AF_NAMED && a->parent) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-    lua_pushvalue(L, path);
+    lua_getiuservalue(L, ref, 1); /* its path, set at its spawn */
     lua_pushnil(L);
     lua_rawset(L, -3); /* names[path] = nil */
   }

@@ -10,6 +10,7 @@ void tend_ref_new(lua_State *L, uint32_t id, uint32_t gen) {
   r->magic = TEND_REF_MAGIC;
   r->id = id;
   r->gen = gen;
+  r->seq = 0;
   int mt = tend_host_of(L)->ref_mt_ref; /* an integer key: no hashing */
   if (mt)
     lua_rawgeti(L, LUA_REGISTRYINDEX, mt);

@@ -15,7 +15,7 @@
 #include "runtime/core/value.h"
 #include "runtime/core/watch.h"
 
-#define POOL_MAX 64 /* idle workers kept; more are left to the collector */
+#define POOL_MAX 256 /* idle workers kept; more are left to the collector */
 
 /* A worker's stack: fixed slots below the call it makes. */
 enum {

@@ -153,7 +153,11 @@ static void send_answer(lua_State *L, httpd_req *r, int status, int hidx,
   r->srv = NULL; /* answered: dispose has nothing to forget */
   req->res.status = status;
   req->res.reason = tend_httpd_reason(status);
-  if (L && hidx) tend_httpd_add_headers(L, req, hidx);
+  if (hidx == TEND_HTTPD_PLAIN) /* H2O's token: no lookup, no copy */
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("text/plain; charset=utf-8"));
+  else if (L && hidx)
+    tend_httpd_add_headers(L, req, hidx);
   req->res.content_length = len;
   h2o_send_inline(req, body, len);
 }
@@ -173,7 +177,7 @@ int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len) {
   httpd_req *r = tend_httpd_req(s, id);
   if (r == NULL || r->streaming) return 0;
-  if (hidx < 0) hidx = lua_gettop(L) + hidx + 1;
+  if (hidx < 0 && hidx != TEND_HTTPD_PLAIN) hidx = lua_gettop(L) + hidx + 1;
   send_answer(L, r, status, hidx, body, len);
   return 1;
 }
@@ -186,210 +190,12 @@ static void answer_all_unavailable(tend_httpd *s) {
       tend_httpd_stream_abort(r);
       continue;
     }
-    h2o_add_header(&r->req->pool, &r->req->res.headers, H2O_TOKEN_CONTENT_TYPE,
-                   NULL, H2O_STRLIT("text/plain; charset=utf-8"));
-    send_answer(NULL, r, 503, 0, H2O_STRLIT("Service Unavailable\n"));
+    send_answer(NULL, r, 503, TEND_HTTPD_PLAIN,
+                H2O_STRLIT("Service Unavailable\n"));
   }
 }
 
 /* ------------------------------------------------------------ requests */
-
-static void push_lstr(lua_State *L, const char *k, const char *v, size_t n) {
-  lua_pushlstring(L, v, n);
-  lua_setfield(L, -2, k);
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* Pushes s[0..n) with '+' as a space and %XX as its byte (a '%' not
- * followed by two hex digits stays). */
-static void push_unescaped(lua_State *L, const char *s, size_t n) {
-  if (memchr(s, '%', n) == NULL && memchr(s, '+', n) == NULL) {
-    lua_pushlstring(L, s, n);
-    return;
-  }
-  luaL_Buffer b;
-  char *out = luaL_buffinitsize(L, &b, n);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    int hi, lo;
-    if (s[i] == '+') {
-      out[k++] = ' ';
-    } else if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-               (lo = hexval(s[i + 2])) >= 0) {
-      out[k++] = (char)(hi * 16 + lo);
-      i += 2;
-    } else {
-      out[k++] = s[i];
-    }
-  }
-  luaL_pushresultsize(&b, k);
-}
-
-/* Pushes the query "a=1&b=x%20y" decoded: { a = "1", b = "x y" } (pairs
- * split at '&' and ';', empty ones skipped; a repeated key: its last
- * value; a key without '=': ""), as lua/tend/http_server.lua's
- * decode_query does for the simulated twin. */
-static void push_query(lua_State *L, const char *q, size_t n) {
-  lua_createtable(L, 0, 0);
-  size_t i = 0;
-  while (i < n) {
-    size_t j = i;
-    while (j < n && q[j] != '&' && q[j] != ';') j++;
-    if (j > i) {
-      const char *eq = memchr(q + i, '=', j - i);
-      size_t klen = eq ? (size_t)(eq - (q + i)) : j - i;
-      push_unescaped(L, q + i, klen);
-      if (eq)
-        push_unescaped(L, eq + 1, (size_t)(q + j - eq - 1));
-      else
-        lua_pushliteral(L, "");
-      lua_rawset(L, -3);
-    }
-    i = j + 1;
-  }
-}
-
-/* Writes v in decimal at p; returns the end. */
-static char *put_uint(char *p, unsigned v) {
-  char tmp[12];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  while (n) *p++ = tmp[--n];
-  return p;
-}
-
-/* Pushes the request's peer, "a.b.c.d:port" or "[v6]:port" (v4, the
- * common case, without printf); nothing when unknown -> 0. */
-static int format_peer(lua_State *L, h2o_req_t *req) {
-  struct sockaddr_storage sa;
-  if (req->conn->callbacks->get_peername == NULL ||
-      req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&sa) <=
-          0)
-    return 0;
-  if (sa.ss_family == AF_INET6) {
-    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&sa;
-    char ip[64], peer[80];
-    uv_ip6_name(a6, ip, sizeof ip);
-    snprintf(peer, sizeof peer, "[%s]:%d", ip, ntohs(a6->sin6_port));
-    lua_pushstring(L, peer);
-    return 1;
-  }
-  const struct sockaddr_in *a4 = (const struct sockaddr_in *)&sa;
-  const unsigned char *b = (const unsigned char *)&a4->sin_addr;
-  char peer[24], *p = peer;
-  for (int i = 0; i < 4; i++) {
-    p = put_uint(p, b[i]);
-    *p++ = i < 3 ? '.' : ':';
-  }
-  p = put_uint(p, ntohs(a4->sin_port));
-  lua_pushlstring(L, peer, (size_t)(p - peer));
-  return 1;
-}
-
-/* Pushes the request's peer, made once per connection (kept by H2O's
- * connection id in s's peers) -> 1; nothing when unknown -> 0. */
-static int push_peer(lua_State *L, tend_httpd *s, h2o_req_t *req) {
-  uint64_t conn = req->conn->id;
-  if (conn == 0 || s->peers_ref == LUA_NOREF) return format_peer(L, req);
-  int slot = (int)(conn % TEND_HTTPD_PEERS);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, s->peers_ref);
-  if (s->peer_conn[slot] == conn) {
-    lua_rawgeti(L, -1, slot + 1);
-    lua_remove(L, -2);
-    return 1;
-  }
-  if (!format_peer(L, req)) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, -3, slot + 1);
-  lua_remove(L, -2);
-  s->peer_conn[slot] = conn;
-  return 1;
-}
-
-static void push_version(lua_State *L, int version) {
-  int major = version >> 8, minor = version & 0xff;
-  if (major >= 2)
-    lua_pushfstring(L, "%d", major);
-  else if (major == 1 && minor == 1)
-    lua_pushliteral(L, "1.1");
-  else if (major == 1 && minor == 0)
-    lua_pushliteral(L, "1.0");
-  else
-    lua_pushfstring(L, "%d.%d", major, minor);
-}
-
-/* Sends the owner { tend = "http", id, query = the raw query or nil, req
- * = the handler's req } for r (a protected call: uv callbacks run outside
- * any). */
-static int request_p(lua_State *L) {
-  tend_httpd *s = lua_touserdata(L, 1);
-  httpd_req *r = lua_touserdata(L, 2);
-  h2o_req_t *req = r->req;
-  lua_createtable(L, 0, 4);
-  lua_pushliteral(L, "http");
-  lua_setfield(L, -2, "tend");
-  lua_pushinteger(L, (lua_Integer)tend_httpd_req_id(s, r));
-  lua_setfield(L, -2, "id");
-  lua_createtable(L, 0, 10); /* req */
-  push_lstr(L, "method", req->method.base, req->method.len);
-  size_t plen = req->path.len;
-  if (req->query_at != SIZE_MAX && req->query_at < plen) {
-    plen = req->query_at;
-    const char *q = req->path.base + plen + 1;
-    size_t qn = req->path.len - plen - 1;
-    lua_pushlstring(L, q, qn);
-    lua_setfield(L, -3, "query"); /* the message's: the raw string */
-    push_query(L, q, qn);
-  } else {
-    lua_createtable(L, 0, 0);
-  }
-  lua_setfield(L, -2, "query");
-  push_lstr(L, "path", req->path.base, plen);
-  lua_createtable(L, 0, (int)req->headers.size);
-  for (size_t i = 0; i < req->headers.size; i++) {
-    const h2o_header_t *hd = &req->headers.entries[i];
-    lua_pushlstring(L, hd->name->base, hd->name->len);
-    if (lua_rawget(L, -2) == LUA_TSTRING) { /* a repeated one: joined */
-      lua_pushliteral(L, ", ");
-      lua_pushlstring(L, hd->value.base, hd->value.len);
-      lua_concat(L, 3);
-    } else {
-      lua_pop(L, 1);
-      lua_pushlstring(L, hd->value.base, hd->value.len);
-    }
-    lua_pushlstring(L, hd->name->base, hd->name->len);
-    lua_insert(L, -2);
-    lua_rawset(L, -3);
-  }
-  lua_setfield(L, -2, "headers");
-  push_lstr(L, "body", req->entity.base ? req->entity.base : "",
-            req->entity.base ? req->entity.len : 0);
-  if (push_peer(L, s, req)) lua_setfield(L, -2, "peer");
-  push_version(L, req->version);
-  lua_setfield(L, -2, "version");
-  if (tend_httpd_is_ws(req)) {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "websocket");
-  }
-  if (req->scheme)
-    push_lstr(L, "scheme", req->scheme->name.base, req->scheme->name.len);
-  lua_setfield(L, -2, "req");
-  tend_actor_send(L, s->h, s->owner_id, s->owner_gen, -1, s->owner_id,
-                  s->owner_gen);
-  return 0;
-}
 
 typedef struct tell_args {
   tend_httpd *s;
@@ -445,7 +251,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   }
   r->srv = s;
   lua_State *L = h->L;
-  lua_pushcfunction(L, request_p);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->request_ref); /* request_p */
   lua_pushlightuserdata(L, s);
   lua_pushlightuserdata(L, r);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) { /* out of memory */
@@ -552,7 +358,7 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
   s->h = h;
   s->listener.data = s;
   s->listener_open = 1;
-  s->ud_ref = s->peers_ref = LUA_NOREF;
+  s->ud_ref = s->request_ref = LUA_NOREF;
   r = uv_tcp_bind(&s->listener, (const struct sockaddr *)&sa, 0);
   if (r == 0) r = uv_listen((uv_stream_t *)&s->listener, 128, on_connection);
   struct sockaddr_storage me;
@@ -586,8 +392,8 @@ tend_httpd *tend_httpd_listen(lua_State *L, tend_host *h,
 void tend_httpd_set_handle(lua_State *L, tend_httpd *s, int ud) {
   lua_pushvalue(L, ud);
   s->ud_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, TEND_HTTPD_PEERS, 0);
-  s->peers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  tend_httpd_push_request_fn(L);
+  s->request_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 int tend_httpd_port(const tend_httpd *s) {
@@ -614,9 +420,9 @@ void tend_httpd_close(tend_httpd *s) {
   s->prev = s->next = NULL;
   if (h->L) {
     luaL_unref(h->L, LUA_REGISTRYINDEX, s->ud_ref);
-    luaL_unref(h->L, LUA_REGISTRYINDEX, s->peers_ref);
+    luaL_unref(h->L, LUA_REGISTRYINDEX, s->request_ref);
   }
-  s->ud_ref = s->peers_ref = LUA_NOREF;
+  s->ud_ref = s->request_ref = LUA_NOREF;
   uv_close((uv_handle_t *)&s->listener, on_listener_close);
   answer_all_unavailable(s);
   tend_httpd_ws_end_all(s, 0, 0, 1);

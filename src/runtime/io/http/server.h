@@ -6,9 +6,10 @@
  * max_connections live connections a new one is closed at once (counted:
  * refused). Each request H2O has read whole (its body up to max_body;
  * beyond it H2O answers 413 itself) is sent to the owner as
- * { tend = "http", id, method, path, query, headers, body, peer, version }
- * (path without the query string; query raw, or nil; header names in
- * lower case, a repeated one joined with ", "); tend_httpd_respond answers
+ * { tend = "http", id, method, path, query, req = { method, path, query,
+ * headers, body, peer, version, scheme } } (path without the query string;
+ * query raw, or nil, req.query decoded; header names in lower case, a
+ * repeated one joined with ", "); tend_httpd_respond answers
  * it by its id. A request whose client went away before the answer is
  * disposed by H2O: a callback on its pool forgets the id, so an answer
  * then is a no-op, and C never touches a freed request.
@@ -42,7 +43,8 @@ uint64_t tend_httpd_refused(const tend_httpd *s);
 /* Connections open now. */
 int tend_httpd_connections(const tend_httpd *s);
 /* Answers request id with status, the headers of the table at index hidx
- * (name = value strings; 0: none) and body. Returns 1 when sent, 0 when
+ * (name = value strings; 0: none; TEND_HTTPD_PLAIN: content-type
+ * text/plain; charset=utf-8 alone) and body. Returns 1 when sent, 0 when
  * the request is gone (answered, its client left, the server closed). */
 int tend_httpd_respond(lua_State *L, tend_httpd *s, int64_t id, int status,
                        int hidx, const char *body, size_t len);

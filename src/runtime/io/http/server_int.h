@@ -64,7 +64,8 @@ struct tend_httpd {
   tend_slots reqs; /* id -> httpd_req * waiting */
   tend_slots wss;  /* id -> httpd_ws *: WebSocket connections (ws.c) */
   int ud_ref;
-  int peers_ref; /* a table: slot -> the peer string of peer_conn[slot - 1] */
+  int request_ref; /* request_p, its upvalues the field names and peers:
+                      slot -> the peer string of peer_conn[slot - 1] */
   uint64_t peer_conn[TEND_HTTPD_PEERS]; /* H2O's connection ids (0: none) */
   uint8_t open;                         /* 1: listening, taking requests */
   uint8_t listener_open; /* 1: the listener's handle is not closed yet */
@@ -80,6 +81,9 @@ struct tend_httpd {
 int64_t tend_httpd_req_id(const tend_httpd *s, const httpd_req *r);
 /* The request of id, waiting or streaming; NULL when gone. */
 httpd_req *tend_httpd_req(tend_httpd *s, int64_t id);
+/* request.c: pushes the function that sends the owner a request's message
+ * (on_req calls it with s and the httpd_req, in a protected call). */
+void tend_httpd_push_request_fn(lua_State *L);
 /* Sends { tend = ev, id = id } to (aid, agen) from the server's owner: on
  * L inside a Lua call, or (L NULL: a uv callback) in a protected call on
  * the host's state. */
