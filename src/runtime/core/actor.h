@@ -137,6 +137,10 @@ enum tend_actor_flags {
   TEND_AF_SCHED = 1u << 17,
   /* watched by proxies on other schedulers (schedulers.h) */
   TEND_AF_WATCHED_ABROAD = 1u << 18,
+  /* its instance ended in a restart whose factory then failed: none of
+     its hooks runs again (its pre_restart and post_stop ran once); the
+     next instance built clears it (restart.c) */
+  TEND_AF_SPENT = 1u << 19,
 };
 
 typedef struct tend_watch tend_watch;
@@ -295,9 +299,9 @@ void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
-/* When a's behavior is a hook table with a function `name`, pushes that
- * function and the table (self) and returns 1; else pushes nothing and
- * returns 0. (A raising lookup gives a function that raises: value.h.) */
+/* When a's behavior is a hook table with a function `name`, and not
+ * spent (TEND_AF_SPENT), pushes that function and the table (self) and
+ * returns 1; else pushes nothing and returns 0. (A raising lookup gives a function that raises: value.h.) */
 int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
                          const char *name);
 /* Pushes a's userdata (ctx). */

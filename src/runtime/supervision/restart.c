@@ -2,7 +2,8 @@
  * pre_restart (by default its children stop, then post_stop), the new
  * instance from its factory, post_restart (by default pre_start), then its
  * surviving children restart and it resumes. A failure of the factory or
- * pre_start leaves it failed in its old instance (InitError). The
+ * pre_start leaves it failed in its old instance (InitError); after a
+ * failed factory no hook of that instance runs again (TEND_AF_SPENT). The
  * scheduler reaches it through its driver: RESTART, RESTART_SELF,
  * RESTART_GO and CHILD_GONE, and the ops of the sequence. */
 #include "runtime/supervision/supervise.h"
@@ -40,6 +41,7 @@ static void tend_supervise_init_failed(lua_State *L, tend_host *h,
                                        tend_actor *a, tend_actor_op op,
                                        int idx) {
   if (a->state == TEND_ACTOR_RESTARTING) { /* back to the old, failed */
+    if (op == TEND_OP_FACTORY) a->flags |= TEND_AF_SPENT; /* no new one */
     a->state = TEND_ACTOR_RUNNING;
     a->restart = TEND_RESTART_NONE;
     a->failure = TEND_FAILURE_NONE;
@@ -236,6 +238,7 @@ static int factory_done(lua_State *L, tend_host *h, tend_actor *a, int status,
     tend_supervise_init_failed(L, h, a, TEND_OP_FACTORY, idx);
     return -1;
   }
+  a->flags &= ~TEND_AF_SPENT; /* a new instance, its hooks live */
   return tend_supervise_restarted(L, h, a);
 }
 
