@@ -137,9 +137,12 @@ enum tend_actor_flags {
   TEND_AF_SCHED = 1u << 17,
   /* watched by proxies on other schedulers (schedulers.h) */
   TEND_AF_WATCHED_ABROAD = 1u << 18,
-  /* its instance ended in a restart whose factory then failed: none of
-     its hooks runs again (its pre_restart and post_stop ran once); the
-     next instance built clears it (restart.c) */
+  /* its factory or pre_start failed (InitError): it has no instance
+     that started, so no hook runs (OTP runs no terminate after a failed
+     init; the instance before a failed restart ran its pre_restart and
+     post_stop once); a resume restarts it, and the next instance built
+     clears it and starts with pre_start, not post_restart (Akka: a
+     failed creation is created anew) */
   TEND_AF_SPENT = 1u << 19,
 };
 
