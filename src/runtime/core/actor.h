@@ -304,7 +304,8 @@ void tend_actor_push_path_ref(lua_State *L, const tend_host *h, tend_actor *a,
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
 /* When a's behavior is a hook table with a function `name`, and not
  * spent (TEND_AF_SPENT), pushes that function and the table (self) and
- * returns 1; else pushes nothing and returns 0. (A raising lookup gives a function that raises: value.h.) */
+ * returns 1; else pushes nothing and returns 0. (A raising lookup gives a
+ * function that raises: value.h.) */
 int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
                          const char *name);
 /* Pushes a's userdata (ctx). */
