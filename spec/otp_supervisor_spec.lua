@@ -19,7 +19,12 @@ local counts, refs, restarts, check_exit = O.counts, O.refs, O.restarts, O.check
 
 TestOtpSupervisor = {}
 
-function TestOtpSupervisor:tearDown() H.assert_clean() end
+-- Nothing left behind, nor a message for the spec runner (a later
+-- spec would read it).
+function TestOtpSupervisor:tearDown()
+  H.assert_clean()
+  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
+end
 
 -- permanent_normal / transient_normal / temporary_normal: a child that
 -- exits normally is restarted if permanent only.
@@ -478,3 +483,5 @@ end
 --   its end, and a failed start is an InitError the decider handles.
 -- code_change(_map, _simple, _simple_map): tend.reload, not a
 --   supervisor's code_change.
+-- (newer suites) significant children and auto_shutdown (OTP 24): a
+--   tend supervisor does not stop itself when a child ends.

@@ -11,7 +11,12 @@ local tk = tend.testkit
 
 TestPekkoBackoff = {}
 
-function TestPekkoBackoff:tearDown() H.assert_clean() end
+-- Nothing left behind, nor a message for the spec runner (a later
+-- spec would read it).
+function TestPekkoBackoff:tearDown()
+  H.assert_clean()
+  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
+end
 
 -- BackoffSupervisorSpec's Child: "boom" raises, anything else goes to the
 -- probe; with manual, it resets the backoff after each such message.

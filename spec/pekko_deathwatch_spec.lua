@@ -9,7 +9,12 @@ local tk = tend.testkit
 
 TestPekkoDeathWatch = {}
 
-function TestPekkoDeathWatch:tearDown() H.assert_clean() end
+-- Nothing left behind, nor a message for the spec runner (a later
+-- spec would read it).
+function TestPekkoDeathWatch:tearDown()
+  H.assert_clean()
+  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
+end
 
 local function empty() return function() end end
 
