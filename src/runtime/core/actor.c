@@ -195,7 +195,7 @@ void tend_actor_push_ref(lua_State *L, tend_host *h, tend_actor *a) {
 
 int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
                          const char *name) {
-  if (!(a->flags & TEND_AF_HOOKS)) return 0;
+  if ((a->flags & (TEND_AF_HOOKS | TEND_AF_SPENT)) != TEND_AF_HOOKS) return 0;
   tend_actor_push_ctx(L, h, a);
   lua_getiuservalue(L, -1, TEND_UV_BEHAVIOR); /* ctx hooks */
   if (tend_value_hook(L, -1, name) != LUA_TFUNCTION) {

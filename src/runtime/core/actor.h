@@ -137,6 +137,13 @@ enum tend_actor_flags {
   TEND_AF_SCHED = 1u << 17,
   /* watched by proxies on other schedulers (schedulers.h) */
   TEND_AF_WATCHED_ABROAD = 1u << 18,
+  /* its factory or pre_start failed (InitError): it has no instance
+     that started, so no hook runs (OTP runs no terminate after a failed
+     init; the instance before a failed restart ran its pre_restart and
+     post_stop once); a resume restarts it, and the next instance built
+     clears it and starts with pre_start, not post_restart (Akka: a
+     failed creation is created anew) */
+  TEND_AF_SPENT = 1u << 19,
 };
 
 typedef struct tend_watch tend_watch;
@@ -302,9 +309,10 @@ void tend_actor_push_dead_ref(lua_State *L, const tend_host *h, tend_actor *a,
                               int ctx);
 /* Replaces a's record, at the top of the stack, with its canonical ref. */
 void tend_actor_record_to_ref(lua_State *L, const tend_actor *a);
-/* When a's behavior is a hook table with a function `name`, pushes that
- * function and the table (self) and returns 1; else pushes nothing and
- * returns 0. (A raising lookup gives a function that raises: value.h.) */
+/* When a's behavior is a hook table with a function `name`, and not
+ * spent (TEND_AF_SPENT), pushes that function and the table (self) and
+ * returns 1; else pushes nothing and returns 0. (A raising lookup gives a
+ * function that raises: value.h.) */
 int tend_actor_push_hook(lua_State *L, const tend_host *h, tend_actor *a,
                          const char *name);
 /* Pushes a's userdata (ctx). */

@@ -84,6 +84,7 @@ void tend_actor_suspend_failed(tend_actor *a) {
 
 void tend_actor_init_failed(lua_State *L, tend_host *h, tend_actor *a,
                             tend_actor_op op, int idx) {
+  a->flags |= TEND_AF_SPENT; /* no instance started: no hook of it runs */
   tend_error_wrap(
       L, idx, TEND_ERR_NAME(INIT_ERROR),
       op == TEND_OP_FACTORY ? "factory failed" : "pre_start failed");

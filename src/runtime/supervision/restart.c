@@ -2,7 +2,9 @@
  * pre_restart (by default its children stop, then post_stop), the new
  * instance from its factory, post_restart (by default pre_start), then its
  * surviving children restart and it resumes. A failure of the factory or
- * pre_start leaves it failed in its old instance (InitError). The
+ * pre_start leaves it failed in its old instance (InitError), whose hooks
+ * do not run again (TEND_AF_SPENT); the next instance built after that
+ * starts with pre_start, as a first one (Akka's creation anew). The
  * scheduler reaches it through its driver: RESTART, RESTART_SELF,
  * RESTART_GO and CHILD_GONE, and the ops of the sequence. */
 #include "runtime/supervision/supervise.h"
@@ -25,7 +27,8 @@ static int tend_supervise_restart(lua_State *L, tend_host *h, tend_actor *a,
 static int tend_supervise_restart_continue(lua_State *L, tend_host *h,
                                            tend_actor *a);
 static int tend_supervise_restart_go(lua_State *L, tend_host *h, tend_actor *a);
-static int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a);
+static int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a,
+                                    int created);
 static void tend_supervise_restart_done(lua_State *L, tend_host *h,
                                         tend_actor *a);
 
@@ -127,9 +130,12 @@ static int tend_supervise_restart_go(lua_State *L, tend_host *h,
   return build(L, h, a);
 }
 
-static int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a) {
+/* created: no instance had started before this one (Akka's creation
+ * anew): pre_start runs, not post_restart. */
+static int tend_supervise_restarted(lua_State *L, tend_host *h, tend_actor *a,
+                                    int created) {
   a->restart = TEND_RESTART_POST;
-  if (tend_actor_push_hook(L, h, a, "post_restart")) {
+  if (!created && tend_actor_push_hook(L, h, a, "post_restart")) {
     tend_actor_push_ext(L, a, TEND_EXT(cause_ref));
     tend_actor_push_ctx(L, h, a);
     a->op = TEND_OP_POST_RESTART;
@@ -236,7 +242,9 @@ static int factory_done(lua_State *L, tend_host *h, tend_actor *a, int status,
     tend_supervise_init_failed(L, h, a, TEND_OP_FACTORY, idx);
     return -1;
   }
-  return tend_supervise_restarted(L, h, a);
+  int created = (a->flags & TEND_AF_SPENT) != 0;
+  a->flags &= ~TEND_AF_SPENT; /* a new instance, its hooks live */
+  return tend_supervise_restarted(L, h, a, created);
 }
 
 /* pre_start (the default post_restart) of a restart returned. */

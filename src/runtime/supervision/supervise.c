@@ -290,6 +290,8 @@ static void apply(lua_State *L, tend_host *h, tend_actor *p, tend_actor *c,
   tend_strategy strategy = strategy_of(p);
   const tend_strategy *s = &strategy;
   const char *stop_words = "stop";
+  if (d == TEND_RESUME && (c->flags & TEND_AF_SPENT))
+    d = TEND_RESTART; /* its start failed: nothing to resume (Akka) */
   if (d == TEND_RESTART && c->restart_type == TEND_TEMPORARY &&
       s->kind == TEND_ONE_FOR_ONE && !tend_backoff_on_failure(p)) {
     d = TEND_STOP; /* what is done, in the log and the trace */

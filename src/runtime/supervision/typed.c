@@ -122,11 +122,14 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
   lua_pop(L, 1);
   if (c == NULL) return 0;
   const tend_typed_action *act = &c->action;
+  int what = act->what;
+  if (what == TEND_TYPED_RESUME && (a->flags & TEND_AF_SPENT))
+    what = TEND_TYPED_RESTART; /* its start failed: nothing to resume */
   tend_event e = TEND_EVENT_INIT(TEND_EV_DIRECTIVE, a);
-  e.directive = names[act->what];
+  e.directive = names[what];
   e.clause = c->kind;
   tend_event_emit(L, h, &e);
-  switch (act->what) {
+  switch (what) {
     case TEND_TYPED_RESUME: break;
     case TEND_TYPED_STOP: tend_actor_stop(L, h, a, TEND_STOP_FAILURE); break;
     case TEND_TYPED_RESTART_WITH_LIMIT:
@@ -144,16 +147,14 @@ int tend_typed_fail(lua_State *L, tend_host *h, tend_actor *a) {
     case TEND_TYPED_RESTART_WITH_BACKOFF: back_off(L, h, a, act); break;
   }
   if (tend_host_logs(h, TEND_LOG_WARN)) { /* one warn line, as supervise.c */
-    int gave_up =
-        act->what != TEND_TYPED_STOP && a->state >= TEND_ACTOR_STOPPING;
+    int gave_up = what != TEND_TYPED_STOP && a->state >= TEND_ACTOR_STOPPING;
     unsigned begins = /* a restart it begins counts already (supervise.c) */
-        act->what != TEND_TYPED_RESUME && act->what != TEND_TYPED_STOP &&
-        !gave_up;
+        what != TEND_TYPED_RESUME && what != TEND_TYPED_STOP && !gave_up;
     tend_actor_push_path(L, h, a); /* what was actually done */
     tend_error_describe(L, err);
     tend_host_log(h, TEND_LOG_WARN, lua_tostring(L, -2),
-                  "%s; %s%s (restarts %u)", lua_tostring(L, -1),
-                  names[act->what], gave_up ? ": limit reached; stop" : "",
+                  "%s; %s%s (restarts %u)", lua_tostring(L, -1), names[what],
+                  gave_up ? ": limit reached; stop" : "",
                   (unsigned)a->restarts + begins);
     lua_pop(L, 2);
   }
