@@ -349,10 +349,10 @@ function TestStreamUser:test_shutdown_ends_a_wait_for_an_ack()
   H.settle()
 end
 
--- The actor that runs a stream restarting cancels it (issue: "the actor
--- that runs a stream dying or restarting cancels it"; Akka: a stream
--- materialized in an actor's context stops with its children at a
--- restart): one stream lives after the restart, the new incarnation's.
+-- The actor that runs a stream restarting cancels it, as its dying does
+-- (design §5.6; Akka: a stream materialized in an actor's context stops
+-- with its children at a restart): one stream lives after the restart,
+-- the new incarnation's.
 function TestStreamUser:test_an_owner_restart_cancels_its_stream()
   local w = tend.spawn(function()
     local h = S.tick(0.1, 1):run_async(S.sink.ignore())

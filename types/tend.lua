@@ -1091,7 +1091,7 @@ function tend.backoff.retry(fn, opts) end
 -- (also tend.retry)
 tend.retry = tend.backoff.retry
 
----The backoff supervisor's current child, nil while it is stopped (Akka's GetCurrentChild).
+---The backoff supervisor's current child, nil from the moment it starts stopping until its next start (Akka's GetCurrentChild names it until Terminated).
 ---@param sup tend.Ref|string # the backoff supervisor or its name
 ---@return tend.Ref? # the child
 function tend.backoff.child(sup) end

@@ -202,7 +202,7 @@ end)]] },
 print(tend.retry(function() n = n + 1 if n < 3 then error("flaky") end return n end,
   { min_backoff = 0.01, max_backoff = 1, max_restarts = 5 })) --> 3]] },
   { name = "tend.backoff.child", sig = "tend.backoff.child(sup) -> ref or nil",
-    summary = "The backoff supervisor's current child, nil while it is stopped (Akka's GetCurrentChild).", text = "",
+    summary = "The backoff supervisor's current child, nil from the moment it starts stopping until its next start (Akka's GetCurrentChild names it until Terminated).", text = "",
     params = { { "sup", "tend.Ref|string", "the backoff supervisor or its name" } },
     returns = { { "tend.Ref?", "the child" } }, errors = { "a live actor that is not a backoff supervisor" },
     example = [[local sup = tend.spawn(tend.backoff.on_failure(function() return function() end end, { min_backoff = 1, max_backoff = 5 }))
