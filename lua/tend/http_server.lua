@@ -503,8 +503,8 @@ end
 -- tend.http.router{ { "GET", "/items/:id", fn }, ... } -> a handler:
 -- the first route whose method and path match runs (req.params holds the
 -- path's :names); a path that matches with other methods only: 405 with
--- Allow; none: 404. A route of method "*" takes any method; HEAD is
--- served by a GET route.
+-- Allow (HEAD beside a GET); none: 404. A route of method "*" takes any
+-- method; HEAD is served by a GET route.
 function M.router(routes)
   if type(routes) ~= "table" then
     error("tend.http.router: routes: expected a list of { method, path, handler }, got "
@@ -535,6 +535,10 @@ function M.router(routes)
         if not seen[r.method] then
           seen[r.method] = true
           allow[#allow + 1] = r.method
+          if r.method == "GET" and not seen.HEAD then -- served by it too
+            seen.HEAD = true
+            allow[#allow + 1] = "HEAD"
+          end
         end
       end
     end
