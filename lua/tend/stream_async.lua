@@ -62,13 +62,18 @@ local function producer(env, parts, sid, prefix_name, shared)
     -- a default buffer's worth, so filling it does not grow it)
     -- limit: the next count at which collect looks (room, or the clock's turn)
     local batch, nb, room, limit, t0 = new_batch(sid), 0, 0, 0, 0
+    local function set_room(n) room, limit = n, math.min(n, every + 1) end
+    -- waits for credit, then takes it all as the room
+    local function await_room()
+      wait_credit()
+      set_room(shared and shared.granted - shared.used or credit)
+    end
     local function flush()
       if nb == 0 then return end
       batch[2] = nb
       core.send(me, batch)
       if shared then shared.used = shared.used + nb else credit = credit - nb end
-      room = room - nb -- (a flush before a wait leaves the rest of the credit)
-      limit = math.min(room, every + 1)
+      set_room(room - nb) -- (a flush before a wait leaves the rest of the credit)
       batch, nb = new_batch(sid), 0
     end
     -- what is collected goes before the task waits (a stage that sleeps or
@@ -93,18 +98,15 @@ local function producer(env, parts, sid, prefix_name, shared)
     end
     local ok, err = xpcall(function()
       local up, push = F.compile(penv, parts, function() return collect end)
-      wait_credit()
-      room = shared and shared.granted - shared.used or credit
+      await_room()
       t0 = now()
-      limit = math.min(room, every + 1)
       local r = F.start(penv)
       while r ~= "done" and r ~= "stop" do
         if r == "full" or r == "idle" then
           flush()
-          wait_credit()
-          room = shared and shared.granted - shared.used or credit
+          await_room()
         end
-        if nb == 0 then t0, limit = now(), math.min(room, every + 1) end
+        if nb == 0 then t0 = now() end
         r = F.drive(up, push, 64, nb > 0)
       end
       flush()
@@ -261,11 +263,9 @@ function M.consumer(env, sources, buf, overflow, name)
         local h, stop = head, tail
         if stop > h + max - i - 1 then stop = h + max - i - 1 end
         if stop > refill_at - 2 then stop = refill_at - 2 end
-        if stop < h then
-          local v = q[h]
-          head, i = h + 1, i + 1
-          if head >= refill_at then refill() end
-          local r = push(v)
+        if stop < h then -- the element whose taking makes the refill
+          i = i + 1
+          local r = push(pop())
           if r then return r end
         else
           local qq, a0, ran = q, arrivals, stop - h + 1

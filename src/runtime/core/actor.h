@@ -169,6 +169,7 @@ typedef struct tend_actor_ext {
   tend_window child_window; /* its restarts (one_for_one budget) */
   tend_window group_window; /* its children's group restarts (groups) */
   tend_watch *watchers;     /* watches on this actor */
+  uint32_t restart_watches; /* how many of them fire at a restart too */
   tend_watch *watching;     /* watches this actor holds, on live targets */
   tend_watch *gone;         /* watches it holds whose target is gone (their
                                notice on its way): found without a walk of

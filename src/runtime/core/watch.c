@@ -37,6 +37,7 @@ static void link_watcher(tend_watch *r) {
 static void unlink_target(tend_watch *r) {
   tend_actor *t = r->target;
   if (t == NULL) return;
+  if (r->restarts) t->ext->restart_watches--;
   if (r->t_prev)
     r->t_prev->t_next = r->t_next;
   else
@@ -209,15 +210,19 @@ void tend_watch_target_died(lua_State *L, tend_host *h, tend_actor *t, int ref,
 void tend_watch_also_restarts(tend_host *h, tend_actor *w, uint32_t id,
                               uint32_t gen) {
   tend_watch *r = find(h, w, id, gen);
-  if (r && r->custom && !r->fired) r->restarts = 1;
+  if (r && r->custom && r->target && !r->restarts) {
+    r->restarts = 1;
+    r->target->ext->restart_watches++;
+  }
 }
 
 void tend_watch_target_restarted(lua_State *L, tend_host *h, tend_actor *t) {
-  if (t->ext == NULL) return;
+  if (t->ext == NULL || t->ext->restart_watches == 0) return;
   tend_watch *r = t->ext->watchers;
-  while (r) {
+  while (r && t->ext->restart_watches > 0) { /* (unlinking counts down) */
     tend_watch *next = r->t_next;
-    if (r->restarts) {
+    if (r->restarts && r->custom) { /* (a watch made again without one
+                                        keeps only its death notice) */
       unlink_target(r);
       if (r->watcher->state != TEND_ACTOR_DEAD) notify(L, h, r, 0);
     }
