@@ -42,22 +42,16 @@ case "$impl" in
     wait_up "$port"
     server=$pid
     name=erlang ;;
-  h2o) # H2O alone (bench/h2o_floor.c): the library tend's server runs on
-    cc -O2 -o "$dir/h2o_floor" bench/h2o_floor.c $(pkg-config --cflags --libs libh2o) -luv
+  h2o|lws) # H2O or libwebsockets alone (bench/h2o_floor.c, bench/lws_floor.c)
+    libs="-lwebsockets"
+    [[ "$impl" == h2o ]] && libs="$(pkg-config --cflags --libs libh2o) -luv"
+    cc -O2 -o "$dir/floor" "bench/${impl}_floor.c" $libs
     port=$(free_port)
-    taskset -c 0 "$dir/h2o_floor" "$port" > "$dir/out" &
+    taskset -c 0 "$dir/floor" "$port" > "$dir/out" &
     pid=$!
     wait_up "$port"
     server=$pid
-    name=h2o ;;
-  lws) # libwebsockets alone (bench/lws_floor.c): the other library named
-    cc -O2 -o "$dir/lws_floor" bench/lws_floor.c -lwebsockets
-    port=$(free_port)
-    taskset -c 0 "$dir/lws_floor" "$port" > "$dir/out" &
-    pid=$!
-    wait_up "$port"
-    server=$pid
-    name=lws ;;
+    name=$impl ;;
   *) echo "usage: $0 nginx|inets|h2o|lws SECONDS hello | nginx|inets|h2o|lws idle N" >&2; exit 2 ;;
 esac
 

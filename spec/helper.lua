@@ -40,6 +40,13 @@ function H.assert_clean()
   assert(s.timers == 0, "timers left behind: " .. s.timers)
 end
 
+-- H.assert_clean, and no message left for the spec runner (a later spec
+-- would read it).
+function H.assert_clean_and_no_mail()
+  H.assert_clean()
+  assert(select("#", tend.receive(0)) == 0, "a message left for the spec runner")
+end
+
 -- Drops what is queued for the running spec task (what a test before
 -- left), after letting other actors run a moment.
 function H.drain()

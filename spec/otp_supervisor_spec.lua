@@ -19,12 +19,7 @@ local counts, refs, restarts, check_exit = O.counts, O.refs, O.restarts, O.check
 
 TestOtpSupervisor = {}
 
--- Nothing left behind, nor a message for the spec runner (a later
--- spec would read it).
-function TestOtpSupervisor:tearDown()
-  H.assert_clean()
-  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
-end
+function TestOtpSupervisor:tearDown() H.assert_clean_and_no_mail() end
 
 -- permanent_normal / transient_normal / temporary_normal: a child that
 -- exits normally is restarted if permanent only.

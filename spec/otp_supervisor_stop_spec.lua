@@ -15,12 +15,7 @@ local counts, refs, restarts, check_exit = O.counts, O.refs, O.restarts, O.check
 
 TestOtpSupervisorStop = {}
 
--- Nothing left behind, nor a message for the spec runner (a later
--- spec would read it).
-function TestOtpSupervisorStop:tearDown()
-  H.assert_clean()
-  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
-end
+function TestOtpSupervisorStop:tearDown() H.assert_clean_and_no_mail() end
 
 -- sup_start_normal: a supervisor starts and can be stopped; its watcher
 -- sees the exit. (OTP stops it with exit(Pid, shutdown); tend.stop from

@@ -11,12 +11,7 @@ local tk = tend.testkit
 
 TestPekkoBackoff = {}
 
--- Nothing left behind, nor a message for the spec runner (a later
--- spec would read it).
-function TestPekkoBackoff:tearDown()
-  H.assert_clean()
-  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
-end
+function TestPekkoBackoff:tearDown() H.assert_clean_and_no_mail() end
 
 -- BackoffSupervisorSpec's Child: "boom" raises, anything else goes to the
 -- probe; with manual, it resets the backoff after each such message.

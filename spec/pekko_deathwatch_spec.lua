@@ -9,12 +9,7 @@ local tk = tend.testkit
 
 TestPekkoDeathWatch = {}
 
--- Nothing left behind, nor a message for the spec runner (a later
--- spec would read it).
-function TestPekkoDeathWatch:tearDown()
-  H.assert_clean()
-  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
-end
+function TestPekkoDeathWatch:tearDown() H.assert_clean_and_no_mail() end
 
 local function empty() return function() end end
 

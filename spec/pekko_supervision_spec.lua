@@ -13,12 +13,7 @@ local tk = tend.testkit
 
 TestPekkoSupervision = {}
 
--- Nothing left behind, nor a message for the spec runner (a later
--- spec would read it).
-function TestPekkoSupervision:tearDown()
-  H.assert_clean()
-  lu.assertEquals(select("#", tend.receive(0)), 0, "a message left for the spec runner")
-end
+function TestPekkoSupervision:tearDown() H.assert_clean_and_no_mail() end
 
 local EXCEPTION = "Expected exception; to test fault-tolerance"
 
